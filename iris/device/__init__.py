@@ -1,0 +1,5 @@
+"""Triton device API: ``DeviceContext``."""
+
+from iris.device.context import DeviceContext
+
+__all__ = ["DeviceContext"]

@@ -1,0 +1,130 @@
+"""Triton ``DeviceContext``: remote load/store/get/put/copy and atomics on the symmetric heap.
+
+A pointer into this rank's heap is translated to the same byte offset in a peer's heap using the
+heap bases in the context tensor (``iris.layout``). The Gluon twin is
+``iris/experimental/iris_gluon.py::IrisDeviceCtx``: same methods, order, parameters and defaults.
+
+Atomics share one contract: ``atomic_<op>(pointer, val, to_rank, mask=None, sem=None, scope=None)``
+applies ``<op>`` at ``pointer``'s offset in ``to_rank``'s heap and returns the old values.
+``sem`` is one of "acquire", "release", "acq_rel" (default), "relaxed"; ``scope`` one of "gpu"
+(default), "cta", "sys" (use "sys" when another device or the host observes the result).
+"""
+
+
+import triton
+import triton.language as tl
+
+from iris import layout_constexpr as L
+from iris._aggregate import aggregate
+from iris.tracing.device import DeviceTracing
+
+
+@aggregate
+class DeviceContext:
+    """This rank's view of the symmetric heap inside a Triton kernel."""
+
+    rank: tl.constexpr
+    world_size: tl.constexpr
+    heap_bases: tl.tensor
+    tracing: DeviceTracing
+
+    @triton.constexpr_function
+    def __init__(self, rank, world_size, heap_bases, tracing):
+        self.rank = tl.constexpr(rank)
+        self.world_size = tl.constexpr(world_size)
+        self.heap_bases = heap_bases
+        self.tracing = tracing
+
+    @staticmethod
+    @triton.jit
+    def initialize(context_tensor, rank: tl.constexpr, world_size: tl.constexpr, tracing: tl.constexpr = False):
+        """Build the context from ``iris.get_device_context()``; ``rank``/``world_size`` must match it.
+
+        The match is checked by a device assertion, active in debug builds (``TRITON_DEBUG=1``)
+        and always under the interpreter.
+        """
+        tl.device_assert(tl.load(context_tensor + L.CUR_RANK) == rank, "rank differs from the context tensor")
+        tl.device_assert(tl.load(context_tensor + L.NUM_RANKS) == world_size, "world_size differs from the context")
+        device_tracing = DeviceTracing.initialize(context_tensor, tracing)
+        return DeviceContext(rank, world_size, context_tensor + L.HEAP_BASES, device_tracing)
+
+    @triton.jit
+    def _translate(self, pointer, to_rank):
+        """``pointer`` (into this rank's heap) moved to the same offset in ``to_rank``'s heap."""
+        from_base = tl.load(self.heap_bases + self.rank)
+        to_base = tl.load(self.heap_bases + to_rank)
+        offset = pointer.to(tl.int64, bitcast=False) - from_base
+        return (to_base.to(tl.pointer_type(tl.int8)) + offset).to(pointer.dtype, bitcast=True)
+
+    @triton.jit
+    def load(self, pointer, from_rank, mask=None, other=None, cache_modifier: tl.constexpr = None,
+             volatile: tl.constexpr = False):
+        """Values at ``pointer``'s offset in ``from_rank``'s heap."""
+        return tl.load(self._translate(pointer, from_rank), mask=mask, other=other, cache_modifier=cache_modifier,
+                       volatile=volatile)
+
+    @triton.jit
+    def store(self, pointer, value, to_rank, mask=None, cache_modifier: tl.constexpr = None):
+        """Write ``value`` at ``pointer``'s offset in ``to_rank``'s heap."""
+        tl.store(self._translate(pointer, to_rank), value, mask=mask, cache_modifier=cache_modifier)
+
+    @triton.jit
+    def get(self, from_ptr, to_ptr, from_rank, mask=None):
+        """Copy ``from_rank``'s data at ``from_ptr``'s offset into local ``to_ptr``."""
+        tl.store(to_ptr, tl.load(self._translate(from_ptr, from_rank), mask=mask), mask=mask)
+
+    @triton.jit
+    def put(self, from_ptr, to_ptr, to_rank, mask=None):
+        """Copy local data at ``from_ptr`` to ``to_ptr``'s offset in ``to_rank``'s heap."""
+        tl.store(self._translate(to_ptr, to_rank), tl.load(from_ptr, mask=mask), mask=mask)
+
+    @triton.jit
+    def copy(self, src_ptr, dst_ptr, from_rank, to_rank, mask=None):
+        """Copy ``from_rank``'s data at ``src_ptr``'s offset to ``dst_ptr``'s offset in ``to_rank``'s heap."""
+        data = tl.load(self._translate(src_ptr, from_rank), mask=mask)
+        tl.store(self._translate(dst_ptr, to_rank), data, mask=mask)
+
+    @triton.jit
+    def atomic_add(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None):
+        """Atomic add; see the module docstring for the atomics' contract."""
+        return tl.atomic_add(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+
+    @triton.jit
+    def atomic_sub(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None):
+        """Atomic subtract; see the module docstring for the atomics' contract."""
+        return tl.atomic_add(self._translate(pointer, to_rank), -val, mask=mask, sem=sem, scope=scope)
+
+    @triton.jit
+    def atomic_cas(self, pointer, cmp, val, to_rank, sem: tl.constexpr = None, scope: tl.constexpr = None):
+        """Atomic compare-and-swap (writes ``val`` where the old value equals ``cmp``); returns the old values."""
+        return tl.atomic_cas(self._translate(pointer, to_rank), cmp, val, sem=sem, scope=scope)
+
+    @triton.jit
+    def atomic_xchg(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None):
+        """Atomic exchange; see the module docstring for the atomics' contract."""
+        return tl.atomic_xchg(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+
+    @triton.jit
+    def atomic_xor(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None):
+        """Atomic bitwise xor; see the module docstring for the atomics' contract."""
+        return tl.atomic_xor(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+
+    @triton.jit
+    def atomic_and(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None):
+        """Atomic bitwise and; see the module docstring for the atomics' contract."""
+        return tl.atomic_and(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+
+    @triton.jit
+    def atomic_or(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None):
+        """Atomic bitwise or; see the module docstring for the atomics' contract."""
+        return tl.atomic_or(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+
+    @triton.jit
+    def atomic_min(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None):
+        """Atomic minimum; see the module docstring for the atomics' contract."""
+        return tl.atomic_min(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+
+    @triton.jit
+    def atomic_max(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None):
+        """Atomic maximum; see the module docstring for the atomics' contract."""
+        return tl.atomic_max(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)

@@ -1,0 +1,26 @@
+"""The context layout and trace-record rows as ``tl.constexpr``, for Triton and Gluon kernels.
+
+Derived from ``iris.layout`` and ``iris.tracing.events`` (the definitions); nothing is defined here.
+Kernels import this module (``from iris import layout_constexpr as L``) because Triton lets a
+kernel read module attributes but not plain-int globals.
+"""
+
+import triton.language as tl
+
+from iris import layout as _layout
+from iris.tracing import events as _events
+
+CUR_RANK = tl.constexpr(_layout.CUR_RANK)
+NUM_RANKS = tl.constexpr(_layout.NUM_RANKS)
+TRACE_ENABLED = tl.constexpr(_layout.TRACE_ENABLED)
+TRACE_MAX_EVENTS = tl.constexpr(_layout.TRACE_MAX_EVENTS)
+TRACE_COUNTER_PTR = tl.constexpr(_layout.TRACE_COUNTER_PTR)
+TRACE_RECORDS_PTR = tl.constexpr(_layout.TRACE_RECORDS_PTR)
+HEAP_BASES = tl.constexpr(_layout.HEAP_BASES)
+
+# Row of each trace field in the records array: FIELD_EVENT_ID, FIELD_PID, ..., FIELD_PAYLOAD.
+for _name, _row in _events.FIELD_INDEX.items():
+    globals()[f"FIELD_{_name.upper()}"] = tl.constexpr(_row)
+
+DURATION_OPEN = _events.DURATION_OPEN
+DURATION_INSTANT = _events.DURATION_INSTANT

@@ -1,0 +1,98 @@
+"""Where and when an event happened: the one per-backend module for clocks and chip ids.
+
+Each reader is a Triton builtin, so the same function serves Triton and Gluon kernels and
+cross-compiles for every target from one machine. The target is read from the compiler
+options; the interpreter (no compiler, ``_semantic`` is None) gets a host fallback.
+
+| backend | timestamp                       | cu_id                          | xcc_id          |
+| cuda    | ``%globaltimer`` (ns)           | ``%smid``                      | 0               |
+| hip     | ``s_memrealtime`` (100 MHz)     | HW_REG_HW_ID: (SE, SH, CU)     | HW_REG_XCC_ID   |
+| interp. | host monotonic clock (ns)       | 0                              | 0               |
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import triton.language as tl
+
+# Ticks per second of the raw timestamp, by backend name.
+TICKS_PER_SECOND: dict[str, float] = {"cuda": 1e9, "hip": 1e8, "interpreter": 1e9}
+
+_ASM: dict[str, dict[str, tuple[str, str, object]]] = {
+    "cuda": {
+        "timestamp": ("mov.u64 $0, %globaltimer;", "=l", tl.int64),
+        "cu_id": ("mov.u32 $0, %smid;", "=r", tl.int32),
+    },
+    "hip": {
+        "timestamp": ("s_memrealtime $0\ns_waitcnt lgkmcnt(0)", "=s", tl.int64),
+        # HW_ID bits: CU_ID [11:8], SH_ID [12], SE_ID [15:13]; decoded below in Triton arithmetic.
+        "cu_id": ("s_getreg_b32 $0, hwreg(HW_REG_HW_ID)", "=s", tl.int32),
+        "xcc_id": ("s_getreg_b32 $0, hwreg(HW_REG_XCC_ID)", "=s", tl.int32),
+    },
+}
+
+
+def _builtin(fn):
+    """Mark ``fn`` as a Triton builtin: compiled kernels pass ``_semantic``; the interpreter passes none."""
+    fn.__triton_builtin__ = True
+    return fn
+
+
+def backend_name(_semantic) -> str:
+    """``"cuda"``, ``"hip"`` or ``"interpreter"`` for the kernel being built."""
+    if _semantic is None:
+        return "interpreter"
+    name = _semantic.builder.options.backend_name
+    if name not in _ASM:
+        raise NotImplementedError(f"iris tracing has no clock/id readers for backend {name!r}; supported: cuda, hip")
+    return name
+
+
+def _host_scalar(value: int, dtype) -> tl.tensor:
+    from triton.runtime.interpreter import TensorHandle
+
+    np_dtype = np.int64 if dtype == tl.int64 else np.int32
+    return tl.tensor(TensorHandle(np.array([value], dtype=np_dtype), dtype), dtype)
+
+
+def _asm(name: str, what: str, _semantic) -> tl.tensor:
+    asm, constraint, dtype = _ASM[name][what]
+    return tl.inline_asm_elementwise(asm, constraint, [], dtype=dtype, is_pure=False, pack=1, _semantic=_semantic)
+
+
+@_builtin
+def timestamp(_semantic=None):
+    """Raw global-clock ticks (int64); see ``TICKS_PER_SECOND``."""
+    name = backend_name(_semantic)
+    if name == "interpreter":
+        return _host_scalar(time.monotonic_ns(), tl.int64)
+    return _asm(name, "timestamp", _semantic)
+
+
+@_builtin
+def cu_id(_semantic=None):
+    """The SM (NVIDIA) or CU (AMD, with shader engine and array) running this program (int32)."""
+    name = backend_name(_semantic)
+    if name == "interpreter":
+        return _host_scalar(0, tl.int32)
+    raw = _asm(name, "cu_id", _semantic)
+    if name == "cuda":
+        return raw
+    cu = _semantic.and_(_semantic.lshr(raw, _semantic.to_tensor(8)), _semantic.to_tensor(0xF))
+    sh = _semantic.and_(_semantic.lshr(raw, _semantic.to_tensor(12)), _semantic.to_tensor(0x1))
+    se = _semantic.and_(_semantic.lshr(raw, _semantic.to_tensor(13)), _semantic.to_tensor(0x7))
+    array = _semantic.add(_semantic.mul(se, _semantic.to_tensor(2), True), sh, True)
+    return _semantic.add(_semantic.mul(array, _semantic.to_tensor(16), True), cu, True)
+
+
+@_builtin
+def xcc_id(_semantic=None):
+    """The accelerator complex die (AMD XCC) running this program; 0 where there is none (int32)."""
+    name = backend_name(_semantic)
+    if name == "hip":
+        return _semantic.and_(_asm(name, "xcc_id", _semantic), _semantic.to_tensor(0xF))
+    if name == "interpreter":
+        return _host_scalar(0, tl.int32)
+    return _semantic.to_tensor(0)
