@@ -1,0 +1,147 @@
+"""Host ``Iris``: one rank's symmetric heap, allocation helpers, barrier, context tensor and tracing.
+
+Every rank creates it collectively (``iris.iris(heap_size)``) inside a torch.distributed process
+group. Tensors it allocates live on the symmetric heap, so kernels can address the same tensor
+on any rank through ``DeviceContext``/``IrisDeviceCtx``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+import torch.distributed as dist
+
+from iris import layout
+from iris.heap import SymmetricHeap
+from iris.tracing.core import Tracing
+from iris.world import World, current_world
+
+DEFAULT_ALIGNMENT = 256
+
+
+def _shape(size) -> tuple[int, ...]:
+    if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
+        size = tuple(size[0])
+    for s in size:
+        if isinstance(s, bool) or not isinstance(s, int) or s < 0:
+            raise ValueError(f"tensor size {tuple(size)!r} must be non-negative ints")
+    return tuple(size)
+
+
+class Iris:
+    """One rank's handle on the symmetric heap (create with ``iris.iris(heap_size)``)."""
+
+    def __init__(self, heap_size: int, world: World | None = None) -> None:
+        if isinstance(heap_size, bool) or not isinstance(heap_size, int) or heap_size <= 0:
+            raise ValueError(f"heap_size={heap_size!r}; expected a positive int number of bytes")
+        self.world = world if world is not None else current_world()
+        self.heap = SymmetricHeap(heap_size, self.world)
+        self._context = torch.tensor(
+            layout.encode(self.world.rank, self.heap.bases), dtype=torch.int64, device=self.world.device
+        )
+        self.tracing = Tracing(self)
+
+    # -- world -----------------------------------------------------------------------------------
+    @property
+    def rank(self) -> int:
+        return self.world.rank
+
+    @property
+    def num_ranks(self) -> int:
+        return self.world.world_size
+
+    @property
+    def device(self) -> torch.device:
+        return self.world.device
+
+    @property
+    def group(self):
+        return self.world.group
+
+    def get_rank(self) -> int:
+        return self.world.rank
+
+    def get_num_ranks(self) -> int:
+        return self.world.world_size
+
+    def get_device(self) -> torch.device:
+        return self.world.device
+
+    def get_heap_bases(self) -> torch.Tensor:
+        """Every rank's heap base as mapped in this process (int64, on this rank's device)."""
+        return self._context[layout.HEAP_BASES :]
+
+    def barrier(self) -> None:
+        """Wait for this rank's device work, then for every rank."""
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        dist.barrier(group=self.group)
+
+    # -- context ---------------------------------------------------------------------------------
+    def get_device_context(self) -> torch.Tensor:
+        """The context tensor (layout v1) kernels pass to ``DeviceContext.initialize``.
+
+        The same tensor is returned every time; ``tracing.enable/disable`` update it in place.
+        """
+        return self._context
+
+    def _write_tracing_block(self, block: layout.TracingBlock | None) -> None:
+        values = layout.encode(self.rank, self.heap.bases, block)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        self._context.copy_(torch.tensor(values, dtype=torch.int64))
+
+    # -- allocation ------------------------------------------------------------------------------
+    def _allocate(self, shape: tuple[int, ...], dtype: torch.dtype, alignment: int) -> torch.Tensor:
+        nbytes = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
+        offset = self.heap.allocate(nbytes, alignment)
+        return self.heap.tensor(offset, shape, dtype)
+
+    def empty(self, *size, dtype: torch.dtype = torch.float32, alignment: int = DEFAULT_ALIGNMENT) -> torch.Tensor:
+        """Uninitialized tensor on the symmetric heap."""
+        return self._allocate(_shape(size), dtype, alignment)
+
+    def zeros(self, *size, dtype: torch.dtype = torch.float32, alignment: int = DEFAULT_ALIGNMENT) -> torch.Tensor:
+        """Zero-filled tensor on the symmetric heap."""
+        return self.empty(*size, dtype=dtype, alignment=alignment).zero_()
+
+    def ones(self, *size, dtype: torch.dtype = torch.float32, alignment: int = DEFAULT_ALIGNMENT) -> torch.Tensor:
+        """One-filled tensor on the symmetric heap."""
+        return self.empty(*size, dtype=dtype, alignment=alignment).fill_(1)
+
+    def full(
+        self, size: Sequence[int], fill_value, dtype: torch.dtype = torch.float32, alignment: int = DEFAULT_ALIGNMENT
+    ) -> torch.Tensor:
+        """Tensor of ``fill_value`` on the symmetric heap."""
+        return self.empty(*_shape((size,)), dtype=dtype, alignment=alignment).fill_(fill_value)
+
+    def zeros_like(self, other: torch.Tensor, alignment: int = DEFAULT_ALIGNMENT) -> torch.Tensor:
+        """Zero tensor with ``other``'s shape and dtype on the symmetric heap."""
+        return self.zeros(*other.shape, dtype=other.dtype, alignment=alignment)
+
+    def arange(
+        self, start, end=None, step=1, dtype: torch.dtype = torch.int64, alignment: int = DEFAULT_ALIGNMENT
+    ) -> torch.Tensor:
+        """``torch.arange`` values on the symmetric heap."""
+        values = torch.arange(start, end, step, dtype=dtype) if end is not None else torch.arange(start, dtype=dtype)
+        out = self.empty(values.numel(), dtype=dtype, alignment=alignment)
+        return out.copy_(values)
+
+    # -- lifetime --------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Release the heap and trace buffers (collective with the heap's peers)."""
+        self.tracing._records = self.tracing._counter = None
+        self.heap.close()
+
+    def __enter__(self) -> Iris:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def iris(heap_size: int = 1 << 30) -> Iris:
+    """Create this rank's ``Iris`` (collective over the current torch.distributed world)."""
+    return Iris(heap_size)

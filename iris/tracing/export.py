@@ -1,0 +1,130 @@
+"""Chrome/Perfetto JSON export of trace records.
+
+``ts`` and ``dur`` are microseconds. Ranges are ``X`` events, instants ``i`` events, ranges that
+never ended are instants flagged ``unfinished``. One process per rank (``pid`` = rank, named
+"rank N"), one thread per program (``tid`` = linear program id). A merged file aligns ranks on a
+clock reference each rank reads right after a common barrier.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import triton
+import triton.language as tl
+
+from iris.tracing import hw
+from iris.tracing.records import KIND_INSTANT, KIND_RANGE, TraceRecords
+
+_ARGS = ("target_rank", "address", "payload_size", "payload", "op_index", "pid_m", "pid_n", "cu_id", "xcc_id")
+
+
+@triton.jit
+def _read_clock(out):
+    tl.store(out, hw.timestamp())
+
+
+def device_clock(device: torch.device) -> int:
+    """The device's trace clock now, in raw ticks (the same clock kernels record)."""
+    out = torch.zeros(1, dtype=torch.int64, device=device)
+    _read_clock[(1,)](out)
+    return int(out.cpu()[0])
+
+
+def clock_reference(owner) -> int:
+    """Collective: barrier, then this rank's device clock (ranks read it at about the same instant)."""
+    owner.barrier()
+    return device_clock(owner.device)
+
+
+def _check_writable(path: Path) -> None:
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise IsADirectoryError(f"trace export path {str(path)!r} is a directory; give a file name such as trace.json")
+    if not parent.is_dir():
+        raise FileNotFoundError(f"cannot write trace to {str(path)!r}: folder {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise PermissionError(f"cannot write trace to {str(path)!r}: folder {str(parent)!r} is not writable")
+
+
+def chrome_events(records: TraceRecords, origin_ticks: int) -> list[str]:
+    """JSON strings of ``records``' events, times relative to ``origin_ticks``."""
+    c = records.columns
+    us_per_tick = 1e6 / records.ticks_per_second
+    ts = ((c["timestamp"] - origin_ticks) * us_per_tick).tolist()
+    dur = np.maximum(c["duration_cycles"], 0) * us_per_tick
+    names = records.names()
+    kind = c["kind"].tolist()
+    pid = c["pid"].tolist()
+    args = [c[a].tolist() for a in _ARGS]
+    rank = records.rank
+    out = [
+        json.dumps({"name": "process_name", "ph": "M", "pid": rank, "args": {"name": f"rank {rank}"}}),
+        json.dumps({"name": "process_sort_index", "ph": "M", "pid": rank, "args": {"sort_index": rank}}),
+    ]
+    dur_l = dur.tolist()
+    for i in range(len(records)):
+        a = ", ".join(f'"{k}": {v[i]}' for k, v in zip(_ARGS, args))
+        head = f'"name": "{names[i]}", "cat": "iris", "pid": {rank}, "tid": {pid[i]}, "ts": {ts[i]:.3f}'
+        if kind[i] == KIND_RANGE:
+            out.append(f'{{{head}, "ph": "X", "dur": {dur_l[i]:.3f}, "args": {{{a}}}}}')
+        else:
+            flag = "" if kind[i] == KIND_INSTANT else ', "unfinished": true'
+            out.append(f'{{{head}, "ph": "i", "s": "t", "args": {{{a}{flag}}}}}')
+    return out
+
+
+def write_chrome_trace(path, per_rank: list[tuple[TraceRecords, int]]) -> str:
+    """Write ``(records, origin_ticks)`` of one or more ranks to ``path`` atomically; returns the path."""
+    path = Path(path)
+    _check_writable(path)
+    lines: list[str] = []
+    for records, origin in per_rank:
+        lines.extend(chrome_events(records, origin))
+    first = per_rank[0][0]
+    metadata = {
+        "backend": first.backend,
+        "ticks_per_second": first.ticks_per_second,
+        "ranks": [r.rank for r, _ in per_rank],
+        "events": {str(r.rank): len(r) for r, _ in per_rank},
+        "dropped": {str(r.rank): r.dropped for r, _ in per_rank},
+        "clock_origin_ticks": {str(r.rank): int(o) for r, o in per_rank},
+    }
+    fd, tmp = tempfile.mkstemp(prefix=".trace-", suffix=".json", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write('{"displayTimeUnit": "ns", "metadata": ')
+            f.write(json.dumps(metadata))
+            f.write(', "traceEvents": [\n')
+            f.write(",\n".join(lines))
+            f.write("\n]}\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return str(path)
+
+
+def export_ranks(owner, records: TraceRecords, path, merge: bool) -> str:
+    """Export this rank's records, or (merge, collective) every rank's from rank 0."""
+    if not merge:
+        origin = int(records["timestamp"].min()) if len(records) else 0
+        return write_chrome_trace(path, [(records, origin)])
+    if owner.rank == 0:
+        _check_writable(Path(path))
+    reference = clock_reference(owner)
+    gathered: list = [None] * owner.num_ranks
+    dist.all_gather_object(gathered, (records, reference), group=owner.group)
+    # Each rank's times are measured from its own barrier reference; then one common shift makes them >= 0.
+    starts = [int(r["timestamp"].min()) - ref for r, ref in gathered if len(r)]
+    shift = min(starts, default=0)
+    if owner.rank == 0:
+        write_chrome_trace(path, [(r, ref + shift) for r, ref in gathered])
+    owner.barrier()
+    return str(path)
