@@ -1,0 +1,40 @@
+"""Root pytest configuration: the test tiers as markers, and the gpu tier's skip rule.
+
+Kernels never run in the pytest process itself: worlds start rank processes with the right
+environment (``TRITON_INTERPRET=1`` for cpu worlds). The pytest process compiles kernels for the
+cpu-compile tier, so the interpreter must be off here; it is removed from this process's
+environment before Triton is imported.
+"""
+
+import os
+
+import pytest
+
+os.environ.pop("TRITON_INTERPRET", None)
+
+MARKERS = {
+    "cpu_unit": "pure-Python / torch-cpu unit tests, no kernels",
+    "cpu_interpret": "kernels executed under the Triton interpreter on multi-rank cpu worlds",
+    "cpu_compile": "kernels cross-compiled for sm_90, sm_100, gfx942, gfx950 (no GPU needed)",
+    "gpu": "kernels executed on a GPU host (skipped where no GPU is visible)",
+}
+
+
+def pytest_configure(config):
+    for name, description in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {description}")
+
+
+def _gpu_count() -> int:
+    import torch
+
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def pytest_collection_modifyitems(config, items):
+    if not any("gpu" in item.keywords for item in items) or _gpu_count() > 0:
+        return
+    skip = pytest.mark.skip(reason="gpu tier: no GPU visible to torch (torch.cuda.is_available() is False)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

@@ -1,0 +1,118 @@
+"""Triton kernels for the op and tracing tests (twin: gluon_kernels.py)."""
+
+import triton
+import triton.language as tl
+
+from iris import DeviceContext, TraceEvent
+
+
+@triton.jit
+def op_kernel(ctx_t, src, dst, ret, n, peer, peer2, rank: tl.constexpr, world: tl.constexpr, OP: tl.constexpr,
+              BLOCK: tl.constexpr):
+    """Apply ``OP`` on blocks of ``BLOCK`` elements; atomics write their old values to ``ret``."""
+    ctx = DeviceContext.initialize(ctx_t, rank, world)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    if OP == "load":
+        tl.store(dst + offs, ctx.load(src + offs, peer, mask=mask), mask=mask)
+    elif OP == "store":
+        ctx.store(dst + offs, tl.load(src + offs, mask=mask), peer, mask=mask)
+    elif OP == "get":
+        ctx.get(src + offs, dst + offs, peer, mask=mask)
+    elif OP == "put":
+        ctx.put(src + offs, dst + offs, peer, mask=mask)
+    elif OP == "copy":
+        ctx.copy(src + offs, dst + offs, peer, peer2, mask=mask)
+    else:
+        val = tl.load(src + offs, mask=mask)
+        if OP == "atomic_add":
+            old = ctx.atomic_add(dst + offs, val, peer, mask=mask)
+        elif OP == "atomic_sub":
+            old = ctx.atomic_sub(dst + offs, val, peer, mask=mask, sem="acq_rel", scope="gpu")
+        elif OP == "atomic_xchg":
+            old = ctx.atomic_xchg(dst + offs, val, peer, mask=mask)
+        elif OP == "atomic_xor":
+            old = ctx.atomic_xor(dst + offs, val, peer, mask=mask, sem="relaxed")
+        elif OP == "atomic_and":
+            old = ctx.atomic_and(dst + offs, val, peer, mask=mask)
+        elif OP == "atomic_or":
+            old = ctx.atomic_or(dst + offs, val, peer, mask=mask, scope="sys")
+        elif OP == "atomic_min":
+            old = ctx.atomic_min(dst + offs, val, peer, mask=mask)
+        elif OP == "atomic_max":
+            old = ctx.atomic_max(dst + offs, val, peer, mask=mask)
+        else:
+            tl.static_assert(OP == "atomic_cas", "unknown OP")
+            # Compare against the initial value: exactly one rank wins each element.
+            cmp = tl.load(ret + offs, mask=mask)
+            old = ctx.atomic_cas(dst + offs, cmp, val, peer, sem="acq_rel", scope="sys")
+        tl.store(ret + offs, old, mask=mask)
+
+
+@triton.jit
+def trace_1d_kernel(ctx_t, buf, n, target, payload, rank: tl.constexpr, world: tl.constexpr, BLOCK: tl.constexpr,
+                    USE_MASK: tl.constexpr, TRACING: tl.constexpr):
+    """One traced store range per program over a 1-D block; ``buf`` is int32."""
+    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=TRACING)
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    if USE_MASK:
+        h = ctx.tracing.record_event_start(TraceEvent().store, target, buf + offs, pid, 0, mask=mask,
+                                           payload=payload + pid)
+        ctx.store(buf + offs, offs, target, mask=mask)
+    else:
+        h = ctx.tracing.record_event_start(TraceEvent().store, target, buf + offs, pid, 0, payload=payload + pid)
+        ctx.store(buf + offs, offs, target)
+    ctx.tracing.record_event_end(h)
+
+
+@triton.jit
+def trace_mask_kernel(ctx_t, buf, bits, rank: tl.constexpr, world: tl.constexpr, BLOCK: tl.constexpr):
+    """One instant per program whose mask is read from ``bits`` (int8, one per element)."""
+    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = tl.load(bits + offs) != 0
+    ctx.tracing.record_event(TraceEvent().load, rank, buf + offs, pid, 0, mask=mask)
+
+
+@triton.jit
+def trace_2d_kernel(ctx_t, buf, M, N, stride, rank: tl.constexpr, world: tl.constexpr, BM: tl.constexpr,
+                    BN: tl.constexpr):
+    """One traced range per 2-D tile of an int64 [M, N] matrix, masked at the edges."""
+    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    ptrs = buf + rm[:, None] * stride + rn[None, :]
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    h = ctx.tracing.record_event_start(TraceEvent().put, rank, ptrs, pid_m, pid_n, mask=mask)
+    ctx.store(ptrs, (rm[:, None] * 1000 + rn[None, :]).to(tl.int64), rank, mask=mask)
+    ctx.tracing.record_event_end(h)
+
+
+@triton.jit
+def trace_loop_kernel(ctx_t, buf, ITERS: tl.constexpr, rank: tl.constexpr, world: tl.constexpr):
+    """Per program: ITERS ranges with the loop index as payload, each with a nested instant on a scalar."""
+    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+    pid = tl.program_id(0)
+    for i in range(ITERS):
+        h = ctx.tracing.record_event_start(TraceEvent().compute, rank, buf + pid, pid, i, payload=i)
+        ctx.tracing.record_event(TraceEvent().user, rank, buf + pid, pid, i, payload=i * 10)
+        ctx.tracing.record_event_end(h)
+
+
+@triton.jit
+def untraced_1d_kernel(ctx_t, buf, n, target, payload, rank: tl.constexpr, world: tl.constexpr,
+                       BLOCK: tl.constexpr, USE_MASK: tl.constexpr, TRACING: tl.constexpr):
+    """``trace_1d_kernel`` with every tracing call removed (for the compiled-off comparison)."""
+    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=TRACING)
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    if USE_MASK:
+        ctx.store(buf + offs, offs, target, mask=mask)
+    else:
+        ctx.store(buf + offs, offs, target)

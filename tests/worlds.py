@@ -1,0 +1,42 @@
+"""Run a rank-side suite on a world of R rank processes, once per (suite, backend, R) per test process.
+
+A suite is a module-level function run on every rank; it returns a dict of results that the tests
+then check case by case. ``cpu`` worlds run kernels under the Triton interpreter with heaps in
+shared memory; ``gpu`` worlds put rank r on GPU ``r % device_count``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from iris.launcher import launch
+
+WORLD_SIZES = (1, 2, 4)
+ENV = {
+    "cpu": {"TRITON_INTERPRET": "1", "IRIS_FORCE_CPU": "1"},
+    "gpu": {"TRITON_INTERPRET": "0", "IRIS_FORCE_CPU": "0"},
+}
+TIMEOUT_S = 600.0
+
+
+def backends():
+    """The two execution tiers as pytest params (``cpu`` is cpu_interpret, ``gpu`` is gpu)."""
+    return [pytest.param("cpu", marks=pytest.mark.cpu_interpret), pytest.param("gpu", marks=pytest.mark.gpu)]
+
+
+@functools.cache
+def _outcome(suite, backend: str, world_size: int, args: tuple):
+    try:
+        return True, tuple(launch(suite, world_size, *args, timeout=TIMEOUT_S, env=ENV[backend]))
+    except Exception as e:  # cached too, so a broken world fails each of its tests at once
+        return False, e
+
+
+def run_world(suite, backend: str, world_size: int, *args) -> tuple:
+    """Results of ``suite(*args)`` on every rank, in rank order (cached per test process)."""
+    ok, value = _outcome(suite, backend, world_size, args)
+    if not ok:
+        raise value
+    return value
