@@ -1,0 +1,1 @@
+"""Experimental iris features."""

@@ -1,0 +1,234 @@
+"""Gluon kernels on CPU through ``iris.experimental.gluon_interpret`` (Triton's interpreter, layouts erased).
+
+The pytest process runs with the interpreter off (the root conftest removes ``TRITON_INTERPRET`` before
+Triton is imported, and Triton decides at decoration time whether ``tl.sum`` & co. are interpreted). So the
+``check_*`` functions below run, all together and in order, in one fresh ``python`` subprocess started with
+``TRITON_INTERPRET=1``; each ``test_interpreted[check_*]`` reports one of them. Kernels live in
+``_gluon_kernels.py``, imported there only after ``install()``. The ``test_*`` functions at the end run in
+the pytest process itself.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from iris.experimental import gluon_interpret as gi
+
+pytestmark = pytest.mark.cpu_interpret
+
+_ROOT = Path(__file__).resolve().parents[2]
+_RESULT_TAG = "GLUON_INTERPRET_RESULTS="
+K = None  # the kernels module, set by _main() in the subprocess
+
+
+def check_install_is_idempotent_and_replaces_gluon_jit():
+    from triton.experimental import gluon
+    from triton.experimental.gluon import _runtime
+
+    gi.install()
+    gi.install()
+    assert gi.is_installed()
+    assert gluon.jit is _runtime.jit is gi._jit
+    assert isinstance(K.vector_add, gi.InterpretedGluonFunction)
+
+
+def check_vector_add_masked_tail():
+    n = 1000
+    for num_warps in (1, 2, 4):
+        x, y = torch.randn(n), torch.randn(n)
+        out = torch.full((n,), float("nan"))
+        block = 4 * 32 * num_warps
+        K.vector_add[(triton.cdiv(n, block),)](x, y, out, n, 4, num_warps=num_warps)
+        torch.testing.assert_close(out, x + y, atol=0, rtol=0)
+
+
+def check_num_warps_and_defaults():
+    out = torch.zeros(2, dtype=torch.int32)
+    K.report_launch[(1,)](out, num_warps=8)
+    assert out.tolist() == [8, 1]
+    K.report_launch[(1,)](out)
+    assert out.tolist() == [4, 1]
+
+
+def check_2d_tile_expand_dims_broadcast_masks():
+    m, n = 37, 45
+    x = torch.randint(-100, 100, (m, 64), dtype=torch.int32)  # row stride 64 != n
+    out = torch.full((m, n), -1, dtype=torch.int32)
+    K.tile_affine[(triton.cdiv(m, 16), triton.cdiv(n, 16))](x, out, m, n, x.stride(0), 16, 16, num_warps=4)
+    assert torch.equal(out, x[:, :n] * 3 + 7)
+
+
+def check_reductions_and_scan():
+    m, n = 8, 16
+    x = torch.randint(-50, 50, (m, n), dtype=torch.int32)
+    out = torch.zeros(3 * n + 2 * m + 4, dtype=torch.int32)
+    K.reductions[(1,)](x, out, m, n)
+    expected = torch.cat([
+        x.sum(0), x.min(1).values, x.max(1).values,
+        x.sum().view(1), x.min().view(1), x.max().view(1),
+        x.abs().max().view(1), x.abs().max(0).values,
+        x.cumsum(1).sum(0),
+    ]).to(torch.int32)
+    assert torch.equal(out, expected)
+
+
+def check_atomics_many_programs():
+    grid = 20
+    counter = torch.zeros(2, dtype=torch.int32)
+    flag = torch.zeros(1, dtype=torch.int32)
+    xchg = torch.full((1,), -1, dtype=torch.int32)
+    minmax = torch.tensor([1000, -1000], dtype=torch.int32)
+    bits = torch.tensor([0, 0, -1], dtype=torch.int32)
+    old = torch.full((grid,), -5, dtype=torch.int32)
+    K.atomics[(grid,)](counter, flag, xchg, minmax, bits, old, 32)
+    assert counter.tolist() == [3 * grid, grid]
+    assert flag.item() == 1 and old.tolist() == [0] + [1] * (grid - 1)  # program 0 wins the cas
+    assert xchg.item() == grid - 1  # programs run in order
+    assert minmax.tolist() == [10, grid - 1 + 10]
+    all_bits = (1 << grid) - 1
+    assert bits.tolist() == [all_bits, all_bits, -1 & ~all_bits]
+
+
+def check_control_flow():
+    out = torch.zeros(8, dtype=torch.int32)
+    K.control_flow[(4, 3)](out, 5, 1)
+    # 0+1+2+3+4 + 3*100 + (0+1+2+3)*1000 = 6310, +/-10000 by pid parity, *2 for MODE == 1
+    assert out.tolist() == [32620, -7380, 32620, -7380] + [2 * 10 + 3] * 4
+    K.control_flow[(4,)](out, 5, 0, STEPS=2)
+    assert out.tolist() == [11310, -8690, 11310, -8690] + [1] * 4
+
+
+def check_device_function_calls_with_constexpr_defaults():
+    x = torch.arange(64, dtype=torch.float32)
+    out = torch.zeros(128)
+    K.device_calls[(1,)](x, out, 64, num_warps=2)
+    assert torch.equal(out[:64], x * 2) and torch.equal(out[64:], x * 3 + 1)
+
+
+def check_casts_pointer_int_roundtrip():
+    x = torch.arange(-10, 20, dtype=torch.int32)
+    out = torch.zeros(32, dtype=torch.int32)
+    K.casts[(1,)](x, out, 30)
+    assert torch.equal(out[:30], (x.float() * 0.5).to(torch.int32) + x)
+    assert out[30:].tolist() == [0, 0]
+
+
+def check_aggregate_method_binds_self():
+    base = torch.tensor([5.0])
+    x = torch.arange(32, dtype=torch.float32)
+    out = torch.zeros(64)
+    K.aggregate_method[(1,)](base, x, out, 32)
+    assert torch.equal(out[:32], x * 3 + 5) and torch.equal(out[32:], (x * 3 + 5) * 3 + 5)
+    assert isinstance(K.Affine.apply, gi.InterpretedGluonFunction)  # through the class: the function itself
+
+
+def check_gluon_jit_function_decorated_before_install():
+    out = torch.zeros(64, dtype=torch.int32)
+    K.fill_decorated_before_install[(1,)](out, torch.tensor([100], dtype=torch.int32), 9, 64, num_warps=2)
+    assert out.tolist() == [109] * 64
+
+
+def check_clear_errors():
+    for kernel, message in [
+        ("uses_inline_asm", "inline asm has no interpreter fallback; the caller must provide one"),
+        ("uses_warp_specialize", "gl.warp_specialize is not supported"),
+        ("uses_shared_memory", "gl.allocate_shared_memory is not supported"),
+    ]:
+        with pytest.raises(NotImplementedError, match=message):
+            getattr(K, kernel)[(1,)](torch.zeros(32, dtype=torch.int32))
+        check_patches_are_restored()
+
+
+def check_patches_are_restored():
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon._runtime import GluonJITFunction
+    from triton.runtime import interpreter
+
+    K.report_launch[(1,)](torch.zeros(2, dtype=torch.int32))
+    assert interpreter._patch_lang is gi._orig_patch_lang and not gi._active
+    assert "__get__" not in vars(GluonJITFunction) and not hasattr(tl.core.block_type, "layout")
+    with pytest.raises(ValueError, match="gluon.jit"):  # the real Gluon builtin is back
+        gl.arange(0, 4)
+
+
+@triton.jit
+def _plain_triton_kernel(x_ptr, out_ptr, counter_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.cumsum(x, 0) + tl.sum(x))
+    tl.atomic_add(counter_ptr, 1)
+
+
+def check_plain_triton_kernel_after_gluon_kernel():
+    K.vector_add[(1,)](torch.ones(8), torch.ones(8), torch.zeros(8), 8, 1)
+    x = torch.arange(16, dtype=torch.int32)
+    out = torch.zeros(16, dtype=torch.int32)
+    counter = torch.zeros(1, dtype=torch.int32)
+    _plain_triton_kernel[(3,)](x, out, counter, 16)
+    assert torch.equal(out, x.cumsum(0).to(torch.int32) + x.sum().to(torch.int32))
+    assert counter.item() == 3
+
+
+CHECKS = [name for name in list(globals()) if name.startswith("check_")]
+
+
+def _main():
+    """Subprocess entry point: run every check in order, print {check name: None or traceback}."""
+    global K
+    assert triton.knobs.runtime.interpret, "run with TRITON_INTERPRET=1 in the environment"
+    gi.install()
+    from tests.cpu_interpret import _gluon_kernels as K
+
+    results = {}
+    for name in CHECKS:
+        try:
+            globals()[name]()
+            results[name] = None
+        except BaseException:
+            results[name] = traceback.format_exc()
+    print(_RESULT_TAG + json.dumps(results), flush=True)
+
+
+@pytest.fixture(scope="module")
+def interpreted_results():
+    code = "from tests.cpu_interpret import test_gluon_interpret as t; t._main()"
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=_ROOT, env=env, capture_output=True, text=True,
+                          timeout=600)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(_RESULT_TAG)]
+    assert proc.returncode == 0 and lines, f"interpreter subprocess failed:\n{proc.stdout}\n{proc.stderr}"
+    return json.loads(lines[-1][len(_RESULT_TAG):])
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_interpreted(interpreted_results, check):
+    error = interpreted_results[check]
+    assert error is None, error
+
+
+def test_wrong_triton_version(monkeypatch):
+    monkeypatch.setattr(triton.knobs.runtime, "interpret", True)
+    monkeypatch.setattr(gi, "_triton_version", lambda: "3.7.0")
+    with pytest.raises(RuntimeError, match=r"written for Triton 3\.6\.x, found Triton 3\.7\.0.*still compile for GPU"):
+        gi.install()  # raises before patching anything
+
+
+def test_not_interpreting_leaves_gluon_jit_compiling(monkeypatch):
+    from triton.experimental import gluon
+    from triton.experimental.gluon._runtime import GluonJITFunction
+
+    monkeypatch.setattr(triton.knobs.runtime, "interpret", False)
+    was_installed = gi.is_installed()
+    gi.install()  # a no-op without the interpreter
+    assert gi.is_installed() == was_installed
+    if not was_installed:
+        assert gluon.jit is not gi._jit
+    assert isinstance(gi._jit(_plain_triton_kernel.fn), GluonJITFunction)
