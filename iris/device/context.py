@@ -16,6 +16,7 @@ import triton.language as tl
 
 from iris import layout_constexpr as L
 from iris._aggregate import aggregate
+from iris._builtins import context_assert
 from iris.tracing.device import DeviceTracing
 
 
@@ -43,8 +44,10 @@ class DeviceContext:
         The match is checked by a device assertion, active in debug builds (``TRITON_DEBUG=1``)
         and always under the interpreter.
         """
-        tl.device_assert(tl.load(context_tensor + L.CUR_RANK) == rank, "rank differs from the context tensor")
-        tl.device_assert(tl.load(context_tensor + L.NUM_RANKS) == world_size, "world_size differs from the context")
+        context_assert(tl.load(context_tensor + L.CUR_RANK) == rank, "DeviceContext: rank differs from the context")
+        context_assert(
+            tl.load(context_tensor + L.NUM_RANKS) == world_size, "DeviceContext: world_size differs from the context"
+        )
         device_tracing = DeviceTracing.initialize(context_tensor, tracing)
         return DeviceContext(rank, world_size, context_tensor + L.HEAP_BASES, device_tracing)
 

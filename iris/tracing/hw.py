@@ -17,6 +17,8 @@ import time
 import numpy as np
 import triton.language as tl
 
+from iris._builtins import builtin
+
 # Ticks per second of the raw timestamp, by backend name.
 TICKS_PER_SECOND: dict[str, float] = {"cuda": 1e9, "hip": 1e8, "interpreter": 1e9}
 
@@ -32,12 +34,6 @@ _ASM: dict[str, dict[str, tuple[str, str, object]]] = {
         "xcc_id": ("s_getreg_b32 $0, hwreg(HW_REG_XCC_ID)", "=s", tl.int32),
     },
 }
-
-
-def _builtin(fn):
-    """Mark ``fn`` as a Triton builtin: compiled kernels pass ``_semantic``; the interpreter passes none."""
-    fn.__triton_builtin__ = True
-    return fn
 
 
 def backend_name(_semantic) -> str:
@@ -62,7 +58,7 @@ def _asm(name: str, what: str, _semantic) -> tl.tensor:
     return tl.inline_asm_elementwise(asm, constraint, [], dtype=dtype, is_pure=False, pack=1, _semantic=_semantic)
 
 
-@_builtin
+@builtin
 def timestamp(_semantic=None):
     """Raw global-clock ticks (int64); see ``TICKS_PER_SECOND``."""
     name = backend_name(_semantic)
@@ -71,7 +67,7 @@ def timestamp(_semantic=None):
     return _asm(name, "timestamp", _semantic)
 
 
-@_builtin
+@builtin
 def cu_id(_semantic=None):
     """The SM (NVIDIA) or CU (AMD, with shader engine and array) running this program (int32)."""
     name = backend_name(_semantic)
@@ -87,7 +83,7 @@ def cu_id(_semantic=None):
     return _semantic.add(_semantic.mul(array, _semantic.to_tensor(16), True), cu, True)
 
 
-@_builtin
+@builtin
 def xcc_id(_semantic=None):
     """The accelerator complex die (AMD XCC) running this program; 0 where there is none (int32)."""
     name = backend_name(_semantic)

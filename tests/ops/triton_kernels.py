@@ -116,3 +116,16 @@ def untraced_1d_kernel(ctx_t, buf, n, target, payload, rank: tl.constexpr, world
         ctx.store(buf + offs, offs, target, mask=mask)
     else:
         ctx.store(buf + offs, offs, target)
+
+
+@triton.jit
+def trace_unfinished_kernel(ctx_t, buf, rank: tl.constexpr, world: tl.constexpr):
+    """Opens a range on a scalar pointer and never ends it."""
+    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+    ctx.tracing.record_event_start(TraceEvent().wait, rank, buf + tl.program_id(0), tl.program_id(0), 0)
+
+
+@triton.jit
+def rank_check_kernel(ctx_t, rank: tl.constexpr, world: tl.constexpr):
+    """Only initializes the context (its device assertions compare rank/world with the context)."""
+    DeviceContext.initialize(ctx_t, rank, world)

@@ -1,0 +1,203 @@
+"""Device tracing, field by field, for both device APIs on 1, 2 and 4 ranks."""
+
+from __future__ import annotations
+
+import pytest
+
+from iris.tracing.events import EVENT_IDS
+from tests.ops import trace_suites as ts
+from tests.worlds import WORLD_SIZES, backends, run_world
+
+APIS = ("triton",)
+
+
+def _check(what: str, actual, expected) -> None:
+    __tracebackhide__ = True
+    if actual != expected:
+        pytest.fail(f"{what}={actual!r}, but should be {expected!r}")
+
+
+def _world(api, backend, world_size):
+    return run_world(ts.tracing_suite, backend, world_size, api)
+
+
+def _check_physical(case: dict, row: dict, sm_count: int, where: str) -> None:
+    """Timestamps inside the launch window, durations ordered, ids in range for the device."""
+    __tracebackhide__ = True
+    t0, t1 = case["t0"], case["t1"]
+    if not t0 <= row["timestamp"] <= t1:
+        pytest.fail(f"{where}: timestamp={row['timestamp']}, but should lie in the launch window [{t0}, {t1}]")
+    if row["kind"] == "range":
+        if not 0 <= row["duration_cycles"] <= t1 - row["timestamp"]:
+            pytest.fail(f"{where}: duration_cycles={row['duration_cycles']}, but should be in [0, {t1 - row['timestamp']}]")
+        _check(f"{where}: duration_ns", row["duration_ns"], row["duration_cycles"] * 1e9 / case["tps"])
+    if not 0 <= row["cu_id"] < max(sm_count, 1):
+        pytest.fail(f"{where}: cu_id={row['cu_id']}, but should be in [0, {sm_count})")
+    _check(f"{where}: xcc_id", row["xcc_id"], 0)
+
+
+def _by_pid(rows: list[dict]) -> dict[int, dict]:
+    return {row["pid"]: row for row in rows}
+
+
+def _check_slots(case: dict, where: str) -> None:
+    __tracebackhide__ = True
+    _check(f"{where}: op_index values", sorted(r["op_index"] for r in case["rows"]), list(range(len(case["rows"]))))
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("world_size", WORLD_SIZES)
+@pytest.mark.parametrize("backend", backends())
+@pytest.mark.parametrize("case", ["1d_masked", "1d_full"])
+def test_device_context_tracing_1d_address(case, backend, world_size, api):
+    """One store range per program over a 1-D pointer block: every recorded field."""
+    world = _world(api, backend, world_size)
+    for q, res in enumerate(world):
+        c = res[case]
+        blocks = -(-c["n"] // ts.BLOCK)
+        _check(f"rank {q} {case}: attempted", c["attempted"], blocks)
+        _check(f"rank {q} {case}: dropped", c["dropped"], 0)
+        _check(f"rank {q} {case}: events", len(c["rows"]), blocks)
+        _check_slots(c, f"rank {q} {case}")
+        rows = _by_pid(c["rows"])
+        for p in range(blocks):
+            where = f"rank {q} {case} pid {p}"
+            row = rows[p]
+            active = min(ts.BLOCK, c["n"] - p * ts.BLOCK)
+            expected = {
+                "name": "store", "event_id": EVENT_IDS["store"], "kind": "range", "pid": p, "pid_m": p,
+                "pid_n": 0, "cur_rank": q, "target_rank": (q + 1) % world_size,
+                "address": c["buf"] + p * ts.BLOCK * 4, "payload_size": active * 4, "payload": 5 + p,
+            }  # fmt: skip
+            for field, value in expected.items():
+                _check(f"{where}: {field}", row[field], value)
+            _check_physical(c, row, res["sm_count"], where)
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("world_size", WORLD_SIZES)
+@pytest.mark.parametrize("backend", backends())
+@pytest.mark.parametrize("mask", ["all", "none", "random"])
+def test_tracing_masks(mask, backend, world_size, api):
+    """Instants with masks: address = lowest active lane (0 if none), payload_size = active lanes x 4."""
+    for q, res in enumerate(_world(api, backend, world_size)):
+        c = res[f"mask_{mask}"]
+        bits = ts.mask_bits(mask, q, 128).tolist()
+        _check(f"rank {q} mask {mask}: bits as run", c["bits"], bits)
+        rows = _by_pid(c["rows"])
+        _check(f"rank {q} mask {mask}: programs", sorted(rows), [0, 1, 2, 3])
+        for p in range(4):
+            lanes = [j for j in range(p * ts.BLOCK, (p + 1) * ts.BLOCK) if bits[j]]
+            where = f"rank {q} mask {mask} pid {p}"
+            row = rows[p]
+            _check(f"{where}: kind", row["kind"], "instant")
+            _check(f"{where}: event_id", row["event_id"], EVENT_IDS["load"])
+            _check(f"{where}: target_rank", row["target_rank"], q)
+            _check(f"{where}: address", row["address"], c["buf"] + 4 * lanes[0] if lanes else 0)
+            _check(f"{where}: payload_size", row["payload_size"], 4 * len(lanes))
+            _check(f"{where}: duration_cycles", row["duration_cycles"], -2)
+            _check_physical(c, row, res["sm_count"], where)
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("world_size", WORLD_SIZES)
+@pytest.mark.parametrize("backend", backends())
+def test_tracing_2d_blocks(backend, world_size, api):
+    """2-D tiles: pid is linear over the grid, address the tile's first active element, size from the 2-D mask."""
+    for q, res in enumerate(_world(api, backend, world_size)):
+        c = res["2d"]
+        gm, gn = -(-c["M"] // c["BM"]), -(-c["N"] // c["BN"])
+        _check(f"rank {q} 2d: events", len(c["rows"]), gm * gn)
+        _check_slots(c, f"rank {q} 2d")
+        rows = _by_pid(c["rows"])
+        for pm in range(gm):
+            for pn in range(gn):
+                where = f"rank {q} 2d tile ({pm},{pn})"
+                row = rows[pm + pn * gm]
+                rows_active = min(c["BM"], c["M"] - pm * c["BM"])
+                cols_active = min(c["BN"], c["N"] - pn * c["BN"])
+                _check(f"{where}: pid_m", row["pid_m"], pm)
+                _check(f"{where}: pid_n", row["pid_n"], pn)
+                _check(f"{where}: address", row["address"], c["buf"] + 8 * (pm * c["BM"] * c["stride"] + pn * c["BN"]))
+                _check(f"{where}: payload_size", row["payload_size"], 8 * rows_active * cols_active)
+                _check_physical(c, row, res["sm_count"], where)
+        data = c["data"]
+        for i in (0, 17, 49):
+            for j in (0, 31, 39):
+                _check(f"rank {q} 2d data[{i}][{j}]", data[i][j], i * 1000 + j)
+        _check(f"rank {q} 2d data[50][0] (outside the mask)", data[50][0], 0)
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("world_size", WORLD_SIZES)
+@pytest.mark.parametrize("backend", backends())
+def test_tracing_loop_instants_payloads(backend, world_size, api):
+    """Per program, in program order: range(payload=i) containing instant(payload=10 i), for i < 3."""
+    for q, res in enumerate(_world(api, backend, world_size)):
+        c = res["loop"]
+        _check(f"rank {q} loop: events", len(c["rows"]), 12)
+        for p in range(2):
+            mine = sorted((r for r in c["rows"] if r["pid"] == p), key=lambda r: r["op_index"])
+            got = [(r["name"], r["kind"], r["payload"], r["pid_n"], r["payload_size"]) for r in mine]
+            want = [x for i in range(3) for x in (("compute", "range", i, i, 4), ("user", "instant", 10 * i, i, 4))]
+            _check(f"rank {q} loop pid {p}: (name, kind, payload, pid_n, payload_size) in program order", got, want)
+            for rng, inst in zip(mine[::2], mine[1::2]):
+                end = rng["timestamp"] + rng["duration_cycles"]
+                if not rng["timestamp"] <= inst["timestamp"] <= end:
+                    pytest.fail(f"rank {q} pid {p}: instant at {inst['timestamp']} outside its range "
+                                f"[{rng['timestamp']}, {end}]")
+            for r in mine:
+                _check_physical(c, r, res["sm_count"], f"rank {q} loop pid {p} op {r['op_index']}")
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("world_size", WORLD_SIZES)
+@pytest.mark.parametrize("backend", backends())
+def test_tracing_overflow(backend, world_size, api):
+    """24 attempts into 5 slots: 5 kept (slots 0..4, each complete), 19 dropped, nothing past the end."""
+    for q, res in enumerate(_world(api, backend, world_size)):
+        c = res["overflow"]
+        _check(f"rank {q} overflow: attempted", c["attempted"], 24)
+        _check(f"rank {q} overflow: dropped", c["dropped"], 19)
+        _check_slots(c, f"rank {q} overflow")
+        raw = c["raw"]  # [fields][5]: a write past slot 4 would land in the next field's row
+        for row in c["rows"]:
+            where = f"rank {q} overflow slot {row['op_index']}"
+            _check(f"{where}: cur_rank", row["cur_rank"], q)
+            if row["name"] not in ("compute", "user"):
+                pytest.fail(f"{where}: name={row['name']!r}, but should be 'compute' or 'user'")
+            _check_physical(c, row, res["sm_count"], where)
+        _check(f"rank {q} overflow: raw op_index row", raw[11], [0, 1, 2, 3, 4])
+        _check(f"rank {q} overflow: raw cur_rank row", raw[4], [q] * 5)
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("backend", backends())
+def test_tracing_unfinished_runtime_off_compiled_off_reset(backend, api):
+    """Ranges never ended are flagged; runtime-off and compiled-off record nothing; reset restarts numbering."""
+    for q, res in enumerate(_world(api, backend, 2)):
+        c = res["unfinished"]
+        _check(f"rank {q} unfinished: kinds", [r["kind"] for r in c["rows"]], ["unfinished"] * 3)
+        _check(f"rank {q} unfinished: addresses", sorted(r["address"] for r in c["rows"]),
+               [c["buf"] + 4 * p for p in range(3)])
+        _check(f"rank {q} unfinished: payload_size", [r["payload_size"] for r in c["rows"]], [4, 4, 4])
+        _check(f"rank {q} runtime-off: counter", res["runtime_off"]["counter"], [0])
+        _check(f"rank {q} runtime-off: nonzero record entries", res["runtime_off"]["nonzero"], 0)
+        _check(f"rank {q} compiled-off: attempted", res["compiled_off"]["attempted"], 0)
+        _check(f"rank {q} compiled-off: nonzero record entries", res["compiled_off"]["nonzero"], 0)
+        r = res["reset"]
+        _check(f"rank {q} reset: attempted", r["attempted"], 2)
+        _check(f"rank {q} reset: (name, op_index)", sorted((x["name"], x["op_index"]) for x in r["rows"]),
+               [("wait", 0), ("wait", 1)])
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize(("rank_offset", "world_offset", "message"),
+                         [(1, 0, "rank differs"), (0, 1, "world_size differs")])
+@pytest.mark.cpu_interpret
+def test_rank_world_mismatch_is_reported(rank_offset, world_offset, message, api):
+    """A kernel whose constexpr rank/world_size disagree with the context fails (interpreter: always)."""
+    errors = run_world(ts.rank_check_suite, "cpu", 2, api, rank_offset, world_offset)
+    for q, err in enumerate(errors):
+        if message not in err:
+            pytest.fail(f"rank {q}: error={err!r}, but should mention {message!r}")

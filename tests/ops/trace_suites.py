@@ -1,0 +1,117 @@
+"""Rank-side tracing suites (one world runs every case); ``api`` picks Triton or Gluon kernels."""
+
+from __future__ import annotations
+
+import torch
+
+from iris.tracing.export import device_clock
+from tests.ops.suites import NUM_WARPS, cdiv, host, kernels
+
+BLOCK = 32
+N = 100
+MAX_EVENTS = 64
+MASK_SEED = 1234
+
+
+def _sm_count(device: torch.device) -> int:
+    return torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else 1
+
+
+def mask_bits(case: str, rank: int, numel: int) -> torch.Tensor:
+    """The int8 mask of a mask case: all, none, or random bits seeded by rank."""
+    if case == "all":
+        return torch.ones(numel, dtype=torch.int8)
+    if case == "none":
+        return torch.zeros(numel, dtype=torch.int8)
+    g = torch.Generator().manual_seed(MASK_SEED + rank)
+    return (torch.rand(numel, generator=g) < 0.5).to(torch.int8)
+
+
+def tracing_suite(api: str) -> dict:
+    """Run every tracing case on this rank; returns events and the facts needed to check them."""
+    k = kernels(api)
+    shmem = host(api)
+    r, w = shmem.get_rank(), shmem.get_num_ranks()
+    ctx = shmem.get_device_context()
+    dev = shmem.device
+    out = {"rank": r, "heap_base": shmem.heap.bases[r], "sm_count": _sm_count(dev)}
+
+    def run(name, launch, max_events=MAX_EVENTS, **facts):
+        shmem.tracing.enable(max_events)
+        shmem.barrier()
+        t0 = device_clock(dev)
+        launch()
+        shmem.barrier()
+        t1 = device_clock(dev)
+        ev = shmem.tracing.events()
+        out[name] = {"rows": ev.rows(), "attempted": ev.attempted, "dropped": ev.dropped, "t0": t0, "t1": t1,
+                     "tps": ev.ticks_per_second, **facts}
+
+    buf = shmem.zeros(128, dtype=torch.int32)
+    target = (r + 1) % w
+    for use_mask, n in ((True, N), (False, 128)):
+        name = "1d_masked" if use_mask else "1d_full"
+        run(name, lambda n=n, use_mask=use_mask: k.trace_1d_kernel[(cdiv(n, BLOCK),)](
+            ctx, buf, n, target, 5, r, w, BLOCK=BLOCK, USE_MASK=use_mask, TRACING=True, num_warps=NUM_WARPS),
+            buf=buf.data_ptr(), n=n, target=target)
+
+    for case in ("all", "none", "random"):
+        bits = shmem.zeros(128, dtype=torch.int8).copy_(mask_bits(case, r, 128))
+        run(f"mask_{case}", lambda bits=bits: k.trace_mask_kernel[(4,)](ctx, buf, bits, r, w, BLOCK=BLOCK,
+                                                                        num_warps=NUM_WARPS),
+            buf=buf.data_ptr(), bits=bits.cpu().tolist())
+
+    mat = shmem.zeros(64, 64, dtype=torch.int64)
+    run("2d", lambda: k.trace_2d_kernel[(cdiv(50, 16), cdiv(40, 32))](ctx, mat, 50, 40, 64, r, w, BM=16, BN=32,
+                                                                      num_warps=NUM_WARPS),
+        buf=mat.data_ptr(), M=50, N=40, BM=16, BN=32, stride=64)
+    out["2d"]["data"] = mat.cpu().tolist()
+
+    run("loop", lambda: k.trace_loop_kernel[(2,)](ctx, buf, 3, r, w, num_warps=NUM_WARPS), buf=buf.data_ptr())
+    run("overflow", lambda: k.trace_loop_kernel[(4,)](ctx, buf, 3, r, w, num_warps=NUM_WARPS), max_events=5,
+        buf=buf.data_ptr())
+    out["overflow"]["raw"] = shmem.tracing._records.cpu().tolist()
+    run("unfinished", lambda: k.trace_unfinished_kernel[(3,)](ctx, buf, r, w, num_warps=NUM_WARPS),
+        buf=buf.data_ptr())
+
+    # Compiled on, switched off at run time: nothing recorded, buffers untouched.
+    shmem.tracing.enable(MAX_EVENTS)
+    shmem.tracing.disable()
+    k.trace_1d_kernel[(4,)](ctx, buf, N, target, 5, r, w, BLOCK=BLOCK, USE_MASK=True, TRACING=True,
+                            num_warps=NUM_WARPS)
+    shmem.barrier()
+    out["runtime_off"] = {"counter": shmem.tracing._counter.cpu().tolist(),
+                          "nonzero": int(shmem.tracing._records.count_nonzero())}
+    # Compiled off while enabled: nothing recorded either.
+    shmem.tracing.enable(MAX_EVENTS)
+    k.trace_1d_kernel[(4,)](ctx, buf, N, target, 5, r, w, BLOCK=BLOCK, USE_MASK=True, TRACING=False,
+                            num_warps=NUM_WARPS)
+    shmem.barrier()
+    out["compiled_off"] = {"attempted": shmem.tracing.attempted,
+                           "nonzero": int(shmem.tracing._records.count_nonzero())}
+
+    # Reset between launches: only the second launch remains, numbered from 0.
+    shmem.tracing.enable(MAX_EVENTS)
+    k.trace_loop_kernel[(2,)](ctx, buf, 2, r, w, num_warps=NUM_WARPS)
+    shmem.tracing.reset()
+    k.trace_unfinished_kernel[(2,)](ctx, buf, r, w, num_warps=NUM_WARPS)
+    shmem.barrier()
+    ev = shmem.tracing.events()
+    out["reset"] = {"rows": ev.rows(), "attempted": ev.attempted}
+    shmem.close()
+    return out
+
+
+def rank_check_suite(api: str, rank_offset: int, world_offset: int) -> str:
+    """Launch a kernel whose constexpr rank/world disagree with the context; returns the error text."""
+    k = kernels(api)
+    shmem = host(api)
+    r, w = shmem.get_rank(), shmem.get_num_ranks()
+    try:
+        k.rank_check_kernel[(1,)](shmem.get_device_context(), r + rank_offset, w + world_offset, num_warps=NUM_WARPS)
+        shmem.barrier()
+        return ""
+    except Exception as e:  # the interpreter raises the device assertion as an exception
+        return repr(e)
+    finally:
+        shmem.close()
