@@ -11,7 +11,7 @@ import torch
 from tests.ops import suites
 from tests.worlds import WORLD_SIZES, backends, run_world
 
-APIS = ("triton",)
+APIS = ("triton", "gluon")
 _REDUCE = {
     "atomic_add": lambda a, v: a + v,
     "atomic_sub": lambda a, v: a - v,

@@ -1,0 +1,138 @@
+"""Gluon device API: ``IrisDeviceCtx``, the twin of the Triton ``DeviceContext``, and its host object.
+
+Same methods, order, parameters and defaults as ``iris/device/context.py`` (checked by reflection in
+tests/cpu_unit/test_parity.py); the deliberate differences are listed in ``iris.parity``.
+The host side is the foundation's ``Iris`` unchanged (heap, world, context layout, ``Tracing``), and
+``ctx.tracing`` is the same ``DeviceTracing`` the Triton API uses: its scalar and reduction code is
+valid Gluon, so the recorded values are identical by construction.
+
+Atomics share one contract: ``atomic_<op>(pointer, val, to_rank, mask=None, sem=None, scope=None)``
+applies ``<op>`` at ``pointer``'s offset in ``to_rank``'s heap and returns the old values.
+``sem`` is one of "acquire", "release", "acq_rel" (default), "relaxed"; ``scope`` one of "gpu"
+(default), "cta", "sys" (use "sys" when another device or the host observes the result).
+"""
+
+import triton
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+
+from iris import layout_constexpr as L
+from iris._aggregate import aggregate
+from iris.iris import Iris
+from iris.tracing.device import DeviceTracing
+
+
+class IrisGluon(Iris):
+    """Host object of the Gluon API: the foundation's ``Iris`` (heap, barrier, context, tracing)."""
+
+
+def iris(heap_size: int = 1 << 30) -> IrisGluon:
+    """Create this rank's Gluon host object (collective over the current torch.distributed world)."""
+    return IrisGluon(heap_size)
+
+
+@aggregate
+class IrisDeviceCtx:
+    """This rank's view of the symmetric heap inside a Gluon kernel (rank and world read at run time)."""
+
+    cur_rank: gl.tensor
+    num_ranks: gl.tensor
+    heap_bases: gl.tensor
+    tracing: DeviceTracing
+
+    @triton.constexpr_function
+    def __init__(self, cur_rank, num_ranks, heap_bases, tracing):
+        self.cur_rank = cur_rank
+        self.num_ranks = num_ranks
+        self.heap_bases = heap_bases
+        self.tracing = tracing
+
+    @staticmethod
+    @gluon.jit
+    def initialize(context_tensor, tracing: gl.constexpr = False):
+        """Build the context from ``iris_gluon.iris(...).get_device_context()``."""
+        cur_rank = gl.load(context_tensor + L.CUR_RANK)
+        num_ranks = gl.load(context_tensor + L.NUM_RANKS)
+        device_tracing = DeviceTracing.initialize(context_tensor, tracing)
+        return IrisDeviceCtx(cur_rank, num_ranks, context_tensor + L.HEAP_BASES, device_tracing)
+
+    @gluon.jit
+    def _translate(self, pointer, to_rank):
+        """``pointer`` (into this rank's heap) moved to the same offset in ``to_rank``'s heap."""
+        from_base = gl.load(self.heap_bases + self.cur_rank)
+        to_base = gl.load(self.heap_bases + to_rank)
+        offset = pointer.to(gl.int64, bitcast=False) - from_base
+        return (to_base.to(gl.pointer_type(gl.int8)) + offset).to(pointer.dtype, bitcast=True)
+
+    @gluon.jit
+    def load(self, pointer, from_rank, mask=None, other=None, cache_modifier: gl.constexpr = None,
+             volatile: gl.constexpr = False):
+        """Values at ``pointer``'s offset in ``from_rank``'s heap."""
+        return gl.load(self._translate(pointer, from_rank), mask=mask, other=other, cache_modifier=cache_modifier,
+                       volatile=volatile)
+
+    @gluon.jit
+    def store(self, pointer, value, to_rank, mask=None, cache_modifier: gl.constexpr = None):
+        """Write ``value`` at ``pointer``'s offset in ``to_rank``'s heap."""
+        gl.store(self._translate(pointer, to_rank), value, mask=mask, cache_modifier=cache_modifier)
+
+    @gluon.jit
+    def get(self, from_ptr, to_ptr, from_rank, mask=None):
+        """Copy ``from_rank``'s data at ``from_ptr``'s offset into local ``to_ptr``."""
+        gl.store(to_ptr, gl.load(self._translate(from_ptr, from_rank), mask=mask), mask=mask)
+
+    @gluon.jit
+    def put(self, from_ptr, to_ptr, to_rank, mask=None):
+        """Copy local data at ``from_ptr`` to ``to_ptr``'s offset in ``to_rank``'s heap."""
+        gl.store(self._translate(to_ptr, to_rank), gl.load(from_ptr, mask=mask), mask=mask)
+
+    @gluon.jit
+    def copy(self, src_ptr, dst_ptr, from_rank, to_rank, mask=None):
+        """Copy ``from_rank``'s data at ``src_ptr``'s offset to ``dst_ptr``'s offset in ``to_rank``'s heap."""
+        data = gl.load(self._translate(src_ptr, from_rank), mask=mask)
+        gl.store(self._translate(dst_ptr, to_rank), data, mask=mask)
+
+    @gluon.jit
+    def atomic_add(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None):
+        """Atomic add; see the module docstring for the atomics' contract."""
+        return gl.atomic_add(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+
+    @gluon.jit
+    def atomic_sub(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None):
+        """Atomic subtract; see the module docstring for the atomics' contract."""
+        return gl.atomic_add(self._translate(pointer, to_rank), -val, mask=mask, sem=sem, scope=scope)
+
+    @gluon.jit
+    def atomic_cas(self, pointer, cmp, val, to_rank, sem: gl.constexpr = None, scope: gl.constexpr = None):
+        """Atomic compare-and-swap (writes ``val`` where the old value equals ``cmp``); returns the old values."""
+        return gl.atomic_cas(self._translate(pointer, to_rank), cmp, val, sem=sem, scope=scope)
+
+    @gluon.jit
+    def atomic_xchg(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None):
+        """Atomic exchange; see the module docstring for the atomics' contract."""
+        return gl.atomic_xchg(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+
+    @gluon.jit
+    def atomic_xor(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None):
+        """Atomic bitwise xor; see the module docstring for the atomics' contract."""
+        return gl.atomic_xor(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+
+    @gluon.jit
+    def atomic_and(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None):
+        """Atomic bitwise and; see the module docstring for the atomics' contract."""
+        return gl.atomic_and(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+
+    @gluon.jit
+    def atomic_or(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None):
+        """Atomic bitwise or; see the module docstring for the atomics' contract."""
+        return gl.atomic_or(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+
+    @gluon.jit
+    def atomic_min(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None):
+        """Atomic minimum; see the module docstring for the atomics' contract."""
+        return gl.atomic_min(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+
+    @gluon.jit
+    def atomic_max(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None):
+        """Atomic maximum; see the module docstring for the atomics' contract."""
+        return gl.atomic_max(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
