@@ -1,0 +1,38 @@
+"""Triton/Gluon device-API parity: how the two are compared, and the deliberate differences.
+
+``methods(cls)`` lists a device class's jit methods in definition order with their parameters
+(name, kind, default). ``DIFFERENCES`` is the one place that lists where ``DeviceContext`` and
+``IrisDeviceCtx`` are allowed to differ, with the reason; everything else must match exactly.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+# (method, reason). Each entry must correspond to a real difference (the parity test checks both ways).
+DIFFERENCES: dict[str, str] = {
+    "initialize": (
+        "Triton takes rank and world_size as constexprs, so translation indexes the heap bases with "
+        "constants; Gluon reads both from the context tensor at run time (one compile serves every rank)."
+    ),
+}
+
+
+def _python_function(member):
+    member = getattr(member, "__func__", member)
+    return getattr(member, "fn", member)
+
+
+def methods(cls) -> list[tuple[str, tuple[tuple[str, str, object], ...]]]:
+    """``[(name, ((param, kind, default), ...)), ...]`` of ``cls``'s jit methods, in definition order."""
+    found = []
+    for name in dir(cls):
+        fn = _python_function(inspect.getattr_static(cls, name))
+        if name.startswith("__") or not inspect.isfunction(fn) or fn.__module__.startswith("triton."):
+            continue  # skip what Triton's aggregate machinery adds
+        params = tuple(
+            (p.name, p.kind.name, None if p.default is inspect.Parameter.empty else repr(p.default))
+            for p in inspect.signature(fn).parameters.values()
+        )
+        found.append((fn.__code__.co_firstlineno, name, params))
+    return [(name, params) for _, name, params in sorted(found)]
