@@ -1,0 +1,179 @@
+"""Host ``Tracing`` with a fake owner: enable validation, the published tracing block, reads before enable,
+reset, and decoding what a (simulated) kernel left in the buffers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from iris import layout
+from iris.tracing.core import Tracing
+from iris.tracing.events import DURATION_INSTANT, EVENT_IDS, FIELD_INDEX, TRACE_FIELDS
+from tests.cpu_unit.checks import check, check_raises
+
+pytestmark = pytest.mark.cpu_unit
+
+
+class FakeOwner:
+    """What ``Tracing`` needs from ``Iris``: a rank, a device and a way to publish the tracing block."""
+
+    def __init__(self, rank: int = 2) -> None:
+        self.rank = rank
+        self.device = torch.device("cpu")
+        self.blocks: list[layout.TracingBlock | None] = []
+
+    def _write_tracing_block(self, block: layout.TracingBlock | None) -> None:
+        self.blocks.append(block)
+
+
+@pytest.fixture
+def owner() -> FakeOwner:
+    return FakeOwner()
+
+
+def _record(tracing: Tracing, n_written: int, attempted: int) -> None:
+    """Simulate a kernel: fill ``n_written`` slots (instants of the "user" event) and set the counter."""
+    for s in range(n_written):
+        tracing._records[:, s] = 100 + s
+        tracing._records[FIELD_INDEX["event_id"], s] = EVENT_IDS["user"]
+        tracing._records[FIELD_INDEX["op_index"], s] = s
+        tracing._records[FIELD_INDEX["duration_cycles"], s] = DURATION_INSTANT.value
+    tracing._counter[0] = attempted
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "10", True, None], ids=repr)
+def test_enable_rejects_a_bad_max_events_and_changes_nothing(owner, bad):
+    tracing = Tracing(owner)
+    check_raises(ValueError, lambda: tracing.enable(bad), mentions=[f"max_events={bad!r}"], where=f"enable({bad!r})")
+    check("enabled", tracing.enabled, False)
+    check("_records", tracing._records, None)
+    check("_counter", tracing._counter, None)
+    check("_write_tracing_block calls", owner.blocks, [])
+
+
+@pytest.mark.parametrize("bad", [0, "10"], ids=repr)
+def test_enable_rejects_a_bad_max_events_when_enabled(owner, bad):
+    tracing = Tracing(owner)
+    tracing.enable(8)
+    records, counter = tracing._records, tracing._counter
+    _record(tracing, 3, 3)
+    check_raises(ValueError, lambda: tracing.enable(bad), mentions=[f"max_events={bad!r}"])
+    check("_records is the same tensor", tracing._records is records, True)
+    check("_counter is the same tensor", tracing._counter is counter, True)
+    check("attempted", tracing.attempted, 3)
+    check("number of _write_tracing_block calls", len(owner.blocks), 1)
+
+
+@pytest.mark.parametrize("what", ["events", "export", "reset", "attempted", "dropped"])
+def test_reads_before_enable_say_to_enable_first(owner, what, tmp_path):
+    tracing = Tracing(owner)
+    calls = {
+        "events": tracing.events,
+        "export": lambda: tracing.export(str(tmp_path / "t.json")),
+        "reset": tracing.reset,
+        "attempted": lambda: tracing.attempted,
+        "dropped": lambda: tracing.dropped,
+    }
+    check_raises(RuntimeError, calls[what], mentions=["enable"], where=what)
+    check("files written", list(tmp_path.iterdir()), [])
+
+
+def test_enable_publishes_the_buffers(owner):
+    tracing = Tracing(owner)
+    tracing.enable(max_events=64)
+    check("enabled", tracing.enabled, True)
+    check("max_events", tracing.max_events, 64)
+    check("_records.shape", tuple(tracing._records.shape), (len(TRACE_FIELDS), 64))
+    check("_records.dtype", tracing._records.dtype, torch.int64)
+    check("_counter.tolist()", tracing._counter.tolist(), [0])
+    check("_records all zero", bool((tracing._records == 0).all()), True)
+    expected = layout.TracingBlock(enabled=1, max_events=64, counter_ptr=tracing._counter.data_ptr(),
+                                   records_ptr=tracing._records.data_ptr())
+    check("published blocks", owner.blocks, [expected])
+
+
+def test_enable_again_with_another_size_reallocates(owner):
+    tracing = Tracing(owner)
+    tracing.enable(4)
+    _record(tracing, 4, 9)
+    tracing.enable(16)
+    check("max_events", tracing.max_events, 16)
+    check("attempted", tracing.attempted, 0)
+    check("last published max_events", owner.blocks[-1].max_events, 16)
+    check("last published records_ptr", owner.blocks[-1].records_ptr, tracing._records.data_ptr())
+
+
+def test_enable_again_with_the_same_size_clears(owner):
+    tracing = Tracing(owner)
+    tracing.enable(4)
+    _record(tracing, 4, 4)
+    tracing.enable(4)
+    check("attempted", tracing.attempted, 0)
+    check("nonzero record entries", int(tracing._records.count_nonzero()), 0)
+    check("published blocks", len(owner.blocks), 2)
+
+
+def test_disable_publishes_none_and_keeps_events(owner):
+    tracing = Tracing(owner)
+    tracing.enable(8)
+    _record(tracing, 2, 2)
+    tracing.disable()
+    check("enabled", tracing.enabled, False)
+    check("last published block", owner.blocks[-1], None)
+    check("len(events()) after disable", len(tracing.events()), 2)
+
+
+def test_reset_zeroes_buffers_and_counter(owner):
+    tracing = Tracing(owner)
+    tracing.enable(8)
+    _record(tracing, 8, 12)
+    tracing.reset()
+    check("attempted", tracing.attempted, 0)
+    check("nonzero record entries", int(tracing._records.count_nonzero()), 0)
+    check("enabled", tracing.enabled, True)
+    check("len(events())", len(tracing.events()), 0)
+
+
+@pytest.mark.parametrize("written,attempted,dropped", [(0, 0, 0), (3, 3, 0), (8, 8, 0), (8, 20, 12)])
+def test_events_and_dropped(owner, written, attempted, dropped):
+    tracing = Tracing(owner)
+    tracing.enable(8)
+    _record(tracing, written, attempted)
+    ev = tracing.events()
+    where = f"{attempted} attempted in 8 slots"
+    check("len(events())", len(ev), written, where)
+    check("events().attempted", ev.attempted, attempted, where)
+    check("events().dropped", ev.dropped, dropped, where)
+    check("tracing.attempted", tracing.attempted, attempted, where)
+    check("tracing.dropped", tracing.dropped, dropped, where)
+    check("events().rank", ev.rank, owner.rank, where)
+    check("events().backend", ev.backend, "interpreter", where)
+    check("names()", ev.names(), ["user"] * written, where)
+    check("op_index", ev["op_index"].tolist(), list(range(written)), where)
+    for f in TRACE_FIELDS:
+        if f not in ("event_id", "op_index", "duration_cycles"):
+            check(f"{f} column", ev[f].tolist(), [100 + s for s in range(written)], where)
+
+
+def test_events_survive_a_later_reset(owner):
+    tracing = Tracing(owner)
+    tracing.enable(8)
+    _record(tracing, 3, 3)
+    ev = tracing.events()
+    tracing.reset()
+    check("payload column after reset", ev["payload"].tolist(), [100, 101, 102])
+
+
+def test_export_writes_this_ranks_events(owner, tmp_path):
+    tracing = Tracing(owner)
+    tracing.enable(8)
+    _record(tracing, 3, 3)
+    path = tmp_path / "rank.json"
+    check("export() returned", tracing.export(str(path)), str(path))
+    trace = json.loads(path.read_text())
+    instants = [e for e in trace["traceEvents"] if e["ph"] == "i"]
+    check("number of instants", len(instants), 3)
+    check("pids", sorted({e["pid"] for e in instants}), [owner.rank])
+    check("metadata.dropped", trace["metadata"]["dropped"], {str(owner.rank): 0})
