@@ -1,0 +1,297 @@
+"""The symmetric heap: one equally sized byte buffer per rank, every one mapped into every rank's process.
+
+``heap.bases[r]`` is the address of rank ``r``'s heap as mapped in *this* process, so a kernel can
+translate a local heap pointer ``p`` to the same object on rank ``r`` as
+``p - bases[my_rank] + bases[r]``. Objects are placed with a bump allocator that every rank runs
+identically, so the same allocation has the same offset on every rank.
+
+Two private backends map the buffers, chosen in :func:`_backend_for`: CUDA/HIP IPC handles on GPUs,
+and shared-memory files (``/dev/shm``) mapped with ``torch.from_file`` on cpu (Triton interpreter).
+"""
+
+from __future__ import annotations
+
+import errno
+import math
+import os
+import tempfile
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from iris.world import World
+
+__all__ = ["HeapOutOfMemoryError", "SymmetricHeap"]
+
+_SEGMENT_PREFIX = "iris-heap-"
+
+
+class HeapOutOfMemoryError(MemoryError):
+    """Raised by :meth:`SymmetricHeap.allocate` when the request does not fit."""
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _gather_or_raise(world: World, what: str, step: Callable[[], Any]) -> list[Any]:
+    """Run ``step`` on every rank and all-gather its results; if it failed anywhere, raise on every rank.
+
+    Gathering errors instead of raising locally keeps ranks from hanging in a later collective.
+    """
+    try:
+        item: tuple[Any, str | None] = (step(), None)
+    except Exception as e:
+        item = (None, f"{type(e).__name__}: {e}")
+    gathered: list[Any] = [None] * world.world_size
+    dist.all_gather_object(gathered, item, group=world.group)
+    failed = [f"rank {r}: {err}" for r, (_, err) in enumerate(gathered) if err is not None]
+    if failed:
+        raise RuntimeError(f"SymmetricHeap: {what} failed on " + "; ".join(failed))
+    return [value for value, _ in gathered]
+
+
+class _CudaIpcBackend:
+    """GPU heaps: allocate with torch, exchange CUDA/HIP IPC handles, open every peer's handle."""
+
+    @staticmethod
+    def open(size: int, world: World) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        from torch.multiprocessing.reductions import reduce_tensor
+
+        with torch.cuda.device(world.device):
+            allocated: list[torch.Tensor] = []
+
+            def export() -> list[Any]:
+                allocated.append(torch.zeros(size, dtype=torch.uint8, device=world.device))
+                torch.cuda.synchronize(world.device)  # the memset completes before peers can touch the memory
+                # One export per consumer: each export wraps the storage in a fresh IPC reference counter
+                # that exactly one consumer releases. Sharing one handle with several peers (or exporting
+                # to ourselves) would leave a counter non-zero forever and the memory stuck in torch's limbo.
+                return [None if r == world.rank else reduce_tensor(allocated[0]) for r in range(world.world_size)]
+
+            exports = _gather_or_raise(world, "allocating and exporting the heap (CUDA IPC)", export)
+            buffer = allocated[0]
+            peers: list[torch.Tensor] = []
+
+            def open_peers() -> None:
+                # Rebuilding a peer's handle opens it in this process (cudaIpcOpenMemHandle); this also
+                # works for ranks sharing one GPU. Our own buffer is used as is.
+                for r in range(world.world_size):
+                    if r == world.rank:
+                        peers.append(buffer)
+                    else:
+                        rebuild, args = exports[r][world.rank]
+                        peers.append(rebuild(*args))
+
+            _gather_or_raise(world, "opening peer CUDA IPC handles", open_peers)
+        return buffer, peers
+
+    @staticmethod
+    def release(device: torch.device) -> None:
+        torch.cuda.synchronize(device)
+        torch.cuda.ipc_collect()
+
+
+class _SharedMemoryBackend:
+    """cpu heaps: each rank creates a shared-memory file, every rank maps every file, creators unlink.
+
+    ``torch.from_file(shared=True)`` maps with MAP_SHARED, keeps no file descriptor open and unmaps
+    when the last tensor viewing the storage dies, so views that outlive ``close()`` stay valid and
+    nothing leaks. Plain files avoid multiprocessing's resource_tracker (which would warn about, and
+    unlink, segments opened by non-creators at process exit).
+    """
+
+    @staticmethod
+    def _directory() -> str:
+        return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
+
+    @classmethod
+    def _create(cls, size: int) -> str:
+        path = os.path.join(cls._directory(), f"{_SEGMENT_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:16]}")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            try:
+                # Reserve the pages now: a full /dev/shm is an error here, not a SIGBUS later.
+                os.posix_fallocate(fd, 0, size)
+            except (AttributeError, OSError) as e:
+                if isinstance(e, OSError) and e.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+                    raise
+                os.ftruncate(fd, size)
+        except BaseException:
+            os.close(fd)
+            os.unlink(path)
+            raise
+        os.close(fd)
+        return path
+
+    @staticmethod
+    def _map(path: str, size: int) -> torch.Tensor:
+        return torch.from_file(path, shared=True, size=size, dtype=torch.uint8)
+
+    @classmethod
+    def open(cls, size: int, world: World) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        path: str | None = None
+        mapped: list[torch.Tensor] = []
+
+        def create() -> str:
+            nonlocal path
+            path = cls._create(size)
+            mapped.append(cls._map(path, size))
+            return path
+
+        try:
+            paths = _gather_or_raise(world, "creating the shared-memory segment", create)
+            buffer = mapped[0]
+            peers: list[torch.Tensor] = []
+
+            def open_peers() -> None:
+                peers.extend(buffer if r == world.rank else cls._map(p, size) for r, p in enumerate(paths))
+
+            # The gather doubles as the barrier after which every rank has mapped every segment.
+            _gather_or_raise(world, "mapping peer shared-memory segments", open_peers)
+        finally:
+            if path is not None:
+                os.unlink(path)  # mappings stay valid; nothing is left behind even if a rank crashes later
+        return buffer, peers
+
+    @staticmethod
+    def release(device: torch.device) -> None:
+        pass  # mappings go away with the last tensor that views them
+
+
+def _backend_for(device: torch.device) -> type[_CudaIpcBackend] | type[_SharedMemoryBackend]:
+    """The one place where GPU and cpu heaps part ways."""
+    return _SharedMemoryBackend if device.type == "cpu" else _CudaIpcBackend
+
+
+class SymmetricHeap:
+    """A ``size``-byte heap on every rank of ``world``, each mapped into every rank's process.
+
+    Collective: every rank constructs it with the same ``size`` (and must call :meth:`allocate`
+    with the same sequence of requests to keep offsets symmetric). The memory starts zeroed.
+
+    Attributes:
+        buffer: this rank's heap, a 1-D ``torch.uint8`` tensor of ``size`` bytes on ``world.device``.
+        bases: ``bases[r]`` is the address of rank ``r``'s heap as mapped in this process.
+        world: the :class:`~iris.world.World` the heap spans.
+    """
+
+    def __init__(self, size: int, world: World) -> None:
+        if not _is_int(size) or size <= 0:
+            raise ValueError(f"SymmetricHeap: size must be an int > 0 (bytes), got {size!r}")
+        self.world = world
+        self._size = size
+        self._used = 0
+        self._backend = _backend_for(world.device)
+        self.buffer: torch.Tensor | None
+        self.buffer, self._peers = self._backend.open(size, world)
+        self.bases: list[int] = [p.data_ptr() for p in self._peers]
+
+    @property
+    def size(self) -> int:
+        """Heap size in bytes (per rank)."""
+        return self._size
+
+    @property
+    def used(self) -> int:
+        """Bytes allocated so far, including alignment padding."""
+        return self._used
+
+    @property
+    def free(self) -> int:
+        """Bytes left after the last allocation (before any alignment padding)."""
+        return self._size - self._used
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return self.buffer is None
+
+    def _check_open(self) -> torch.Tensor:
+        if self.buffer is None:
+            raise RuntimeError("SymmetricHeap: the heap is closed")
+        return self.buffer
+
+    def allocate(self, nbytes: int, alignment: int = 256) -> int:
+        """Reserve ``nbytes`` bytes aligned to ``alignment`` (a power of two); return their byte offset.
+
+        Offsets are relative to the heap start (``bases[rank]``). Raises :class:`HeapOutOfMemoryError`
+        (a ``MemoryError``) without changing anything if the request does not fit.
+        """
+        self._check_open()
+        if not _is_int(nbytes) or nbytes < 0:
+            raise ValueError(f"SymmetricHeap.allocate: nbytes must be an int >= 0, got {nbytes!r}")
+        if not _is_int(alignment) or alignment < 1 or alignment & (alignment - 1):
+            raise ValueError(f"SymmetricHeap.allocate: alignment must be a power of two, got {alignment!r}")
+        offset = -(-self._used // alignment) * alignment
+        end = offset + nbytes
+        if end > self._size:
+            raise HeapOutOfMemoryError(
+                f"SymmetricHeap: cannot allocate {nbytes} bytes (alignment {alignment}): "
+                f"{self.free} bytes free of a {self._size}-byte heap ({self._used} bytes used)"
+            )
+        self._used = end
+        return offset
+
+    def _view(self, base: torch.Tensor, offset: int, shape: int | Sequence[int], dtype: torch.dtype) -> torch.Tensor:
+        if not isinstance(dtype, torch.dtype):
+            raise TypeError(f"SymmetricHeap: dtype must be a torch.dtype, got {dtype!r}")
+        size = torch.Size([shape] if _is_int(shape) else shape)
+        nbytes = math.prod(size) * dtype.itemsize
+        if not _is_int(offset) or offset < 0 or offset % dtype.itemsize:
+            raise ValueError(
+                f"SymmetricHeap: offset must be an int >= 0 and a multiple of {dtype.itemsize} for {dtype}, "
+                f"got {offset!r}"
+            )
+        if offset + nbytes > self._size:
+            raise ValueError(
+                f"SymmetricHeap: {nbytes} bytes at offset {offset} run past the end of the {self._size}-byte heap"
+            )
+        return base[offset : offset + nbytes].view(dtype).view(size)
+
+    def tensor(self, offset: int, shape: int | Sequence[int], dtype: torch.dtype) -> torch.Tensor:
+        """A contiguous ``shape``/``dtype`` view of this rank's heap starting at byte ``offset``."""
+        return self._view(self._check_open(), offset, shape, dtype)
+
+    def peer_tensor(self, rank: int, offset: int, shape: int | Sequence[int], dtype: torch.dtype) -> torch.Tensor:
+        """The same view as :meth:`tensor`, of rank ``rank``'s heap (as mapped in this process)."""
+        self._check_open()
+        if not _is_int(rank) or not 0 <= rank < self.world.world_size:
+            raise ValueError(f"SymmetricHeap: rank must be in [0, {self.world.world_size}), got {rank!r}")
+        return self._view(self._peers[rank], offset, shape, dtype)
+
+    def reset(self) -> None:
+        """Free every allocation (the next one starts at offset 0); the memory is not cleared."""
+        self._used = 0
+
+    def close(self) -> None:
+        """Release this rank's mappings of every heap (idempotent, local: no collective).
+
+        Peers must no longer access this rank's heap (e.g. close after a barrier). On GPUs the local
+        buffer is freed once every peer has closed its mapping of it (torch's CUDA IPC reference
+        counting; blocks still mapped by a peer are freed by a later ``torch.cuda.ipc_collect()``).
+        """
+        if self.buffer is None:
+            return
+        device = self.buffer.device
+        self._peers = []
+        self.buffer = None
+        self.bases = []
+        self._used = 0
+        self._backend.release(device)
+
+    def __enter__(self) -> SymmetricHeap:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"used={self._used}"
+        return (
+            f"SymmetricHeap(size={self._size}, {state}, rank={self.world.rank}, "
+            f"world_size={self.world.world_size}, device={self.world.device})"
+        )
