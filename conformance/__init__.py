@@ -1,0 +1,1 @@
+"""Triton/Gluon tracing conformance: paired scenarios, a Python model, three-way comparison."""

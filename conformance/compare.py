@@ -1,0 +1,137 @@
+"""Three-way comparison of one example: Triton vs model, Gluon vs model, Triton vs Gluon.
+
+Logical fields must be equal; physical fields (timestamps, durations, SM/CU/XCC ids) must be valid:
+inside the launch window, ordered, in range for the device. Memory is compared exactly. Each
+divergence names the check, rank, program, event, field and both values, and carries the first
+diverging event of each side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from conformance.model import Event, Model
+from conformance.normalize import AddressMap, by_program, expected_by_program, to_event
+
+XCC_LIMIT = {"cuda": 1, "interpreter": 1, "hip": 8}
+
+
+@dataclass
+class Divergence:
+    """One disagreement, readable without knowing the harness."""
+
+    check: str  # "triton vs model" | "gluon vs model" | "triton vs gluon"
+    rank: int
+    where: str  # "pid 3 event 1", "buffer out[17]", "attempted", ...
+    field: str
+    actual: object
+    expected: object
+    left: Event | None = None
+    right: Event | None = None
+
+    def __str__(self) -> str:
+        lines = [f"{self.field}={self.actual!r}, but should be {self.expected!r} [{self.check}, rank {self.rank}, "
+                 f"{self.where}]"]
+        if self.left is not None or self.right is not None:
+            a, b = self.check.split(" vs ")
+            lines.append(f"    {a:>6}: {self.left}")
+            lines.append(f"    {b:>6}: {self.right}")
+        return "\n".join(lines)
+
+
+def observed_events(rank_obs: dict, api: str, heap_bytes: int) -> tuple[dict[int, list[Event]], list[dict]]:
+    """``({pid: events in program order}, raw rows)`` of one API on one rank."""
+    a = rank_obs["apis"][api]
+    amap = AddressMap(rank_obs["heap_bases"], a["layout"], heap_bytes)
+    rows = a["rows"]
+    events = [to_event(r, amap) for r in rows]
+    return by_program(events, [r["op_index"] for r in rows]), rows
+
+
+def _compare_programs(check, rank, got, want, prefix_only=False) -> list[Divergence]:
+    """First divergence between two ``{pid: [Event]}`` maps (``prefix_only``: ``got`` may be a prefix)."""
+    for pid in sorted(set(got) | set(want)):
+        g, w = got.get(pid, []), want.get(pid, [])
+        for k in range(max(len(g), len(w))):
+            left = g[k] if k < len(g) else None
+            right = w[k] if k < len(w) else None
+            if left is None and prefix_only:
+                break
+            where = f"pid {pid} event {k}"
+            if left is None or right is None:
+                count = (len(g), len(w))
+                return [Divergence(check, rank, f"pid {pid}", "events in program", count[0], count[1], left, right)]
+            fields = left.diff(right)
+            if fields:
+                f = fields[0]
+                return [Divergence(check, rank, where, f, getattr(left, f), getattr(right, f), left, right)]
+    return []
+
+
+def _physical(api: str, rank: int, rows: list[dict], obs: dict) -> list[Divergence]:
+    t0, t1 = obs["apis"][api]["window"]
+    xcc_limit = XCC_LIMIT.get(obs["backend"], 1)
+    check = f"{api} vs model"
+    for r in rows:
+        where = f"pid {r['pid']} op_index {r['op_index']}"
+        if not t0 <= r["timestamp"] <= t1:
+            return [Divergence(check, rank, where, "timestamp", r["timestamp"], f"within launch window [{t0}, {t1}]")]
+        if r["kind"] == "range" and not 0 <= r["duration_cycles"] <= t1 - r["timestamp"]:
+            bound = t1 - r["timestamp"]
+            return [Divergence(check, rank, where, "duration_cycles", r["duration_cycles"], f"in [0, {bound}]")]
+        if not 0 <= r["cu_id"] < obs["sm_count"]:
+            return [Divergence(check, rank, where, "cu_id", r["cu_id"], f"in [0, {obs['sm_count']})")]
+        if not 0 <= r["xcc_id"] < xcc_limit:
+            return [Divergence(check, rank, where, "xcc_id", r["xcc_id"], f"in [0, {xcc_limit})")]
+    return []
+
+
+def _memory(check: str, rank: int, got: dict, want: dict) -> list[Divergence]:
+    for name, values in want.items():
+        actual = got.get(name)
+        if actual is None:
+            return [Divergence(check, rank, f"buffer {name}", "buffer", None, "allocated by setup")]
+        flat_a, flat_w = _flatten(actual), _flatten(values)
+        if len(flat_a) != len(flat_w):
+            return [Divergence(check, rank, f"buffer {name}", "elements", len(flat_a), len(flat_w))]
+        for i, (a, w) in enumerate(zip(flat_a, flat_w)):
+            if a != w:
+                return [Divergence(check, rank, f"buffer {name}[{i}]", "value", a, w)]
+    return []
+
+
+def _flatten(x) -> list:
+    if isinstance(x, (list, tuple)):
+        return [v for item in x for v in _flatten(item)]
+    return [x]
+
+
+def compare(model: Model, observations: list[dict], apis: tuple[str, ...], heap_bytes: int) -> list[Divergence]:
+    """Every divergence of one example (at most one per check, rank and kind of evidence)."""
+    out: list[Divergence] = []
+    seen: dict[str, list[dict[int, list[Event]]]] = {api: [] for api in apis}
+    for obs in observations:
+        r = obs["rank"]
+        want = expected_by_program(model.events.get(r, []))
+        for api in apis:
+            check = f"{api} vs model"
+            got, rows = observed_events(obs, api, heap_bytes)
+            seen[api].append(got)
+            a = obs["apis"][api]
+            if a["attempted"] != model.attempted(r):
+                out.append(Divergence(check, r, "whole launch", "attempted", a["attempted"], model.attempted(r)))
+            overflow = model.capacity is not None and model.capacity < model.attempted(r)
+            if overflow and len(rows) != model.capacity:
+                out.append(Divergence(check, r, "whole launch", "kept events", len(rows), model.capacity))
+            out += _compare_programs(check, r, got, want, prefix_only=overflow)
+            out += _physical(api, r, rows, obs)
+            out += _memory(check, r, a["memory"], model.memory.get(r, {}))
+        if len(apis) == 2:
+            x, y = apis
+            check = f"{x} vs {y}"
+            gx, gy = seen[x][-1], seen[y][-1]
+            if model.capacity is None or model.capacity >= model.attempted(r):
+                out += _compare_programs(check, r, gx, gy)
+            mx, my = obs["apis"][x]["memory"], obs["apis"][y]["memory"]
+            out += _memory(check, r, mx, my)
+    return out

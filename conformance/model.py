@@ -1,0 +1,66 @@
+"""What a scenario must produce, in plain Python: logical events per rank and final memory per rank.
+
+The same ``Event`` type holds expected events (from a scenario's model) and observed ones (after
+``conformance.normalize``), so comparing is field by field equality. Addresses are
+``Addr(heap_rank, buffer, index)``: the element ``index`` of the named heap buffer on ``heap_rank``;
+``None`` where no lane was active (the device records 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+LOGICAL_FIELDS = (
+    "name", "kind", "pid", "pid_m", "pid_n", "cur_rank", "target_rank", "address", "payload_size", "payload",
+)  # fmt: skip
+
+
+class Addr(NamedTuple):
+    """Element ``index`` of heap buffer ``buffer`` on rank ``heap_rank``."""
+
+    heap_rank: int
+    buffer: str
+    index: int
+
+    def __str__(self) -> str:
+        return f"{self.buffer}[{self.index}]@rank{self.heap_rank}"
+
+
+@dataclass(frozen=True)
+class Event:
+    """The logical content of one trace event (physical fields are checked for validity, not equality)."""
+
+    name: str
+    kind: str  # "range" | "instant" | "unfinished"
+    pid: int
+    pid_m: int
+    pid_n: int
+    cur_rank: int
+    target_rank: int
+    address: Addr | None
+    payload_size: int
+    payload: int = 0
+
+    def diff(self, other: Event) -> list[str]:
+        """Names of the logical fields that differ."""
+        return [f for f in LOGICAL_FIELDS if getattr(self, f) != getattr(other, f)]
+
+
+@dataclass
+class Model:
+    """Expected outcome of one example.
+
+    ``events[r]``: rank r's events in program order per pid (any pid order). ``memory[r][buffer]``:
+    rank r's final buffer contents (buffers not listed are not checked). With ``capacity`` set below
+    the number of events, the kept events must be ``capacity`` of the expected ones, each program's
+    kept events a prefix of its own expected sequence (overflow keeps whichever slots were claimed
+    first), and ``attempted`` must still count them all.
+    """
+
+    events: dict[int, list[Event]]
+    memory: dict[int, dict[str, list]] = field(default_factory=dict)
+    capacity: int | None = None
+
+    def attempted(self, rank: int) -> int:
+        return len(self.events.get(rank, []))

@@ -1,0 +1,81 @@
+"""Run one example of a scenario on a pooled world, compare, and say how to replay it.
+
+``run_example`` sends ``rank_side.run_example`` to every rank of the pool for ``(world_size,
+backend)``, builds the model on the host and returns an ``ExampleResult`` with every divergence.
+A hung or dead rank fails that example with the pool's message; the pool rebuilds itself.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+from dataclasses import dataclass, field
+
+from conformance.compare import Divergence, compare
+from conformance.pool import get_pool
+from conformance.rank_side import HEAP_BYTES
+from conformance.scenario import APIS, Scenario
+
+JOB_TIMEOUT_S = 300.0
+
+
+def detect_backend() -> str:
+    """``gpu`` when torch sees a GPU, else ``cpu`` (interpreter worlds)."""
+    import torch
+
+    return "gpu" if torch.cuda.is_available() else "cpu"
+
+
+def replay_command(scenario: str, world_size: int, backend: str, params: dict) -> str:
+    """A shell command that runs exactly this example again."""
+    return (f"python -m conformance run --scenario {scenario} --ranks {world_size} --backend {backend} "
+            f"--params {shlex.quote(json.dumps(params, separators=(',', ':')))}")
+
+
+@dataclass
+class ExampleResult:
+    """Outcome of one example: divergences (empty = pass), timing, compiles, raw observations."""
+
+    scenario: str
+    world_size: int
+    backend: str
+    params: dict
+    divergences: list[Divergence]
+    seconds: float
+    compiles: dict[str, int] = field(default_factory=dict)
+    observations: list[dict] = field(default_factory=list, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return not self.divergences
+
+    @property
+    def replay(self) -> str:
+        return replay_command(self.scenario, self.world_size, self.backend, self.params)
+
+    def report(self, limit: int = 6) -> str:
+        """Human-readable divergence report with the replay command."""
+        lines = [f"{self.scenario} on {self.world_size} rank(s), {self.backend}: {len(self.divergences)} divergence(s)"]
+        lines += [str(d) for d in self.divergences[:limit]]
+        if len(self.divergences) > limit:
+            lines.append(f"... and {len(self.divergences) - limit} more")
+        lines.append(f"replay: {self.replay}")
+        return "\n".join(lines)
+
+
+def run_example(scenario: Scenario, world_size: int, params: dict, backend: str | None = None,
+                apis: tuple[str, ...] = APIS, timeout: float = JOB_TIMEOUT_S) -> ExampleResult:
+    """Run ``params`` through every API on a pooled world of ``world_size`` ranks and compare."""
+    from conformance.rank_side import run_example as rank_job
+
+    backend = backend or detect_backend()
+    if world_size not in scenario.world_sizes:
+        raise ValueError(f"{scenario.name} supports world sizes {scenario.world_sizes}, not {world_size}")
+    start = time.perf_counter()
+    observations = get_pool(world_size, backend).run(rank_job, scenario.name, params, apis, timeout=timeout)
+    model = scenario.model(params, world_size)
+    divergences = compare(model, observations, apis, HEAP_BYTES)
+    compiles = {api: sum(o["apis"][api]["compiles"] for o in observations) for api in apis}
+    return ExampleResult(scenario.name, world_size, backend, params, divergences, time.perf_counter() - start,
+                         compiles, observations)

@@ -1,0 +1,74 @@
+"""The scenario API: what one paired scenario module provides, and the registry that finds them.
+
+A scenario module in ``conformance/scenarios/`` defines ``SCENARIO = Scenario(...)``:
+
+- ``triton_kernel`` / ``gluon_kernel``: the same work through ``DeviceContext`` and ``IrisDeviceCtx``,
+  with the same parameter names;
+- ``params(world_size)``: a Hypothesis strategy of one example's parameters (a dict of plain values);
+- ``setup(rank, p)``: allocates and fills named heap buffers on every rank (``rank.buffer(...)``);
+- ``launch(kernel, rank, p)``: launches ``kernel`` (either API's) with those buffers;
+- ``model(p, world_size)``: the events each rank must record and the memory each rank must end
+  with, in plain Python (``conformance.model``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+APIS = ("triton", "gluon")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One paired scenario (see the module docstring for each member's contract)."""
+
+    name: str
+    description: str
+    triton_kernel: object
+    gluon_kernel: object
+    params: Callable
+    setup: Callable
+    launch: Callable
+    model: Callable
+    world_sizes: tuple[int, ...] = (1, 2, 4)
+    max_events: int = 1024
+    tags: tuple[str, ...] = field(default=())
+
+    def kernel(self, api: str):
+        """The kernel of ``api`` ("triton" or "gluon")."""
+        if api not in APIS:
+            raise ValueError(f"api={api!r}, expected one of {APIS}")
+        return self.triton_kernel if api == "triton" else self.gluon_kernel
+
+
+def _modules() -> list[str]:
+    import conformance.scenarios as pkg
+
+    return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_"))
+
+
+def load(name: str) -> Scenario:
+    """The scenario ``name`` (module ``conformance.scenarios.<name>``)."""
+    known = _modules()
+    if name not in known:
+        raise KeyError(f"no scenario {name!r}; known scenarios: {', '.join(known)}")
+    module = importlib.import_module(f"conformance.scenarios.{name}")
+    scenario = getattr(module, "SCENARIO", None)
+    if not isinstance(scenario, Scenario):
+        raise TypeError(f"conformance/scenarios/{name}.py must define SCENARIO = Scenario(...)")
+    if scenario.name != name:
+        raise ValueError(f"conformance/scenarios/{name}.py defines a scenario named {scenario.name!r}; use {name!r}")
+    return scenario
+
+
+def names() -> list[str]:
+    """Every scenario name, sorted."""
+    return _modules()
+
+
+def all_scenarios() -> list[Scenario]:
+    """Every scenario, sorted by name."""
+    return [load(n) for n in names()]

@@ -1,0 +1,1 @@
+"""Paired scenarios, one module each (``SCENARIO = Scenario(...)``); discovered automatically."""

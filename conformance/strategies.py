@@ -1,0 +1,58 @@
+"""Every Hypothesis strategy the scenarios draw from, one line of why each.
+
+Run-time values (element counts, mask bits, offsets, payloads, target ranks) are drawn freely;
+compile-time values (block sizes, dtypes) come from small fixed sets, so examples reuse the
+kernels already compiled instead of triggering new JIT compiles.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+BLOCK_SIZES = (32, 64)
+DATA_DTYPES = ("int32", "float32", "int64", "float16")
+ATOMIC_DTYPES = ("int32", "int64")
+
+
+def block_size() -> st.SearchStrategy[int]:
+    """A compile-time block size from a small set (no fresh compiles per example)."""
+    return st.sampled_from(BLOCK_SIZES)
+
+
+def dtype_name(options=DATA_DTYPES) -> st.SearchStrategy[str]:
+    """A compile-time element dtype, by name, from a small set."""
+    return st.sampled_from(options)
+
+
+def element_count(max_value: int = 300) -> st.SearchStrategy[int]:
+    """How many elements the launch covers: run time, so any value (tails and single elements included)."""
+    return st.integers(1, max_value)
+
+
+def rank_offset(world_size: int) -> st.SearchStrategy[int]:
+    """Target = (own rank + offset) % world_size: 0 is the rank itself, every peer is reachable."""
+    return st.integers(0, world_size - 1)
+
+
+def mask_bits(length: int) -> st.SearchStrategy[list[int]]:
+    """One 0/1 lane mask of ``length`` elements: all-on, all-off and mixed masks all occur."""
+    return st.one_of(
+        st.just([1] * length),
+        st.just([0] * length),
+        st.lists(st.integers(0, 1), min_size=length, max_size=length),
+    )
+
+
+def per_rank(world_size: int, strategy_of_rank) -> st.SearchStrategy[list]:
+    """One draw of ``strategy_of_rank(rank)`` per rank."""
+    return st.tuples(*[strategy_of_rank(r) for r in range(world_size)]).map(list)
+
+
+def payload() -> st.SearchStrategy[int]:
+    """A user payload (e.g. a loop index or a tag): a non-negative int32 with headroom for adding a program id."""
+    return st.integers(0, 2**30)
+
+
+def grid_size(max_value: int = 4) -> st.SearchStrategy[int]:
+    """Programs along one grid axis."""
+    return st.integers(1, max_value)
