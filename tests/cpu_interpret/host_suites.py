@@ -1,0 +1,166 @@
+"""Rank-side suites for the host-level world tests (``test_host_world.py``); each returns plain data to check.
+
+Every suite runs on each rank of a cpu world (``tests.worlds.run_world`` or ``iris.launcher.launch``),
+creates its own ``iris.iris`` and closes it before returning.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import time
+
+import torch
+import torch.distributed as dist
+
+import iris
+
+HEAP_SIZE = 1 << 20
+TRACE_N = 100  # elements the traced kernel stores (masked blocks of TRACE_BLOCK)
+TRACE_BLOCK = 32
+
+# (name, how to allocate, alignment asked for); run in this order on one heap, odd sizes in between so
+# every alignment has to pad.
+HELPER_CASES = (
+    ("zeros", lambda s: s.zeros(5, 3), 256),
+    ("zeros_tuple", lambda s: s.zeros((4, 4), dtype=torch.int64, alignment=1024), 1024),
+    ("ones", lambda s: s.ones(7, dtype=torch.int32, alignment=64), 64),
+    ("full", lambda s: s.full((2, 3), 2.5, dtype=torch.float64, alignment=512), 512),
+    ("full_int", lambda s: s.full(3, -7, dtype=torch.int16, alignment=32), 32),
+    ("empty", lambda s: s.empty(10, dtype=torch.int8, alignment=4096), 4096),
+    ("arange", lambda s: s.arange(10), 256),
+    ("arange_step", lambda s: s.arange(3, 20, 4, dtype=torch.int32, alignment=128), 128),
+    ("zeros_like", lambda s: s.zeros_like(torch.ones(2, 5, dtype=torch.float16), alignment=2048), 2048),
+)
+
+
+def _tensor_facts(t: torch.Tensor, with_values: bool) -> dict:
+    return {
+        "data_ptr": t.data_ptr(),
+        "shape": list(t.shape),
+        "dtype": str(t.dtype),
+        "device": str(t.device),
+        "values": t.tolist() if with_values else None,
+    }
+
+
+def allocation_suite(heap_size: int) -> dict:
+    """Every allocation helper once, then a request larger than what is left, then one that exactly fits."""
+    shmem = iris.iris(heap_size)
+    heap = shmem.heap
+    rank = shmem.get_rank()
+    out: dict = {"rank": rank, "base": heap.bases[rank], "size": heap.size, "helpers": {}}
+    for name, make, _ in HELPER_CASES:
+        shmem.empty(3, dtype=torch.int8, alignment=1)  # leaves the next offset unaligned
+        out["helpers"][name] = _tensor_facts(make(shmem), with_values=name != "empty")
+
+    # Larger than what is left: refused, nothing changes.
+    used, free = heap.used, heap.free
+    request = free + 1
+    out["oom"] = {"used_before": used, "free_before": free, "request": request}
+    try:
+        shmem.empty(request, dtype=torch.int8, alignment=1)
+        out["oom"]["error"] = None
+    except Exception as e:
+        out["oom"]["error"] = (type(e).__name__, str(e), isinstance(e, MemoryError))
+    out["oom"]["used_after"] = heap.used
+    # What is left can still be allocated, to the last byte.
+    last = shmem.ones(free, dtype=torch.int8, alignment=1)
+    out["oom"]["rest"] = {"used": heap.used, "end": last.data_ptr() + last.numel() - heap.bases[rank],
+                          "sum": int(last.sum())}
+
+    # An alignment below the element size (int8 then float32 with alignment=1).
+    heap.reset()
+    shmem.zeros(1, dtype=torch.int8, alignment=1)
+    used = heap.used
+    try:
+        t = shmem.zeros(2, dtype=torch.float32, alignment=1)
+        out["small_alignment"] = {"error": None, "offset": t.data_ptr() - heap.bases[rank], "used_before": used,
+                                  "used_after": heap.used}
+    except Exception as e:
+        out["small_alignment"] = {"error": f"{type(e).__name__}: {e}", "used_before": used, "used_after": heap.used}
+    shmem.barrier()
+    shmem.close()
+    return out
+
+
+def _leak_counts(pids: list[int]) -> dict:
+    """Shared-memory files of this world's ranks, heap mappings and open file descriptors of this process."""
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    prefixes = tuple(f"iris-heap-{p}-" for p in pids)
+    with open("/proc/self/maps") as f:
+        mappings = sum("iris-heap-" in line for line in f)
+    return {
+        "shm_files": sorted(n for n in os.listdir(shm) if n.startswith(prefixes)) if shm else [],
+        "heap_mappings": mappings,
+        "fds": len(os.listdir("/proc/self/fd")),
+    }
+
+
+def lifecycle_suite(cycles: int, heap_size: int) -> dict:
+    """Create, use and close ``iris.iris`` ``cycles`` times; leak counts before and after, time per cycle."""
+    pids: list = [None] * dist.get_world_size()
+    dist.all_gather_object(pids, os.getpid())
+    gc.collect()
+    before = _leak_counts(pids)
+    dist.barrier()  # no rank starts creating before every rank has counted
+    t0 = time.monotonic()
+    sums = []
+    for i in range(cycles):
+        shmem = iris.iris(heap_size)
+        shmem.tracing.enable(16)
+        t = shmem.full((256,), i + shmem.get_rank(), dtype=torch.int32)
+        shmem.barrier()
+        sums.append(int(t.sum()))
+        shmem.close()
+        del shmem, t
+    gc.collect()
+    dist.barrier()
+    seconds = time.monotonic() - t0
+    return {"before": before, "after": _leak_counts(pids), "sums": sums, "seconds_per_cycle": seconds / cycles}
+
+
+def _error(fn) -> str | None:
+    try:
+        fn()
+    except Exception as e:
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+def export_suite(out_dir: str) -> dict:
+    """A tiny traced kernel (one store range per program), then merged, per-rank and refused exports."""
+    from tests.ops.triton_kernels import trace_1d_kernel
+
+    shmem = iris.iris(HEAP_SIZE)
+    rank, world = shmem.get_rank(), shmem.get_num_ranks()
+    buf = shmem.zeros(128, dtype=torch.int32)
+    shmem.tracing.enable(64)
+    shmem.barrier()
+    grid = (-(-TRACE_N // TRACE_BLOCK),)
+    trace_1d_kernel[grid](shmem.get_device_context(), buf, TRACE_N, (rank + 1) % world, 5, rank, world,
+                          BLOCK=TRACE_BLOCK, USE_MASK=True, TRACING=True)
+    shmem.barrier()
+    events = shmem.tracing.events()
+    out = {"rank": rank, "rows": events.rows()}
+    out["merged"] = shmem.tracing.export(os.path.join(out_dir, "merged.json"), merge=True)
+    out["own"] = shmem.tracing.export(os.path.join(out_dir, f"rank{rank}.json"))
+    shmem.barrier()
+    bad = os.path.join(out_dir, "refused")  # a folder of its own, so "writes nothing" is easy to see
+    if rank == 0:
+        os.makedirs(os.path.join(bad, "a_folder"))
+    shmem.barrier()
+    out["refused"] = {
+        "missing_folder": _error(lambda: shmem.tracing.export(os.path.join(bad, "missing", "t.json"))),
+        "directory": _error(lambda: shmem.tracing.export(os.path.join(bad, "a_folder"))),
+    }
+    shmem.barrier()
+    shmem.close()
+    return out
+
+
+def merged_refused_suite(path: str) -> str | None:
+    """A merged export to ``path`` (unwritable); returns this rank's error. Must be the last collective."""
+    shmem = iris.iris(HEAP_SIZE)
+    shmem.tracing.enable(8)
+    return _error(lambda: shmem.tracing.export(path, merge=True))
