@@ -20,6 +20,14 @@ MARKERS = {
 }
 
 
+def pytest_addoption(parser):
+    group = parser.getgroup("iris")
+    group.addoption("--ranks", type=lambda t: tuple(int(x) for x in t.split(",")), default=None,
+                    help="conformance world sizes to run, e.g. 1,2 (default: each scenario's, usually 1,2,4)")
+    group.addoption("--conformance-profile", default=None, choices=("dev", "ci", "nightly"),
+                    help="Hypothesis profile of the conformance suite (default: IRIS_CONFORMANCE_PROFILE or dev)")
+
+
 def pytest_configure(config):
     for name, description in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {description}")

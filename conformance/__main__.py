@@ -1,0 +1,7 @@
+"""Entry point of ``python -m conformance``."""
+
+import sys
+
+from conformance.cli import main
+
+sys.exit(main())

@@ -1,0 +1,92 @@
+"""Results of a conformance run: the summary table, the JSON results, one Perfetto trace per scenario."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from conformance.runner import ExampleResult
+from iris.tracing.events import TRACE_FIELDS
+from iris.tracing.export import write_chrome_trace
+from iris.tracing.records import TraceRecords
+
+API_PID_BASE = {"triton": 0, "gluon": 1000}  # Perfetto process ids: triton rank r -> r, gluon rank r -> 1000 + r
+
+
+@dataclass
+class CaseResult:
+    """One scenario x world size: per-API verdicts over every example run."""
+
+    scenario: str
+    world_size: int
+    backend: str
+    examples: int = 0
+    seconds: float = 0.0
+    verdict: dict[str, str] = field(default_factory=lambda: {"triton": "pass", "gluon": "pass", "triton vs gluon": "pass"})
+    compiles_after_warmup: int = 0
+    failure: str = ""
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and all(v == "pass" for v in self.verdict.values())
+
+    def add(self, result: ExampleResult, warm: bool) -> None:
+        """Fold one example in (``warm``: its compiles count as compiles after warm-up)."""
+        self.examples += 1
+        self.seconds += result.seconds
+        if warm:
+            self.compiles_after_warmup += sum(result.compiles.values())
+        for d in result.divergences:
+            key = {"triton vs model": "triton", "gluon vs model": "gluon"}.get(d.check, d.check)
+            self.verdict[key] = "FAIL"
+        if result.divergences and not self.failure:
+            self.failure = result.report()
+
+
+def summary_table(cases: list[CaseResult]) -> str:
+    """Scenario x world size rows with a column per API, the cross check, examples and time."""
+    head = ("scenario", "ranks", "triton", "gluon", "triton=gluon", "examples", "seconds", "compiles/ex")
+    rows = [head]
+    for c in cases:
+        verdict = ("ERROR",) * 3 if c.error else (c.verdict["triton"], c.verdict["gluon"], c.verdict["triton vs gluon"])
+        per = c.compiles_after_warmup / max(c.examples - 1, 1)
+        rows.append((c.scenario, str(c.world_size), *verdict, str(c.examples), f"{c.seconds:.1f}", f"{per:.2f}"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    passed = sum(c.ok for c in cases)
+    lines.append(f"{passed} passed, {len(cases) - passed} failed")
+    return "\n".join(lines)
+
+
+def write_results(path: Path, cases: list[CaseResult], meta: dict) -> None:
+    """JSON results: run metadata and one record per case."""
+    path.write_text(json.dumps({"meta": meta, "cases": [asdict(c) | {"ok": c.ok} for c in cases]}, indent=2))
+
+
+def _records(rows: list[dict], rank: int, backend: str, tps: float, attempted: int, capacity: int) -> TraceRecords:
+    data = np.array([[r[f] for r in rows] for f in TRACE_FIELDS], dtype=np.int64).reshape(len(TRACE_FIELDS), -1)
+    return TraceRecords.from_buffer(data, min(attempted, len(rows)), max(capacity, len(rows)), rank=rank,
+                                    backend=backend, ticks_per_second=tps)
+
+
+def write_trace(path: Path, result: ExampleResult) -> str:
+    """Perfetto trace of one example: every rank of both APIs, aligned on each API's launch start."""
+    per_rank = []
+    for obs in result.observations:
+        for api, a in obs["apis"].items():
+            rec = _records(a["rows"], API_PID_BASE[api] + obs["rank"], obs["backend"], obs["ticks_per_second"],
+                           a["attempted"], a["capacity"])
+            per_rank.append((rec, a["window"][0]))
+    if not per_rank:
+        raise ValueError(f"{result.scenario}: no observations to trace")
+    return write_chrome_trace(path, per_rank)
+
+
+def rate(n: int, seconds: float) -> str:
+    return "n/a" if seconds <= 0 or math.isnan(seconds) else f"{n / seconds:.1f}/s"

@@ -1,0 +1,59 @@
+"""One scenario x world size under Hypothesis: the loop shared by the CLI and the pytest entry."""
+
+from __future__ import annotations
+
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
+
+from conformance.pool import RankDied, RankError, RankTimeout
+from conformance.report import CaseResult
+from conformance.runner import ExampleResult, replay_command, run_example
+from conformance.scenario import Scenario
+
+
+class ConformanceFailure(AssertionError):
+    """An example whose Triton, Gluon and model results disagree (the message is the full report)."""
+
+
+def run_case(scenario: Scenario, world_size: int, backend: str, profile: settings,
+             params: dict | None = None, on_example=None) -> tuple[CaseResult, ExampleResult | None]:
+    """Run the case and return its summary and last example (for its trace); never raises for a divergence.
+
+    Hypothesis shrinks a failing example; ``case.failure`` holds the report of the smallest one.
+    A hung or dead rank, or a broken scenario, sets ``case.error`` and skips the remaining examples.
+    ``params`` runs exactly that example instead of drawing. ``on_example(result)`` sees each example.
+    """
+    case = CaseResult(scenario.name, world_size, backend)
+    last: list[ExampleResult] = []
+
+    def one(p: dict) -> None:
+        if case.error:
+            return
+        try:
+            result = run_example(scenario, world_size, p, backend)
+        except (RankError, RankTimeout, RankDied, NotImplementedError) as e:
+            case.error = f"{type(e).__name__}: {e}\nreplay: {replay_command(scenario.name, world_size, backend, p)}"
+            return
+        case.add(result, warm=case.examples > 0)
+        last[:] = [result]
+        if on_example is not None:
+            on_example(result)
+        if not result.ok:
+            raise ConformanceFailure(result.report())
+
+    try:
+        if params is not None:
+            one(params)
+        else:
+
+            @settings(profile)
+            @given(data=st.data())
+            def check(data):
+                p = data.draw(scenario.params(world_size), label="params")
+                note(f"replay: {replay_command(scenario.name, world_size, backend, p)}")
+                one(p)
+
+            check()
+    except ConformanceFailure as e:
+        case.failure = str(e)
+    return case, (last[0] if last else None)

@@ -1,0 +1,30 @@
+"""The conformance suite as pytest cases: every scenario x world size, on cpu (interpreter) and gpu.
+
+Stable ids: ``test_conformance[<backend>-<scenario>-<R>r]``. ``--ranks 1,2`` picks world sizes;
+``--hypothesis-profile conformance-ci`` (or IRIS_CONFORMANCE_PROFILE=ci) picks the example count.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance import profiles
+from conformance.scenario import all_scenarios
+from conformance.session import run_case
+from tests.worlds import backends
+
+CASES = [pytest.param(s, ws, id=f"{s.name}-{ws}r") for s in all_scenarios() for ws in s.world_sizes]
+
+
+@pytest.mark.parametrize(("scenario", "world_size"), CASES)
+@pytest.mark.parametrize("backend", backends())
+def test_conformance(scenario, world_size, backend, request):
+    ranks = request.config.getoption("--ranks")
+    if ranks and world_size not in ranks:
+        pytest.skip(f"world size {world_size} not selected by --ranks {','.join(map(str, ranks))}")
+    case, _ = run_case(scenario, world_size, backend, profiles.load(request.config.getoption("--conformance-profile")))
+    if case.error:
+        pytest.fail(case.error, pytrace=False)
+    if not case.ok:
+        pytest.fail(case.failure, pytrace=False)
+    assert case.examples > 0, f"{scenario.name}: no example ran"
