@@ -82,7 +82,7 @@ def write_trace(path: Path, result: ExampleResult) -> str:
         for api, a in obs["apis"].items():
             rec = _records(a["rows"], API_PID_BASE[api] + obs["rank"], obs["backend"], obs["ticks_per_second"],
                            a["attempted"], a["capacity"])
-            per_rank.append((rec, a["window"][0]))
+            per_rank.append((rec, a["window"][0], f"{api} rank {obs['rank']}"))
     if not per_rank:
         raise ValueError(f"{result.scenario}: no observations to trace")
     return write_chrome_trace(path, per_rank)

@@ -53,8 +53,8 @@ def _check_writable(path: Path) -> None:
         raise PermissionError(f"cannot write trace to {str(path)!r}: folder {str(parent)!r} is not writable")
 
 
-def chrome_events(records: TraceRecords, origin_ticks: int) -> list[str]:
-    """JSON strings of ``records``' events, times relative to ``origin_ticks``."""
+def chrome_events(records: TraceRecords, origin_ticks: int, label: str | None = None) -> list[str]:
+    """JSON strings of ``records``' events, times relative to ``origin_ticks``; ``label`` names the process."""
     c = records.columns
     us_per_tick = 1e6 / records.ticks_per_second
     ts = ((c["timestamp"] - origin_ticks) * us_per_tick).tolist()
@@ -65,7 +65,7 @@ def chrome_events(records: TraceRecords, origin_ticks: int) -> list[str]:
     args = [c[a].tolist() for a in _ARGS]
     rank = records.rank
     out = [
-        json.dumps({"name": "process_name", "ph": "M", "pid": rank, "args": {"name": f"rank {rank}"}}),
+        json.dumps({"name": "process_name", "ph": "M", "pid": rank, "args": {"name": label or f"rank {rank}"}}),
         json.dumps({"name": "process_sort_index", "ph": "M", "pid": rank, "args": {"sort_index": rank}}),
     ]
     dur_l = dur.tolist()
@@ -80,21 +80,21 @@ def chrome_events(records: TraceRecords, origin_ticks: int) -> list[str]:
     return out
 
 
-def write_chrome_trace(path, per_rank: list[tuple[TraceRecords, int]]) -> str:
-    """Write ``(records, origin_ticks)`` of one or more ranks to ``path`` atomically; returns the path."""
+def write_chrome_trace(path, per_rank: list[tuple]) -> str:
+    """Write ``(records, origin_ticks[, label])`` of one or more ranks to ``path`` atomically; returns the path."""
     path = Path(path)
     _check_writable(path)
     lines: list[str] = []
-    for records, origin in per_rank:
-        lines.extend(chrome_events(records, origin))
+    for records, origin, *label in per_rank:
+        lines.extend(chrome_events(records, origin, *label))
     first = per_rank[0][0]
     metadata = {
         "backend": first.backend,
         "ticks_per_second": first.ticks_per_second,
-        "ranks": [r.rank for r, _ in per_rank],
-        "events": {str(r.rank): len(r) for r, _ in per_rank},
-        "dropped": {str(r.rank): r.dropped for r, _ in per_rank},
-        "clock_origin_ticks": {str(r.rank): int(o) for r, o in per_rank},
+        "ranks": [r[0].rank for r in per_rank],
+        "events": {str(r[0].rank): len(r[0]) for r in per_rank},
+        "dropped": {str(r[0].rank): r[0].dropped for r in per_rank},
+        "clock_origin_ticks": {str(r[0].rank): int(r[1]) for r in per_rank},
     }
     fd, tmp = tempfile.mkstemp(prefix=".trace-", suffix=".json", dir=path.parent)
     try:
