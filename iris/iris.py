@@ -95,8 +95,9 @@ class Iris:
 
     # -- allocation ------------------------------------------------------------------------------
     def _allocate(self, shape: tuple[int, ...], dtype: torch.dtype, alignment: int) -> torch.Tensor:
-        nbytes = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
-        offset = self.heap.allocate(nbytes, alignment)
+        element = torch.empty((), dtype=dtype).element_size()
+        # A view of dtype needs an offset that is a multiple of its size: never align below it.
+        offset = self.heap.allocate(math.prod(shape) * element, max(alignment, element))
         return self.heap.tensor(offset, shape, dtype)
 
     def empty(self, *size, dtype: torch.dtype = torch.float32, alignment: int = DEFAULT_ALIGNMENT) -> torch.Tensor:
