@@ -56,3 +56,37 @@ def payload() -> st.SearchStrategy[int]:
 def grid_size(max_value: int = 4) -> st.SearchStrategy[int]:
     """Programs along one grid axis."""
     return st.integers(1, max_value)
+
+
+TILE_SIZES = (16, 32)
+LOOP_COUNTS = (1, 3)
+
+
+def tile_size() -> st.SearchStrategy[int]:
+    """A compile-time 2-D tile side (BM or BN) from a small set."""
+    return st.sampled_from(TILE_SIZES)
+
+
+def loop_count() -> st.SearchStrategy[int]:
+    """A compile-time loop trip count (constexpr: range() of a run-time value breaks the 3.6 interpreter)."""
+    return st.sampled_from(LOOP_COUNTS)
+
+
+def other_value() -> st.SearchStrategy[int]:
+    """A run-time ``other`` for masked loads: negative (never equal to loaded data) and exact in float16."""
+    return st.integers(-2048, -1)
+
+
+def int_values(length: int) -> st.SearchStrategy[list[int]]:
+    """``length`` integer element values over the whole int32 range: signs, carries and every bit occur."""
+    return st.lists(st.integers(-(2**31), 2**31 - 1), min_size=length, max_size=length)
+
+
+def trace_capacity(max_value: int = 20) -> st.SearchStrategy[int]:
+    """A small ``max_events`` (1 .. max_value), so that a few programs overflow the trace buffers."""
+    return st.integers(1, max_value)
+
+
+def events_per_program(max_value: int = 8) -> st.SearchStrategy[int]:
+    """A run-time loop trip count: how many events (or iterations) one program records, 1 .. max_value."""
+    return st.integers(1, max_value)
