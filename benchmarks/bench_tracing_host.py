@@ -1,0 +1,131 @@
+"""Host-side trace read-back and export throughput: ``Tracing.events()`` and ``Tracing.export()`` on N events.
+
+Not a test: prints figures. The trace buffers are filled with realistic synthetic records (what a kernel
+leaves: mixed ops, ranges with a few instants and unfinished ranges, increasing timestamps) through a
+stand-in owner, so no world and no kernel are needed. With a GPU visible the same runs with the buffers
+on the GPU, so ``events()`` includes the device-to-host copy.
+
+Needs iris importable (``pip install -e .``, or ``PYTHONPATH=.`` from the repository root):
+
+    python benchmarks/bench_tracing_host.py                 # 1,000,000 events, cpu (+ cuda if available)
+    python benchmarks/bench_tracing_host.py --events 200000 --device cpu
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+
+import numpy as np
+import torch
+
+from iris.tracing.core import Tracing
+from iris.tracing.events import DURATION_INSTANT, DURATION_OPEN, EVENT_IDS, FIELD_INDEX, TRACE_FIELDS
+from iris.tracing.export import chrome_events
+
+
+class _Owner:
+    """What ``Tracing`` needs from ``Iris``: rank, device, and a sink for the published tracing block."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.rank = 0
+        self.device = device
+
+    def _write_tracing_block(self, block) -> None:
+        pass
+
+
+def synthetic_records(n: int, seed: int = 0) -> np.ndarray:
+    """``[len(TRACE_FIELDS), n]`` int64 records as a busy 8-rank kernel would leave them on rank 0."""
+    rng = np.random.default_rng(seed)
+    rows = np.zeros((len(TRACE_FIELDS), n), dtype=np.int64)
+
+    def put(field, values):
+        rows[FIELD_INDEX[field]] = values
+
+    programs = 1024
+    pid = rng.integers(0, programs, n)
+    put("event_id", rng.choice(np.array(list(EVENT_IDS.values())), n))
+    put("pid", pid)
+    put("pid_m", pid // 32)
+    put("pid_n", pid % 32)
+    put("cur_rank", 0)
+    put("target_rank", rng.integers(0, 8, n))
+    put("xcc_id", rng.integers(0, 8, n))
+    put("cu_id", rng.integers(0, 304, n))
+    put("timestamp", 1_700_000_000_000_000_000 + np.cumsum(rng.integers(1, 40, n)))
+    put("address", 0x7F3A_0000_0000 + rng.integers(0, 1 << 30, n) * 4)
+    duration = rng.integers(200, 20_000, n)
+    kind = rng.random(n)
+    duration[kind < 0.10] = DURATION_INSTANT.value
+    duration[kind > 0.999] = DURATION_OPEN.value
+    put("duration_cycles", duration)
+    put("op_index", np.arange(n))
+    put("payload_size", rng.choice(np.array([4, 128, 256, 512, 1024]), n))
+    put("payload", rng.integers(0, 1000, n))
+    return rows
+
+
+def _time(fn, repeat: int) -> tuple[float, object]:
+    """Median wall seconds of ``repeat`` calls, and the last result."""
+    times, result = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), result
+
+
+def _line(what: str, n: int, seconds: float, extra: str = "") -> str:
+    rate = f"{n / seconds / 1e6:7.2f} M events/s   {seconds / n * 1e9:7.1f} ns/event"
+    return f"  {what:<10} {seconds * 1e3:9.1f} ms   {rate}{extra}"
+
+
+def bench(device: torch.device, n: int, repeat: int, out_dir: str) -> None:
+    tracing = Tracing(_Owner(device))
+    tracing.enable(n)
+    tracing._records.copy_(torch.from_numpy(synthetic_records(n)))
+    tracing._counter.fill_(n)
+    print(f"{device.type}: {n:,} events ({tracing.backend} clock), median of {repeat}")
+
+    seconds, records = _time(tracing.events, repeat)
+    print(_line("events()", n, seconds))
+    assert len(records) == n and records.dropped == 0, (len(records), records.dropped)
+
+    # export() = events() + formatting + writing; the formatting alone shows how much the disk adds.
+    seconds, _ = _time(lambda: chrome_events(records, 0), repeat)
+    print(_line("formatting", n, seconds, "   (chrome_events, in memory)"))
+    path = os.path.join(out_dir, f"trace-{device.type}.json")
+    seconds, _ = _time(lambda: tracing.export(path), repeat)
+    size = os.path.getsize(path)
+    print(_line("export()", n, seconds, f"   file {size / 1e6:.1f} MB ({size / n:.0f} B/event) in {out_dir}"))
+    os.unlink(path)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=1_000_000, help="events in the buffers (default 1,000,000)")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each step; the median is printed")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                        help="auto: cpu, then cuda if torch sees a GPU")
+    parser.add_argument("--out", default=None, help="folder for the exported file (default: a new temp folder)")
+    args = parser.parse_args()
+    if args.events <= 0 or args.repeat <= 0:
+        parser.error("--events and --repeat must be positive")
+    devices = ["cpu"] if args.device == "cpu" else ["cuda"] if args.device == "cuda" else ["cpu"]
+    if args.device == "auto" and torch.cuda.is_available():
+        devices.append("cuda")
+    if "cuda" in devices and not torch.cuda.is_available():
+        parser.error("--device cuda: torch sees no GPU (torch.cuda.is_available() is False)")
+    print(f"torch {torch.__version__}, {os.cpu_count()} cpus" +
+          (f", {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ", no GPU"))
+    with tempfile.TemporaryDirectory(prefix="iris-bench-", dir=args.out) as out_dir:
+        for d in devices:
+            bench(torch.device(d), args.events, args.repeat, out_dir)
+
+
+if __name__ == "__main__":
+    main()
