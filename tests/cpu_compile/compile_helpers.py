@@ -1,0 +1,221 @@
+"""Cross-compile the test kernels of ``tests/ops`` for GPU targets on a machine without a GPU.
+
+``compile_kernel(api, kernel, target_name, constexprs)`` compiles ``tests/ops/<api>_kernels.<kernel>``
+(``api`` is "triton" or "gluon"; the Gluon twin has the same kernel names and parameters) for one of
+``TARGETS`` and returns its text stages: ``ttir``, ``ttgir``, ``llir`` and the machine code (``ptx`` for
+cuda, ``amdgcn`` for hip; ``MACHINE_CODE``), plus ``sass`` for cuda when asked (disassembled with the
+``cuobjdump`` bundled in the Triton wheel).
+
+Triton's on-disk cache key hashes the ``@jit`` functions a kernel calls but not the
+``__triton_builtin__`` helpers it calls (``iris/tracing/hw.py``, ``iris/_builtins.py``,
+``iris/experimental/layouts.py``): after an edit there, the default cache serves stale assembly. So the
+compiles here go to a cache of their own, ``<triton cache dir>/iris-cpu-compile/<hash of iris/**/*.py>``,
+which pytest-xdist workers share, and results are also kept in this process.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import hashlib
+import importlib
+import importlib.util
+import os
+import re
+from pathlib import Path
+
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+import iris
+from tests.ops.suites import NUM_WARPS
+
+APIS = ("triton", "gluon")
+GLUON_KERNELS = "tests.ops.gluon_kernels"
+
+TARGETS: dict[str, GPUTarget] = {
+    "sm_90": GPUTarget("cuda", 90, 32),
+    "sm_100": GPUTarget("cuda", 100, 32),
+    "gfx942": GPUTarget("hip", "gfx942", 64),
+    "gfx950": GPUTarget("hip", "gfx950", 64),
+}
+
+# The machine code each backend's compile yields as text (SASS needs cuobjdump; see ``compile_kernel``).
+MACHINE_CODE: dict[str, str] = {"cuda": "ptx", "hip": "amdgcn"}
+
+# Triton signature of every kernel of tests/ops/{triton,gluon}_kernels.py, in parameter order.
+_1D = {
+    "ctx_t": "*i64", "buf": "*i32", "n": "i32", "target": "i32", "payload": "i32",
+    "rank": "constexpr", "world": "constexpr", "BLOCK": "constexpr", "USE_MASK": "constexpr", "TRACING": "constexpr",
+}  # fmt: skip
+SIGNATURES: dict[str, dict[str, str]] = {
+    "op_kernel": {
+        "ctx_t": "*i64", "src": "*i32", "dst": "*i32", "ret": "*i32", "n": "i32", "peer": "i32", "peer2": "i32",
+        "rank": "constexpr", "world": "constexpr", "OP": "constexpr", "BLOCK": "constexpr",
+    },
+    "trace_1d_kernel": _1D,
+    "trace_mask_kernel": {
+        "ctx_t": "*i64", "buf": "*i32", "bits": "*i8", "rank": "constexpr", "world": "constexpr", "BLOCK": "constexpr",
+    },
+    "trace_2d_kernel": {
+        "ctx_t": "*i64", "buf": "*i64", "M": "i32", "N": "i32", "stride": "i32",
+        "rank": "constexpr", "world": "constexpr", "BM": "constexpr", "BN": "constexpr",
+    },
+    "trace_loop_kernel": {"ctx_t": "*i64", "buf": "*i32", "ITERS": "constexpr", "rank": "constexpr",
+                          "world": "constexpr"},
+    "untraced_1d_kernel": _1D,
+    "trace_unfinished_kernel": {"ctx_t": "*i64", "buf": "*i32", "rank": "constexpr", "world": "constexpr"},
+    "rank_check_kernel": {"ctx_t": "*i64", "rank": "constexpr", "world": "constexpr"},
+}  # fmt: skip
+
+# Kernels with no Gluon twin, and why (tests/ops/test_tracing.py runs rank_check_kernel for Triton only).
+TRITON_ONLY: dict[str, str] = {
+    "rank_check_kernel": "Gluon's IrisDeviceCtx reads rank and world from the context (no constexpr copy to check)",
+}
+
+_CACHE: dict[tuple, dict[str, str]] = {}
+_CUBINS: dict[tuple, bytes] = {}
+
+
+def gluon_kernels_exist() -> bool:
+    return importlib.util.find_spec(GLUON_KERNELS) is not None
+
+
+def kernel_module(api: str):
+    """``tests.ops.triton_kernels`` or ``tests.ops.gluon_kernels``."""
+    if api not in APIS:
+        raise ValueError(f"api must be one of {APIS}, not {api!r}")
+    return importlib.import_module(f"tests.ops.{api}_kernels")
+
+
+def kernel_function(api: str, kernel: str):
+    """The jit function ``kernel`` of ``api``'s module, checked against ``SIGNATURES``."""
+    module = kernel_module(api)
+    fn = getattr(module, kernel, None)
+    if fn is None:
+        raise LookupError(f"{module.__name__} has no {kernel} (twin of tests.ops.triton_kernels.{kernel})")
+    expected = list(SIGNATURES[kernel])
+    if list(fn.arg_names) != expected:
+        raise TypeError(f"{module.__name__}.{kernel} has parameters {list(fn.arg_names)}, expected {expected} "
+                        "(tests/cpu_compile/compile_helpers.py SIGNATURES)")
+    return fn
+
+
+def sass_tool() -> str | None:
+    """Path of the cuobjdump that ships with Triton's NVIDIA backend, or None if it cannot run here."""
+    try:
+        path = triton.knobs.nvidia.cuobjdump.path
+    except Exception:  # no NVIDIA backend, or the knob cannot resolve a binary
+        return None
+    return path if path and os.access(path, os.X_OK) else None
+
+
+@functools.cache
+def cache_dir() -> str:
+    """Triton cache directory for these compiles: a fresh one whenever any iris source file changes."""
+    root = Path(iris.__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return os.path.join(triton.knobs.cache.dir, "iris-cpu-compile", digest.hexdigest()[:16])
+
+
+def compile_kernel(api: str, kernel: str, target_name: str, constexprs: dict, signature: dict | None = None, *,
+                   sass: bool = False) -> dict[str, str]:
+    """Text stages of ``kernel`` (a name from ``SIGNATURES``) compiled by ``api`` for ``TARGETS[target_name]``.
+
+    ``signature`` defaults to ``SIGNATURES[kernel]``. With ``sass=True`` a cuda compile also returns
+    ``sass`` (``cuobjdump -sass`` of the cubin; see ``sass_tool``). Repeated calls in one process return
+    copies of the first result.
+    """
+    signature = SIGNATURES[kernel] if signature is None else signature
+    target = TARGETS[target_name]
+    key = (api, kernel, target_name, tuple(sorted(constexprs.items())), tuple(signature.items()))
+    if key not in _CACHE:
+        fn = kernel_function(api, kernel)
+        if api == "gluon":
+            from triton.experimental.gluon._runtime import GluonASTSource as source_type
+        else:
+            source_type = ASTSource
+        src = source_type(fn, signature=dict(signature), constexprs=dict(constexprs))
+        with triton.knobs.cache.scope():
+            triton.knobs.cache.dir = cache_dir()
+            compiled = triton.compile(src, target=target, options={"num_warps": NUM_WARPS})
+        _CACHE[key] = {stage: text for stage, text in compiled.asm.items() if isinstance(text, str)}
+        if "cubin" in compiled.asm:
+            _CUBINS[key] = compiled.asm["cubin"]
+    asm = _CACHE[key]
+    if sass and target.backend == "cuda" and "sass" not in asm:
+        from triton.tools.disasm import get_sass
+
+        asm["sass"] = get_sass(_CUBINS[key])
+    return dict(asm)
+
+
+# ---- machine-code text -------------------------------------------------------------------------------
+
+_PTX_DROP = re.compile(r"^\s*(\.loc|\.file)\b|^\s*\$L__(tmp|func_begin|func_end)\d+:")
+_AMDGCN_DROP = re.compile(r"^\s*(\.loc|\.file)\b|^\s*\.Ltmp\d+:")
+
+
+def normalize(code: str, kind: str, kernel_name: str) -> list[str]:
+    """``code`` (``kind`` = ptx, amdgcn or sass) without the kernel's name, debug locations, debug sections
+    and comments, as stripped non-empty lines."""
+    name = re.compile(r"(?<![A-Za-z0-9_])" + re.escape(kernel_name))
+    out = []
+    in_debug = False
+    for line in code.splitlines():
+        stripped = line.strip()
+        if kind == "ptx":
+            if re.match(r"\.section\s+\.debug", stripped):
+                break  # the DWARF sections close the PTX file
+            if _PTX_DROP.search(line):
+                continue
+            line = line.split("//", 1)[0]
+        elif kind == "amdgcn":
+            if stripped.startswith(".section"):
+                in_debug = bool(re.match(r"\.section\s+\.debug", stripped))
+            elif stripped.startswith((".amdgpu_metadata", ".end_amdgpu_metadata")):
+                in_debug = False
+            if in_debug or _AMDGCN_DROP.search(line):
+                continue
+            line = line.split(";", 1)[0]
+        elif kind != "sass":
+            raise ValueError(f"unknown machine code kind {kind!r}")
+        line = " ".join(name.sub("KERNEL", line).split())
+        if line:
+            out.append(line)
+    return out
+
+
+def first_difference(a: list[str], b: list[str], names: tuple[str, str], context: int = 3) -> str | None:
+    """None if equal, else the first differing line of ``a`` and ``b`` with a little context."""
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        before = a[max(0, i1 - context):i1]
+        return "\n".join([
+            f"first difference at line {i1 + 1} of {names[0]} / line {j1 + 1} of {names[1]} ({tag}):",
+            *(f"    {line}" for line in before),
+            *(f"  - {line}" for line in a[i1:min(i2, i1 + context)]),
+            *(f"  + {line}" for line in b[j1:min(j2, j1 + context)]),
+        ])  # fmt: skip
+    return None
+
+
+_ATOMIC = {
+    "ptx": re.compile(r"^(@!?%p\d+\s+)?(atom|red)\.\S+"),
+    "amdgcn": re.compile(r"^(global|buffer|flat|ds)_atomic_\w+"),
+    "sass": re.compile(r"\b(ATOMG?|RED|ATOMS)\.[\w.]+"),
+}
+
+
+def atomic_instructions(code: str, kind: str) -> list[str]:
+    """The atomic instructions of ``code`` (one string per instruction: its mnemonic with modifiers)."""
+    found = []
+    for line in normalize(code, kind, "\0"):
+        m = _ATOMIC[kind].search(line)
+        if m:
+            found.append(m.group(0).split()[-1])
+    return found

@@ -1,0 +1,278 @@
+"""cpu-compile tier: the op and tracing kernels of tests/ops cross-compiled for sm_90, sm_100, gfx942 and
+gfx950 through both device APIs, with checks on the machine code (no GPU needed).
+
+Checks: every kernel compiles for every target; traced kernels read the backend's clock and chip ids;
+kernels compiled with tracing off carry no tracing code (same machine code as the untraced twin, no
+clock/id reads, no atomics beyond the op's own); the trace slot claim is a relaxed atomic; an unknown
+backend is refused by name.
+"""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+import pytest
+
+from iris.tracing import hw
+from tests.cpu_compile.compile_helpers import (
+    APIS,
+    MACHINE_CODE,
+    SIGNATURES,
+    TARGETS,
+    TRITON_ONLY,
+    atomic_instructions,
+    compile_kernel,
+    first_difference,
+    gluon_kernels_exist,
+    kernel_module,
+    normalize,
+    sass_tool,
+)
+from tests.ops.suites import ATOMIC_OPS, DATA_OPS
+
+pytestmark = pytest.mark.cpu_compile
+
+API_PARAMS = [
+    pytest.param(api, marks=pytest.mark.skipif(
+        api == "gluon" and not gluon_kernels_exist(),
+        reason="tests/ops/gluon_kernels.py (the Gluon twin of triton_kernels.py) does not exist yet",
+    ))
+    for api in APIS
+]  # fmt: skip
+
+RANK, WORLD, BLOCK = 1, 4, 32  # BLOCK and the 2-D tile are the ones tests/ops/trace_suites.py launches
+ALL_TARGETS = tuple(TARGETS)
+
+
+def _cx(**constexprs) -> dict:
+    return {"rank": RANK, "world": WORLD, **constexprs}
+
+
+TRACED = [  # kernels compiled with tracing on
+    *(("trace_1d_kernel", _cx(BLOCK=BLOCK, USE_MASK=m, TRACING=True)) for m in (True, False)),
+    ("trace_mask_kernel", _cx(BLOCK=BLOCK)),
+    ("trace_2d_kernel", _cx(BM=16, BN=32)),
+    ("trace_loop_kernel", _cx(ITERS=3)),
+    ("trace_unfinished_kernel", _cx()),
+]
+UNTRACED = [  # kernels compiled with tracing off (op_kernel and rank_check_kernel: the default)
+    *(("trace_1d_kernel", _cx(BLOCK=BLOCK, USE_MASK=m, TRACING=False)) for m in (True, False)),
+    *(("untraced_1d_kernel", _cx(BLOCK=BLOCK, USE_MASK=m, TRACING=False)) for m in (True, False)),
+    ("rank_check_kernel", _cx()),
+]
+OPS = [(op, t) for t in TARGETS for op in DATA_OPS + ATOMIC_OPS]  # every op on every target: 0.1-0.6 s a compile
+
+CLOCK_AND_IDS = {  # what hw.timestamp / cu_id / xcc_id must leave in the machine code
+    "cuda": ("%globaltimer", "%smid"),
+    "hip": ("s_memrealtime", "hwreg(HW_REG_HW_ID)", "hwreg(HW_REG_XCC_ID)"),
+}
+ALL_CLOCK_AND_IDS = tuple(s for strings in CLOCK_AND_IDS.values() for s in strings)
+
+# Atomic mnemonics of each op, by machine-code kind (atomic_sub is an add of -val; atomic_or at system
+# scope is a compare-and-swap loop on CDNA).
+OP_ATOMICS = {
+    "ptx": {
+        "atomic_add": r"\.add\.", "atomic_sub": r"\.add\.", "atomic_cas": r"\.cas\.", "atomic_xchg": r"\.exch\.",
+        "atomic_xor": r"\.xor\.", "atomic_and": r"\.and\.", "atomic_or": r"\.or\.", "atomic_min": r"\.min\.",
+        "atomic_max": r"\.max\.",
+    },
+    "amdgcn": {
+        "atomic_add": r"_add$", "atomic_sub": r"_(add|sub)$", "atomic_cas": r"_cmpswap$", "atomic_xchg": r"_swap$",
+        "atomic_xor": r"_xor$", "atomic_and": r"_and$", "atomic_or": r"_(or|cmpswap)$", "atomic_min": r"_smin$",
+        "atomic_max": r"_smax$",
+    },
+}  # fmt: skip
+
+
+def _id(kernel: str, constexprs: dict) -> str:
+    extra = ",".join(f"{k}={v}" for k, v in constexprs.items() if k not in ("rank", "world"))
+    return f"{kernel}[{extra}]" if extra else kernel
+
+
+def _kind(target: str) -> str:
+    return MACHINE_CODE[TARGETS[target].backend]
+
+
+def _case_params(cases):
+    return [pytest.param(kernel, cx, id=_id(kernel, cx)) for kernel, cx in cases]
+
+
+def _skip_if_triton_only(api: str, kernel: str) -> None:
+    if api == "gluon" and kernel in TRITON_ONLY:
+        pytest.skip(f"{kernel} has no Gluon twin: {TRITON_ONLY[kernel]}")
+
+
+def _check_stages(api: str, asm: dict, kernel: str, target: str) -> None:
+    __tracebackhide__ = True
+    t = TARGETS[target]
+    kind = _kind(target)
+    stages = {"ttgir", "llir", kind} | ({"ttir"} if api == "triton" else set())  # Gluon starts at ttgir
+    missing = stages - set(asm)
+    assert not missing, f"{kernel} on {target}: stages {sorted(missing)} missing (got {sorted(asm)})"
+    header = f'ttg.target = "{t.backend}:{t.arch}", "ttg.threads-per-warp" = {t.warp_size} : i32'
+    assert header in asm["ttgir"], f"{kernel} on {target}: ttgir module lacks {header!r}"
+    entry = f".entry {kernel}(" if kind == "ptx" else f"\n{kernel}:"
+    assert entry in asm[kind], f"{kernel} on {target}: {kind} has no kernel entry {entry.strip()!r}"
+
+
+# ---- 1. everything compiles for every target --------------------------------------------------------
+
+
+@pytest.mark.parametrize("api", API_PARAMS)
+def test_signature_table_matches_kernels(api):
+    """SIGNATURES lists exactly the kernels of the api's module, with their parameters in order."""
+    module = kernel_module(api)
+    kernels = {name: fn for name, fn in vars(module).items()
+               if hasattr(fn, "arg_names") and getattr(getattr(fn, "fn", None), "__module__", None) == module.__name__}
+    expected = sorted(k for k in SIGNATURES if api == "triton" or k not in TRITON_ONLY)
+    assert sorted(kernels) == expected, f"{module.__name__} kernels differ from SIGNATURES"
+    for name, fn in kernels.items():
+        assert list(fn.arg_names) == list(SIGNATURES[name]), f"{module.__name__}.{name} parameters"
+
+
+@pytest.mark.parametrize("target", ALL_TARGETS)
+@pytest.mark.parametrize("kernel, constexprs", _case_params(TRACED + UNTRACED))
+@pytest.mark.parametrize("api", API_PARAMS)
+def test_kernel_compiles(api, kernel, constexprs, target):
+    _skip_if_triton_only(api, kernel)
+    _check_stages(api, compile_kernel(api, kernel, target, constexprs), kernel, target)
+
+
+@pytest.mark.parametrize("op, target", OPS, ids=[f"{op}-{t}" for op, t in OPS])
+@pytest.mark.parametrize("api", API_PARAMS)
+def test_op_kernel_compiles_with_only_its_own_atomics(api, op, target):
+    """op_kernel compiles; tracing is off, so its only atomics are the op's and no clock/id is read."""
+    kind = _kind(target)
+    code = compile_kernel(api, "op_kernel", target, _cx(OP=op, BLOCK=BLOCK))
+    _check_stages(api, code, "op_kernel", target)
+    atomics = atomic_instructions(code[kind], kind)
+    if op in DATA_OPS:
+        assert atomics == [], f"{op} on {target}: a data op emitted atomics {atomics}"
+    else:
+        pattern = re.compile(OP_ATOMICS[kind][op])
+        assert atomics, f"{op} on {target}: no atomic instruction in the {kind}"
+        foreign = [a for a in atomics if not pattern.search(a)]
+        assert not foreign, f"{op} on {target}: atomics other than the op's own: {foreign}"
+    reads = [s for s in ALL_CLOCK_AND_IDS if s in code[kind]]
+    assert not reads, f"{op} on {target}: tracing is off, yet the {kind} reads {reads}"
+
+
+# ---- 2. tracing on: the backend's clock and chip ids are read ---------------------------------------
+
+
+@pytest.mark.parametrize("target", ALL_TARGETS)
+@pytest.mark.parametrize("kernel, constexprs", _case_params(TRACED))
+@pytest.mark.parametrize("api", API_PARAMS)
+def test_traced_kernel_reads_clock_and_ids(api, kernel, constexprs, target):
+    backend = TARGETS[target].backend
+    kind = MACHINE_CODE[backend]
+    code = compile_kernel(api, kernel, target, constexprs)[kind]
+    missing = [s for s in CLOCK_AND_IDS[backend] if s not in code]
+    assert not missing, f"{kernel} on {target}: traced {kind} lacks {missing}"
+    other = [s for b, strings in CLOCK_AND_IDS.items() if b != backend for s in strings if s in code]
+    assert not other, f"{kernel} on {target}: {kind} holds another backend's readers {other}"
+
+
+# ---- 3. tracing compiled off: no tracing code at all ------------------------------------------------
+
+
+def _assert_same_code(a: str, b: str, kind: str, names: tuple[str, str], where: str) -> None:
+    __tracebackhide__ = True
+    diff = first_difference(normalize(a, kind, names[0]), normalize(b, kind, names[1]), names)
+    assert diff is None, f"{where}: {kind} of {names[0]} differs from {names[1]}\n{diff}"
+
+
+@pytest.mark.parametrize("target", ALL_TARGETS)
+@pytest.mark.parametrize("use_mask", [True, False], ids=["masked", "full"])
+@pytest.mark.parametrize("api", API_PARAMS)
+def test_tracing_off_is_the_untraced_kernel(api, use_mask, target):
+    """trace_1d_kernel with TRACING=False compiles to untraced_1d_kernel's machine code (SASS too, for cuda,
+    where Triton's bundled cuobjdump runs): no clock/id reads and no atomics."""
+    kind = _kind(target)
+    cx = _cx(BLOCK=BLOCK, USE_MASK=use_mask, TRACING=False)
+    with_sass = TARGETS[target].backend == "cuda" and sass_tool() is not None
+    off = compile_kernel(api, "trace_1d_kernel", target, cx, sass=with_sass)
+    untraced = compile_kernel(api, "untraced_1d_kernel", target, cx, sass=with_sass)
+    names = ("trace_1d_kernel", "untraced_1d_kernel")
+    where = f"{api} on {target}, TRACING=False"
+    _assert_same_code(off[kind], untraced[kind], kind, names, where)
+    if with_sass:
+        _assert_same_code(off["sass"], untraced["sass"], "sass", names, where)
+    reads = [s for s in ALL_CLOCK_AND_IDS if s in off[kind]]
+    assert not reads, f"{where}: {kind} reads {reads}"
+    atomics = atomic_instructions(off[kind], kind)
+    assert atomics == [], f"{where}: the store kernel has atomics {atomics}"
+    # The comparison can see tracing code: with tracing on, the same kernel differs.
+    on = compile_kernel(api, "trace_1d_kernel", target, dict(cx, TRACING=True))
+    assert first_difference(normalize(on[kind], kind, names[0]), normalize(untraced[kind], kind, names[1]),
+                            names) is not None, f"{api} on {target}: normalization hides the tracing code"
+
+
+@pytest.mark.parametrize("target", ALL_TARGETS)
+@pytest.mark.parametrize("kernel, constexprs", _case_params(UNTRACED))
+@pytest.mark.parametrize("api", API_PARAMS)
+def test_untraced_kernel_has_no_tracing_code(api, kernel, constexprs, target):
+    _skip_if_triton_only(api, kernel)
+    kind = _kind(target)
+    code = compile_kernel(api, kernel, target, constexprs)[kind]
+    reads = [s for s in ALL_CLOCK_AND_IDS if s in code]
+    assert not reads, f"{kernel} on {target}: tracing is off, yet the {kind} reads {reads}"
+    atomics = atomic_instructions(code, kind)
+    assert atomics == [], f"{kernel} on {target}: tracing is off, yet the {kind} has atomics {atomics}"
+
+
+# ---- 4. the slot claim is relaxed -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", ALL_TARGETS)
+@pytest.mark.parametrize("kernel, constexprs", _case_params(TRACED))
+@pytest.mark.parametrize("api", API_PARAMS)
+def test_slot_claim_is_relaxed(api, kernel, constexprs, target):
+    """The traced kernels' only atomics are the slot claims: a relaxed 64-bit add. cuda: the PTX atom
+    carries ``.relaxed``; hip: LLVM's atomicrmw is ``monotonic`` and no release/acquire cache maintenance
+    (``buffer_wbl2``/``buffer_inv``, which acq_rel atomics get on CDNA3/4) is emitted."""
+    kind = _kind(target)
+    asm = compile_kernel(api, kernel, target, constexprs)
+    atomics = atomic_instructions(asm[kind], kind)
+    assert atomics, f"{kernel} on {target}: no slot-claim atomic in the {kind}"
+    if kind == "ptx":
+        bad = [a for a in atomics if not re.fullmatch(r"atom\.global\.(gpu\.)?relaxed\.(gpu\.)?add\.u64", a)]
+        assert not bad, f"{kernel} on {target}: slot claims should be relaxed 64-bit adds, got {bad}"
+    else:
+        bad = [a for a in atomics if a != "global_atomic_add_x2"]
+        assert not bad, f"{kernel} on {target}: slot claims should be 64-bit adds, got {bad}"
+        rmw = [line.strip() for line in asm["llir"].splitlines() if "atomicrmw" in line]
+        not_relaxed = [line for line in rmw if " monotonic" not in line]
+        assert rmw and not not_relaxed, f"{kernel} on {target}: llir slot claims not monotonic: {not_relaxed or rmw}"
+        fences = [line for line in normalize(asm[kind], kind, kernel) if re.match(r"buffer_(wbl2|inv)\b", line)]
+        assert not fences, f"{kernel} on {target}: acquire/release cache maintenance around the claim: {fences}"
+
+
+@pytest.mark.parametrize("target", ALL_TARGETS)
+def test_acq_rel_atomic_is_distinguishable(target):
+    """Control for the slot-claim check: the default (acq_rel) atomic_add does show its ordering."""
+    kind = _kind(target)
+    code = compile_kernel("triton", "op_kernel", target, _cx(OP="atomic_add", BLOCK=BLOCK))[kind]
+    if kind == "ptx":
+        assert all(".acq_rel." in a for a in atomic_instructions(code, kind)), atomic_instructions(code, kind)
+    else:
+        assert re.search(r"^\s*buffer_wbl2\b", code, re.M) and re.search(r"^\s*buffer_inv\b", code, re.M)
+
+
+# ---- 5. an unknown backend is refused by name -------------------------------------------------------
+
+
+def test_unsupported_backend_is_refused():
+    semantic = SimpleNamespace(builder=SimpleNamespace(options=SimpleNamespace(backend_name="metal")))
+    with pytest.raises(NotImplementedError, match="'metal'"):
+        hw.backend_name(semantic)
+    with pytest.raises(NotImplementedError, match="'metal'"):
+        hw.timestamp(_semantic=semantic)
+
+
+def test_known_backends_pass_through():
+    for name in ("cuda", "hip"):
+        semantic = SimpleNamespace(builder=SimpleNamespace(options=SimpleNamespace(backend_name=name)))
+        assert hw.backend_name(semantic) == name
+    assert hw.backend_name(None) == "interpreter"
