@@ -1,0 +1,510 @@
+"""A pool of rank processes kept alive across jobs (process start-up, CUDA init and JIT compiles paid once).
+
+``RankPool(world_size, backend)`` spawns ``world_size`` rank processes lazily on the first job. Each rank
+joins a gloo process group (the default torch.distributed group) over a free local port, then loops:
+receive a job ``(fn, args, kwargs)``, run it, send back its result or its formatted traceback.
+``run(fn, *args, timeout=..., **kwargs)`` runs one job on every rank at once and returns the results in
+rank order. ``fn`` must be a module-level (importable) function; arguments and results must be picklable.
+
+Failures never hang the caller:
+
+* a rank raises: :class:`RankError` naming it, with its traceback. If every other rank answers within a
+  grace period (``min(timeout, FAILURE_GRACE_S)`` after the failure, and never past the job's deadline)
+  the pool keeps its processes (same ``generation``); otherwise the ranks still running (typically stuck
+  in a collective the failed rank never reached) are killed and the next ``run`` rebuilds the pool.
+* the job does not finish within ``timeout``: :class:`RankTimeout` naming the ranks that had not
+  answered; every rank is killed and the next ``run`` rebuilds the pool.
+* a rank process dies (segfault, ``os._exit``): :class:`RankDied` naming it and its exit code; every
+  rank is killed (the process group is broken) and the next ``run`` rebuilds the pool.
+
+A rank found dead between jobs is replaced transparently by the next ``run``. ``generation`` counts the
+times rank processes were started (0 before the first job); :func:`rank_state` is a per-rank-process dict
+that jobs use to cache things across jobs (an ``iris.Iris`` instance, compiled kernels); a new generation
+starts with it empty. Ranks ignore SIGINT, exit when the parent process disappears, and every pool still
+open at interpreter exit is closed by an ``atexit`` hook.
+
+:func:`get_pool` keeps one pool per ``(world_size, backend)`` per process; under pytest-xdist worker
+``gwN`` its ranks start at GPU ``N * world_size`` (``IRIS_DEVICE_OFFSET``, modulo the GPU count).
+"""
+
+from __future__ import annotations
+
+import atexit
+import multiprocessing as mp
+import multiprocessing.util  # noqa: F401  (its atexit hook must be registered before ours, so ours runs first)
+import os
+import pickle
+import re
+import signal
+import threading
+import time
+import traceback
+import weakref
+from collections.abc import Callable
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from iris.launcher import _free_port, _patched_environ, _ranks, _watch_parent
+
+__all__ = [
+    "BACKEND_ENV",
+    "RankDied",
+    "RankError",
+    "RankPool",
+    "RankTimeout",
+    "close_pools",
+    "get_pool",
+    "rank_state",
+    "xdist_worker_index",
+]
+
+BACKEND_ENV = {
+    "cpu": {"TRITON_INTERPRET": "1", "IRIS_FORCE_CPU": "1"},
+    "gpu": {"TRITON_INTERPRET": "0", "IRIS_FORCE_CPU": "0"},
+}
+FAILURE_GRACE_S = 30.0  # how long the other ranks may still take once one rank has raised
+DEATH_GRACE_S = 1.0  # once a rank died, how long to collect the other ranks' reports before killing them
+STOP_JOIN_S = 5.0  # close(): how long ranks may take to exit after the stop message
+KILL_JOIN_S = 10.0
+_PG_TIMEOUT_S = 3600.0  # gloo's own collective timeout; the pool's job timeouts act long before it
+
+_RANK_STATE: dict[str, Any] = {}
+
+
+def rank_state() -> dict[str, Any]:
+    """This rank process's state dict, kept across jobs and empty in a new pool generation.
+
+    Only meaningful inside a job; in the parent process it is just an unused dict.
+    """
+    return _RANK_STATE
+
+
+def _job_name(fn: Callable[..., Any]) -> str:
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+class RankError(RuntimeError):
+    """One or more ranks raised. ``ranks``: those ranks; ``tracebacks``: rank -> formatted traceback;
+    ``killed``: ranks that had not answered after the grace period and were killed (pool rebuilt next run)."""
+
+    def __init__(
+        self, message: str, ranks: list[int], tracebacks: dict[int, str], job: str, killed: list[int] | None = None
+    ):
+        super().__init__(message)
+        self.ranks, self.tracebacks, self.job, self.killed = list(ranks), dict(tracebacks), job, list(killed or [])
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.ranks, self.tracebacks, self.job, self.killed))
+
+
+class RankTimeout(TimeoutError):
+    """The job did not finish in time. ``ranks``: those that had not answered (all ranks were killed)."""
+
+    def __init__(self, message: str, ranks: list[int], job: str, timeout: float):
+        super().__init__(message)
+        self.ranks, self.job, self.timeout = list(ranks), job, timeout
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.ranks, self.job, self.timeout))
+
+
+class RankDied(RuntimeError):
+    """A rank process exited without answering. ``ranks``; ``exitcodes``: rank -> exit code (negative: signal)."""
+
+    def __init__(self, message: str, ranks: list[int], exitcodes: dict[int, int | None], job: str):
+        super().__init__(message)
+        self.ranks, self.exitcodes, self.job = list(ranks), dict(exitcodes), job
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.ranks, self.exitcodes, self.job))
+
+
+# ----------------------------------------------------------------------------------------------- rank side
+
+
+def _send(conn: Connection, message: tuple) -> None:
+    try:
+        data = pickle.dumps(message)
+    except BaseException:
+        kind, seq = message[0], message[1]
+        data = pickle.dumps(("error", seq, f"the {kind} value could not be pickled:\n" + traceback.format_exc()))
+    conn.send_bytes(data)
+
+
+def _rank_main(rank: int, world_size: int, env: dict[str, str], parent_pid: int, conn: Connection) -> None:
+    os.environ.update(env)  # already inherited at exec time; repeated in case something reset it
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the parent decides
+    threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
+    import datetime
+
+    import torch.distributed as dist
+
+    try:
+        dist.init_process_group(
+            "gloo",
+            init_method="env://",
+            rank=rank,
+            world_size=world_size,
+            timeout=datetime.timedelta(seconds=_PG_TIMEOUT_S),
+        )
+    except BaseException:
+        _send(conn, ("error", 0, traceback.format_exc()))
+        return
+    _send(conn, ("ready", 0, os.getpid()))
+    try:
+        while True:
+            try:
+                kind, seq, payload = pickle.loads(conn.recv_bytes())
+            except (EOFError, OSError):
+                break  # the parent is gone
+            if kind == "stop":
+                break
+            try:
+                fn, args, kwargs = pickle.loads(payload)
+                reply: tuple = ("ok", seq, fn(*args, **kwargs))
+            except BaseException:
+                reply = ("error", seq, traceback.format_exc())
+            _send(conn, reply)
+    finally:
+        try:
+            dist.destroy_process_group()
+        except BaseException:
+            pass
+        conn.close()
+
+
+# --------------------------------------------------------------------------------------------- parent side
+
+_LIVE_POOLS: weakref.WeakSet[RankPool] = weakref.WeakSet()
+
+
+class RankPool:
+    """``world_size`` rank processes of one backend (``"cpu"`` or ``"gpu"``), started on the first job."""
+
+    def __init__(self, world_size: int, backend: str, *, device_offset: int = 0, start_timeout: float = 120.0):
+        if isinstance(world_size, bool) or not isinstance(world_size, int) or world_size < 1:
+            raise ValueError(f"RankPool: world_size must be an int >= 1, got {world_size!r}")
+        if backend not in BACKEND_ENV:
+            raise ValueError(f"RankPool: backend must be one of {sorted(BACKEND_ENV)}, got {backend!r}")
+        if isinstance(device_offset, bool) or not isinstance(device_offset, int) or device_offset < 0:
+            raise ValueError(f"RankPool: device_offset must be an int >= 0, got {device_offset!r}")
+        _check_timeout("start_timeout", start_timeout)
+        self._world_size = world_size
+        self._backend = backend
+        self._device_offset = device_offset
+        self._start_timeout = float(start_timeout)
+        self._procs: list[mp.process.BaseProcess] = []
+        self._conns: list[Connection] = []
+        self._generation = 0
+        self._seq = 0
+        self._broken = False  # the current processes must be replaced before the next job
+        self._closed = False
+        self._owner_pid = os.getpid()
+        self._lock = threading.RLock()
+
+    # -- properties
+
+    @property
+    def world_size(self) -> int:
+        return self._world_size
+
+    @property
+    def backend(self) -> str:
+        return self._backend
+
+    @property
+    def device_offset(self) -> int:
+        return self._device_offset
+
+    @property
+    def started(self) -> bool:
+        """True while rank processes are up and usable for the next job."""
+        return bool(self._procs) and not self._broken
+
+    @property
+    def generation(self) -> int:
+        """How many times rank processes were started (0 before the first job; +1 on each rebuild)."""
+        return self._generation
+
+    @property
+    def pids(self) -> list[int]:
+        """The rank processes' pids in rank order (empty when not started)."""
+        return [p.pid for p in self._procs if p.pid is not None]
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else ("started" if self.started else "not started")
+        return f"RankPool({self._world_size}, {self._backend!r}, generation={self._generation}, {state})"
+
+    def _where(self) -> str:
+        return f"RankPool({self._world_size} ranks, {self._backend}, generation {self._generation})"
+
+    # -- lifecycle
+
+    def __enter__(self) -> RankPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            if self._procs and os.getpid() == self._owner_pid:
+                self._kill()
+        except Exception:
+            pass
+
+    def close(self) -> None:
+        """Stop the ranks: a stop message, then join (``STOP_JOIN_S``), then kill whatever is left."""
+        with self._lock:
+            self._closed = True
+            if os.getpid() != self._owner_pid:  # a forked copy of the owner: not ours to stop
+                return
+            if not self._broken:
+                for conn in self._conns:
+                    try:
+                        conn.send_bytes(pickle.dumps(("stop", 0, None)))
+                    except (OSError, ValueError):
+                        pass
+                deadline = time.monotonic() + STOP_JOIN_S
+                for p in self._procs:
+                    p.join(max(0.0, deadline - time.monotonic()))
+            self._kill()
+            _LIVE_POOLS.discard(self)
+
+    def _kill(self) -> None:
+        """Kill every rank process (if alive), reap it and forget it."""
+        for p in self._procs:
+            if p.is_alive():
+                p.kill()
+        for p in self._procs:
+            p.join(KILL_JOIN_S)
+        for conn in self._conns:
+            conn.close()
+        self._procs, self._conns, self._broken = [], [], False
+
+    def _start(self) -> None:
+        """Start a new generation of rank processes; wait until all joined the process group."""
+        for attempt in range(2):
+            try:
+                self._spawn()
+                ready = self._collect("<pool start>", self._start_timeout, expect="ready", grace=0.0)
+                if not all(isinstance(pid, int) for pid in ready):
+                    raise RuntimeError(f"{self._where()}: unexpected start-up replies {ready!r}")
+                _LIVE_POOLS.add(self)
+                return
+            except RankError as e:
+                self._kill()
+                if attempt == 0 and "address already in use" in str(e).lower():
+                    continue  # the free port was taken between picking it and binding it: pick another
+                raise
+            except BaseException:
+                self._kill()
+                raise
+
+    def _spawn(self) -> None:
+        ctx = mp.get_context("spawn")
+        port = _free_port()
+        self._generation += 1
+        for rank in range(self._world_size):
+            env = {
+                **BACKEND_ENV[self._backend],
+                "IRIS_DEVICE_OFFSET": str(self._device_offset),
+                "RANK": str(rank),
+                "WORLD_SIZE": str(self._world_size),
+                "LOCAL_RANK": str(rank),
+                "LOCAL_WORLD_SIZE": str(self._world_size),
+                "MASTER_ADDR": "127.0.0.1",
+                "MASTER_PORT": str(port),
+            }
+            parent_conn, child_conn = ctx.Pipe(duplex=True)
+            p = ctx.Process(
+                target=_rank_main,
+                args=(rank, self._world_size, env, os.getpid(), child_conn),
+                name=f"iris-pool-{self._backend}{self._world_size}-g{self._generation}-rank{rank}",
+            )
+            with _patched_environ(env):
+                p.start()
+            child_conn.close()
+            self._procs.append(p)
+            self._conns.append(parent_conn)
+
+    # -- jobs
+
+    def run(self, fn: Callable[..., Any], *args: Any, timeout: float = 300.0, **kwargs: Any) -> list[Any]:
+        """Run ``fn(*args, **kwargs)`` on every rank at once; return the results in rank order.
+
+        Raises :class:`RankError`, :class:`RankTimeout` or :class:`RankDied` (see the module docstring);
+        ``ValueError`` before anything runs if ``fn`` is not importable or the job is not picklable.
+        """
+        _check_timeout("timeout", timeout)
+        job = _job_name(fn)
+        qualname = getattr(fn, "__qualname__", "")
+        if not callable(fn) or "<lambda>" in qualname or "<locals>" in qualname:
+            raise ValueError(f"{self._where()}: fn must be a module-level (importable) function, got {fn!r}")
+        try:
+            payload = pickle.dumps((fn, args, kwargs))
+        except Exception as e:
+            raise ValueError(f"{self._where()}: job {job}: fn, args and kwargs must be picklable: {e}") from e
+        with self._lock:
+            if self._closed:
+                raise RuntimeError(f"{self._where()} is closed")
+            if os.getpid() != self._owner_pid:
+                raise RuntimeError(f"{self._where()} belongs to process {self._owner_pid}, not {os.getpid()}")
+            if self._broken or any(not p.is_alive() for p in self._procs):
+                self._kill()  # broken by an earlier job, or a rank died while idle: start afresh
+            if not self._procs:
+                self._start()
+            self._seq += 1
+            message = pickle.dumps(("job", self._seq, payload))
+            try:
+                for conn in self._conns:
+                    try:
+                        conn.send_bytes(message)
+                    except OSError:
+                        pass  # that rank is dead: _collect reports it through its sentinel
+                return self._collect(job, float(timeout), expect="ok", grace=min(float(timeout), FAILURE_GRACE_S))
+            except (RankError, RankTimeout, RankDied):
+                if self._broken:
+                    self._kill()  # kill now, not at the next run: a hung rank must not keep running
+                raise
+            except BaseException:  # e.g. KeyboardInterrupt while waiting: the ranks are mid-job
+                self._kill()
+                raise
+
+    def _collect(self, job: str, timeout: float, *, expect: str, grace: float) -> list[Any]:
+        """Wait for one reply per rank; on failure raise (and mark the pool broken where needed)."""
+        n = self._world_size
+        deadline = time.monotonic() + timeout
+        stop = deadline
+        seq = self._seq if expect == "ok" else 0
+        results: dict[int, Any] = {}
+        errors: dict[int, str] = {}
+        died: dict[int, int | None] = {}
+        waiting = set(range(n))
+        by_conn = {id(c): i for i, c in enumerate(self._conns)}
+        by_sentinel = {p.sentinel: i for i, p in enumerate(self._procs)}
+        while waiting:
+            remaining = stop - time.monotonic()
+            if remaining <= 0:
+                break
+            ready = wait([self._conns[i] for i in waiting] + [self._procs[i].sentinel for i in waiting], remaining)
+            # Messages first: a rank that answered and then exited is ready on both.
+            answered = sorted({by_conn[id(o)] for o in ready if isinstance(o, Connection)})
+            exited = sorted({by_sentinel[o] for o in ready if not isinstance(o, Connection)} - set(answered))
+            for i in answered + exited:
+                if i not in waiting:
+                    continue
+                reply = self._receive(i, seq)
+                if reply is None:  # no message: the process is gone
+                    waiting.discard(i)
+                    self._procs[i].join(KILL_JOIN_S)
+                    died[i] = self._procs[i].exitcode
+                    stop = min(stop, time.monotonic() + DEATH_GRACE_S)
+                    continue
+                status, reply_seq, value = reply
+                if reply_seq != seq:
+                    continue  # a stale reply (cannot happen while every job ends answered or killed)
+                waiting.discard(i)
+                if status == expect:
+                    results[i] = value
+                else:
+                    errors[i] = value if status == "error" else f"unexpected reply {status!r}: {value!r}"
+                    stop = min(stop, time.monotonic() + grace)
+        if died or waiting:
+            self._broken = True
+        if died:
+            parts = [f"rank {i} died (exit code {_describe_exit(c)})" for i, c in sorted(died.items())]
+            msg = f"{self._where()}: job {job}: " + "; ".join(parts)
+            msg += "".join(f"\n\nrank {i} raised:\n{tb}" for i, tb in sorted(errors.items()))
+            if waiting:
+                msg += f"\n\n{_ranks(sorted(waiting))} had not answered and were killed"
+            msg += "; the pool will be rebuilt on the next run"
+            raise RankDied(msg, sorted(died), died, job)
+        if errors:
+            msg = f"{self._where()}: job {job}: {_ranks(sorted(errors))} raised"
+            msg += "".join(f"\n\nrank {i} raised:\n{tb}" for i, tb in sorted(errors.items()))
+            if waiting:
+                msg += (
+                    f"\n\n{_ranks(sorted(waiting))} had not answered {grace:g} s after the failure (stuck in a "
+                    "collective the failed rank never reached?) and were killed; the pool will be rebuilt"
+                )
+            raise RankError(msg, sorted(errors), errors, job, sorted(waiting))
+        if waiting:
+            done = sorted(results)
+            msg = (
+                f"{self._where()}: job {job} did not finish within {timeout:g} s: {_ranks(sorted(waiting))} had not "
+                f"answered" + (f" ({_ranks(done)} had)" if done else "") + "; all ranks were killed and the pool "
+                "will be rebuilt on the next run"
+            )
+            raise RankTimeout(msg, sorted(waiting), job, timeout)
+        return [results[i] for i in range(n)]
+
+    def _receive(self, rank: int, seq: int) -> tuple[str, int, Any] | None:
+        """The reply of a ready rank, or None if its connection is closed (the process is gone)."""
+        conn = self._conns[rank]
+        try:
+            if not conn.poll():
+                return None
+            data = conn.recv_bytes()
+        except (EOFError, OSError):
+            return None
+        try:
+            return pickle.loads(data)
+        except Exception as e:
+            return ("error", seq, f"the reply of rank {rank} could not be unpickled: {e!r}")
+
+
+def _check_timeout(name: str, value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"RankPool: {name} must be a positive number of seconds, got {value!r}")
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "unknown"
+    if code < 0:
+        try:
+            return f"{code}, killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"{code}, killed by signal {-code}"
+    return str(code)
+
+
+# ------------------------------------------------------------------------------------------------ registry
+
+_POOLS: dict[tuple[int, str], RankPool] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def xdist_worker_index() -> int:
+    """N for pytest-xdist worker ``gwN`` (env PYTEST_XDIST_WORKER); 0 when not under xdist."""
+    match = re.fullmatch(r"gw(\d+)", os.environ.get("PYTEST_XDIST_WORKER", ""))
+    return int(match.group(1)) if match else 0
+
+
+def get_pool(world_size: int, backend: str) -> RankPool:
+    """This process's pool for ``(world_size, backend)``, created on first use (a closed one is replaced).
+
+    Its ``device_offset`` is ``xdist_worker_index() * world_size`` so xdist workers spread over the GPUs.
+    """
+    with _POOLS_LOCK:
+        pool = _POOLS.get((world_size, backend))
+        if pool is None or pool._closed:
+            pool = RankPool(world_size, backend, device_offset=xdist_worker_index() * world_size)
+            _POOLS[(world_size, backend)] = pool
+        return pool
+
+
+def close_pools() -> None:
+    """Close every pool of :func:`get_pool` (and any other pool still open in this process)."""
+    with _POOLS_LOCK:
+        pools = list(_POOLS.values())
+        _POOLS.clear()
+    for pool in pools + list(_LIVE_POOLS):
+        try:
+            pool.close()
+        except Exception:
+            pass
+
+
+atexit.register(close_pools)

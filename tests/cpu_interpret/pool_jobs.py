@@ -1,0 +1,68 @@
+"""Job functions for tests/cpu_interpret/test_rank_pool.py (module level, so rank processes can import them)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import torch
+import torch.distributed as dist
+
+from conformance.pool import rank_state
+
+
+def whoami(tag: str, *, scale: int = 1) -> dict:
+    return {
+        "tag": tag,
+        "rank": dist.get_rank(),
+        "world_size": dist.get_world_size(),
+        "value": dist.get_rank() * scale,
+        "pid": os.getpid(),
+        "env": {k: os.environ.get(k) for k in ("TRITON_INTERPRET", "IRIS_FORCE_CPU", "IRIS_DEVICE_OFFSET")},
+    }
+
+
+def count() -> int:
+    """Increment a counter kept in this rank's state across jobs."""
+    state = rank_state()
+    state["count"] = state.get("count", 0) + 1
+    return state["count"]
+
+
+def all_reduce_rank() -> int:
+    t = torch.tensor([dist.get_rank() + 1], dtype=torch.int64)
+    dist.all_reduce(t)
+    return int(t.item())
+
+
+def raise_on(rank: int) -> int:
+    if dist.get_rank() == rank:
+        raise ValueError(f"deliberate failure on rank {rank}")
+    return dist.get_rank()
+
+
+def raise_before_all_reduce(rank: int) -> int:
+    """``rank`` raises before the collective, so the other ranks wait in it until they are killed."""
+    if dist.get_rank() == rank:
+        raise ValueError(f"deliberate failure on rank {rank} before all_reduce")
+    return all_reduce_rank()
+
+
+def sleep_on(rank: int, seconds: float) -> int:
+    if dist.get_rank() == rank:
+        time.sleep(seconds)
+    return dist.get_rank()
+
+
+def exit_on(rank: int, code: int) -> int:
+    if dist.get_rank() == rank:
+        os._exit(code)
+    return dist.get_rank()
+
+
+def noop() -> None:
+    return None
+
+
+def unpicklable_result():
+    return lambda: None

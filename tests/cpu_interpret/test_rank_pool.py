@@ -1,0 +1,248 @@
+"""The conformance rank pool: jobs on live rank processes, state across jobs, failures that never hang.
+
+Guarantees checked here: a rank that raises while the others finish keeps the pool (same generation, same
+processes, rank state kept); a rank that raises while the others are stuck in a collective, a timeout and a
+dead rank each kill the ranks, and the next job runs on a new generation with empty rank state.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from conformance.pool import RankDied, RankError, RankPool, RankTimeout, get_pool, xdist_worker_index
+
+from . import pool_jobs as jobs
+
+pytestmark = pytest.mark.cpu_interpret
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with RankPool(2, "cpu") as p:
+        yield p
+
+
+def _alive(pid: int) -> bool:
+    """True if ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _children(pid: int) -> list[int]:
+    """Live child processes of ``pid`` (from /proc), except multiprocessing's resource tracker."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z" and b"resource_tracker" not in cmdline:
+            out.append(int(entry))
+    return out
+
+
+def _wait_gone(pids: list[int], within: float) -> list[int]:
+    deadline = time.monotonic() + within
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return [p for p in pids if _alive(p)]
+
+
+def test_lazy_start_results_in_rank_order(pool):
+    assert (pool.world_size, pool.backend, pool.started, pool.generation) == (2, "cpu", False, 0)
+    results = pool.run(jobs.whoami, "hello", scale=10, timeout=120)
+    assert [(r["tag"], r["rank"], r["world_size"], r["value"]) for r in results] == [
+        ("hello", 0, 2, 0),
+        ("hello", 1, 2, 10),
+    ]
+    for r in results:
+        assert r["env"] == {"TRITON_INTERPRET": "1", "IRIS_FORCE_CPU": "1", "IRIS_DEVICE_OFFSET": "0"}
+    assert [r["pid"] for r in results] == pool.pids
+    assert (pool.started, pool.generation) == (True, 1)
+
+
+def test_state_persists_across_jobs(pool):
+    pids = pool.pids
+    first = pool.run(jobs.count)
+    assert pool.run(jobs.count) == [first[0] + 1] * 2
+    assert pool.run(jobs.count) == [first[0] + 2] * 2
+    assert pool.pids == pids
+
+
+def test_collective_over_the_gloo_group(pool):
+    assert pool.run(jobs.all_reduce_rank) == [3, 3]  # (0 + 1) + (1 + 1)
+
+
+def test_rank_error_keeps_the_pool(pool):
+    generation, pids, before = pool.generation, pool.pids, pool.run(jobs.count)
+    with pytest.raises(RankError) as e:
+        pool.run(jobs.raise_on, 1)
+    assert e.value.ranks == [1] and e.value.killed == []
+    assert "rank 1 raised" in str(e.value) and "ValueError: deliberate failure on rank 1" in str(e.value)
+    assert "ValueError: deliberate failure on rank 1" in e.value.tracebacks[1]
+    assert e.value.job == "tests.cpu_interpret.pool_jobs.raise_on"
+    # Every rank answered, so nothing was rebuilt: same processes, state kept.
+    assert (pool.started, pool.generation, pool.pids) == (True, generation, pids)
+    assert pool.run(jobs.count) == [before[0] + 1] * 2
+    assert pool.run(jobs.all_reduce_rank) == [3, 3]
+
+
+def test_unpicklable_result_is_a_rank_error(pool):
+    generation = pool.generation
+    with pytest.raises(RankError, match="could not be pickled") as e:
+        pool.run(jobs.unpicklable_result)
+    assert e.value.ranks == [0, 1]
+    assert pool.generation == generation and pool.run(jobs.all_reduce_rank) == [3, 3]
+
+
+def test_bad_job_is_refused_before_running(pool):
+    with pytest.raises(ValueError, match="module-level"):
+        pool.run(lambda: None)
+    with pytest.raises(ValueError, match="picklable"):
+        pool.run(jobs.whoami, lambda: None)
+    with pytest.raises(ValueError, match="timeout"):
+        pool.run(jobs.noop, timeout=0)
+
+
+def test_rank_error_before_a_collective_rebuilds(pool):
+    generation, old = pool.generation, pool.pids
+    t0 = time.monotonic()
+    with pytest.raises(RankError) as e:
+        pool.run(jobs.raise_before_all_reduce, 0, timeout=3)
+    elapsed = time.monotonic() - t0
+    assert e.value.ranks == [0] and e.value.killed == [1]
+    assert "rank 1 had not answered" in str(e.value) and "before all_reduce" in e.value.tracebacks[0]
+    assert elapsed < 10, elapsed
+    assert not pool.started and _wait_gone(old, 5) == []
+    assert pool.run(jobs.count) == [1, 1]  # new processes, empty rank state
+    assert pool.generation == generation + 1
+    assert pool.run(jobs.all_reduce_rank) == [3, 3]
+
+
+def test_timeout_names_the_hung_rank_and_rebuilds(pool):
+    pool.run(jobs.noop)
+    generation, old = pool.generation, pool.pids
+    t0 = time.monotonic()
+    with pytest.raises(RankTimeout) as e:
+        pool.run(jobs.sleep_on, 1, 1000, timeout=3)
+    elapsed = time.monotonic() - t0
+    print(f"timeout raised after {elapsed:.2f} s")
+    assert 3 <= elapsed < 10, elapsed
+    assert isinstance(e.value, TimeoutError) and e.value.ranks == [1]
+    assert "rank 1 had not answered" in str(e.value) and "tests.cpu_interpret.pool_jobs.sleep_on" in str(e.value)
+    assert "within 3 s" in str(e.value)
+    assert not pool.started and _wait_gone(old, 5) == []
+    assert [r["rank"] for r in pool.run(jobs.whoami, "after")] == [0, 1]
+    assert pool.generation == generation + 1
+
+
+def test_dead_rank_names_its_exit_code_and_rebuilds(pool):
+    pool.run(jobs.noop)
+    generation = pool.generation
+    with pytest.raises(RankDied) as e:
+        pool.run(jobs.exit_on, 0, 7, timeout=30)
+    assert isinstance(e.value, RuntimeError) and e.value.ranks == [0] and e.value.exitcodes[0] == 7
+    assert "rank 0 died (exit code 7)" in str(e.value)
+    assert pool.run(jobs.all_reduce_rank) == [3, 3]
+    assert pool.generation == generation + 1
+
+
+def test_rank_killed_between_jobs_is_replaced(pool):
+    pool.run(jobs.noop)
+    generation, victim = pool.generation, pool.pids[1]
+    os.kill(victim, signal.SIGKILL)
+    deadline = time.monotonic() + 5  # until it is reaped (a zombie leader may still have exiting threads)
+    while victim in {c.pid for c in mp.active_children()} and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pool.run(jobs.all_reduce_rank) == [3, 3]
+    assert pool.generation == generation + 1 and victim not in pool.pids
+
+
+def test_job_latency(pool):
+    pool.run(jobs.noop)
+    n = 50
+    t0 = time.monotonic()
+    for _ in range(n):
+        assert pool.run(jobs.noop) == [None, None]
+    total = time.monotonic() - t0
+    print(f"{n} trivial jobs on 2 ranks: {total:.3f} s, {1e3 * total / n:.3f} ms per job")
+    assert total < 5.0
+
+
+def test_close_leaves_no_child_processes():
+    before = set(_children(os.getpid()))
+    with RankPool(2, "cpu", device_offset=5) as p:
+        assert {r["env"]["IRIS_DEVICE_OFFSET"] for r in p.run(jobs.whoami, "x")} == {"5"}
+        pids = p.pids
+        assert set(pids) <= set(_children(os.getpid()))
+    t0 = time.monotonic()
+    p.close()  # idempotent
+    assert time.monotonic() - t0 < 1
+    assert not p.started and p.pids == []
+    assert not any(_alive(pid) for pid in pids)
+    assert not {c.pid for c in mp.active_children()} & set(pids)
+    assert set(_children(os.getpid())) <= before
+    with pytest.raises(RuntimeError, match="closed"):
+        p.run(jobs.noop)
+
+
+def test_get_pool_registry_and_xdist_offset(monkeypatch):
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    assert xdist_worker_index() == 0
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw3")
+    assert xdist_worker_index() == 3
+    pool = get_pool(4, "cpu")
+    assert pool is get_pool(4, "cpu") and pool is not get_pool(4, "gpu")
+    assert (pool.world_size, pool.backend, pool.device_offset, pool.started) == (4, "cpu", 12, False)
+    pool.close()
+    assert get_pool(4, "cpu") is not pool  # a closed pool is replaced
+    with pytest.raises(ValueError, match="backend"):
+        RankPool(2, "tpu")
+
+
+_ORPHAN_SCRIPT = textwrap.dedent(
+    """
+    import os, sys
+    from conformance.pool import RankPool
+    from tests.cpu_interpret import pool_jobs as jobs
+
+    if __name__ == "__main__":
+        pool = RankPool(2, "cpu")
+        pool.run(jobs.noop)
+        print(" ".join(map(str, pool.pids)), flush=True)
+        if sys.argv[1] == "crash":
+            os._exit(0)  # no atexit: the ranks must notice that their parent is gone
+        # normal exit without close(): the atexit hook closes the pool
+    """
+)
+
+
+@pytest.mark.parametrize("how", ["exit", "crash"])
+def test_no_orphans_when_the_parent_exits(tmp_path, how):
+    script = tmp_path / "parent.py"
+    script.write_text(_ORPHAN_SCRIPT)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run([sys.executable, str(script), how], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    pids = [int(x) for x in out.stdout.split()]
+    assert len(pids) == 2
+    assert _wait_gone(pids, 5) == [], f"ranks {pids} outlived their parent ({how})"
