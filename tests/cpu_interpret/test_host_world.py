@@ -79,16 +79,15 @@ def test_allocation_larger_than_what_is_left():
                                                       "sum": oom["free_before"]}, where)
 
 
-@pytest.mark.xfail(strict=True, reason="Iris._allocate bumps heap.used before heap.tensor rejects an offset that is "
-                   "not a multiple of the element size (alignment below the element size)")
-def test_alignment_below_element_size_leaves_the_heap_unchanged_or_works():
+def test_alignment_below_the_element_size_is_raised_to_it():
+    """zeros(1, int8) then zeros(2, float32, alignment=1): placed at the next multiple of 4 (was: refused after
+    consuming heap space)."""
     for res in _allocation():
         small = res["small_alignment"]
-        where = f"rank {res['rank']}: zeros(1, int8) then zeros(2, float32, alignment=1): {small['error']}"
-        if small["error"] is None:
-            check("offset % 4", small["offset"] % 4, 0, where)
-        else:
-            check("heap.used after the refused allocation", small["used_after"], small["used_before"], where)
+        where = f"rank {res['rank']}: zeros(1, int8) then zeros(2, float32, alignment=1)"
+        check("error", small["error"], None, where)
+        check("offset", small["offset"], 4, where)
+        check("heap.used", small["used_after"], 4 + 8, where)
 
 
 def test_create_and_close_twenty_times_leaks_nothing():
