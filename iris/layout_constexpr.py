@@ -5,6 +5,9 @@ Kernels import this module (``from iris import layout_constexpr as L``) because 
 kernel read module attributes but not plain-int globals.
 """
 
+import hashlib
+from pathlib import Path
+
 import triton.language as tl
 
 from iris import layout as _layout
@@ -24,3 +27,12 @@ for _name, _row in _events.FIELD_INDEX.items():
 
 DURATION_OPEN = _events.DURATION_OPEN
 DURATION_INSTANT = _events.DURATION_INSTANT
+
+# Triton's compile cache key covers jit functions and globals read by name, but not builtins
+# (hw.py, _builtins.py, layouts.py) nor module attributes (this module's values). Kernels read this
+# key by name (DeviceTracing.initialize), so editing any of these sources recompiles them.
+_KEYED_SOURCES = ("_builtins.py", "layout.py", "layout_constexpr.py", "tracing/hw.py", "tracing/events.py",
+                  "experimental/layouts.py")
+SOURCE_KEY = tl.constexpr(
+    hashlib.sha256(b"".join((Path(__file__).parent / f).read_bytes() for f in _KEYED_SOURCES)).hexdigest()
+)

@@ -18,6 +18,7 @@ import triton
 import triton.language as tl
 
 from iris import layout_constexpr as L
+from iris.layout_constexpr import SOURCE_KEY
 from iris._aggregate import aggregate
 from iris.tracing import hw
 
@@ -94,6 +95,7 @@ class DeviceTracing:
     @staticmethod
     @triton.jit
     def initialize(context_tensor, enabled: tl.constexpr = False):
+        tl.static_assert(SOURCE_KEY == SOURCE_KEY, "keys the compile cache on iris's builtin sources")
         cur_rank = tl.load(context_tensor + L.CUR_RANK)
         if enabled:
             active = tl.load(context_tensor + L.TRACE_ENABLED)
