@@ -97,6 +97,9 @@ def write_chrome_trace(path, per_rank: list[tuple]) -> str:
         "clock_origin_ticks": {str(r[0].rank): int(r[1]) for r in per_rank},
     }
     fd, tmp = tempfile.mkstemp(prefix=".trace-", suffix=".json", dir=path.parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the trace ordinary file permissions
     try:
         with os.fdopen(fd, "w") as f:
             f.write('{"displayTimeUnit": "ns", "metadata": ')
