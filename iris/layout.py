@@ -82,6 +82,10 @@ def decode(values) -> Context:
     if vals[LAYOUT_VERSION] != VERSION:
         raise ValueError(f"context layout version={vals[LAYOUT_VERSION]}, but this iris reads version {VERSION}")
     num_ranks = vals[NUM_RANKS]
+    if num_ranks < 1:
+        raise ValueError(f"context num_ranks={num_ranks}, expected at least 1")
+    if not 0 <= vals[CUR_RANK] < num_ranks:
+        raise ValueError(f"context cur_rank={vals[CUR_RANK]} is outside [0, {num_ranks})")
     if len(vals) != length(num_ranks):
         raise ValueError(f"context has {len(vals)} entries, expected {length(num_ranks)} for {num_ranks} ranks")
     t = vals[TRACE_BLOCK : TRACE_BLOCK + TRACE_BLOCK_LEN]

@@ -79,7 +79,7 @@ class Tracing:
 
     def _require_buffers(self, what: str) -> None:
         if self._records is None:
-            raise RuntimeError(f"tracing.{what}() called before tracing.enable(max_events); enable tracing first")
+            raise RuntimeError(f"tracing.{what} used before tracing.enable(max_events); enable tracing first")
 
     def _sync(self) -> None:
         if self._owner.device.type == "cuda":
@@ -95,6 +95,7 @@ class Tracing:
     @property
     def dropped(self) -> int:
         """Events not recorded because the buffers were full."""
+        self._require_buffers("dropped")
         return max(0, self.attempted - self.max_events)
 
     def events(self) -> TraceRecords:

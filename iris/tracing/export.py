@@ -114,20 +114,38 @@ def write_chrome_trace(path, per_rank: list[tuple]) -> str:
     return str(path)
 
 
+def _agree(owner, error: str | None) -> None:
+    """Collective: raise on every rank if any rank reports an error (so no rank is left in a collective)."""
+    errors: list = [None] * owner.num_ranks
+    dist.all_gather_object(errors, error, group=owner.group)
+    failed = [(r, e) for r, e in enumerate(errors) if e]
+    if failed:
+        raise RuntimeError("; ".join(f"rank {r}: {e}" for r, e in failed))
+
+
 def export_ranks(owner, records: TraceRecords, path, merge: bool) -> str:
     """Export this rank's records, or (merge, collective) every rank's from rank 0."""
     if not merge:
         origin = int(records["timestamp"].min()) if len(records) else 0
         return write_chrome_trace(path, [(records, origin)])
+    error = None
     if owner.rank == 0:
-        _check_writable(Path(path))
+        try:
+            _check_writable(Path(path))
+        except OSError as e:
+            error = str(e)
+    _agree(owner, error)
     reference = clock_reference(owner)
     gathered: list = [None] * owner.num_ranks
     dist.all_gather_object(gathered, (records, reference), group=owner.group)
     # Each rank's times are measured from its own barrier reference; then one common shift makes them >= 0.
     starts = [int(r["timestamp"].min()) - ref for r, ref in gathered if len(r)]
     shift = min(starts, default=0)
+    error = None
     if owner.rank == 0:
-        write_chrome_trace(path, [(r, ref + shift) for r, ref in gathered])
-    owner.barrier()
+        try:
+            write_chrome_trace(path, [(r, ref + shift) for r, ref in gathered])
+        except OSError as e:
+            error = str(e)
+    _agree(owner, error)
     return str(path)

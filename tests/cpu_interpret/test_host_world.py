@@ -188,8 +188,6 @@ def test_merged_export_to_an_unwritable_path_writes_nothing(tmp_path):
     check("files", [str(p) for p in tmp_path.rglob("*")], [])
 
 
-@pytest.mark.xfail(strict=True, reason="export(merge=True) checks the path on rank 0 only: rank 0 raises before "
-                   "the collectives, the other ranks wait in its barrier (hang while rank 0 lives, gloo error after)")
 def test_merged_export_to_an_unwritable_path_raises_on_every_rank(tmp_path):
     path = tmp_path / "missing" / "merged.json"
     status, errors = _merged_refused(str(path))

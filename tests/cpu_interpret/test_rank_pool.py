@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.pool import RankDied, RankError, RankPool, RankTimeout, get_pool, xdist_worker_index
+from conformance.pool import RankDied, RankError, RankPool, RankTimeout, close_pools, get_pool, xdist_worker_index
 
 from . import pool_jobs as jobs
 
@@ -210,6 +210,7 @@ def test_get_pool_registry_and_xdist_offset(monkeypatch):
     assert xdist_worker_index() == 0
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw3")
     assert xdist_worker_index() == 3
+    close_pools()  # other tests of this worker may have started the (4, "cpu") pool already
     pool = get_pool(4, "cpu")
     assert pool is get_pool(4, "cpu") and pool is not get_pool(4, "gpu")
     assert (pool.world_size, pool.backend, pool.device_offset, pool.started) == (4, "cpu", 12, False)
