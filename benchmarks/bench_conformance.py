@@ -1,0 +1,57 @@
+"""Conformance throughput and JIT compiles per example after warm-up (goal: 0).
+
+    python benchmarks/bench_conformance.py [--backend cpu|gpu] [--ranks 2] [--examples 20] [--scenario NAME ...]
+
+For each scenario: one warm-up example (compiles happen here), then N drawn examples on the same
+pooled world; prints examples/s and the number of kernel variants compiled per example after warm-up.
+Under the interpreter nothing is compiled, so the compile column is meaningful on a GPU.
+"""
+
+import argparse
+import time
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conformance.runner import detect_backend, run_example
+from conformance.scenario import load, names
+
+
+def bench(name: str, backend: str, world_size: int, examples: int) -> tuple[float, float, int]:
+    scenario = load(name)
+    results = []
+
+    @settings(max_examples=examples + 1, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(data=st.data())
+    def run(data):
+        results.append(run_example(scenario, world_size, data.draw(scenario.params(world_size)), backend))
+
+    start = time.perf_counter()
+    run()
+    elapsed = time.perf_counter() - start - results[0].seconds
+    warm = results[1:]
+    compiles = sum(sum(r.compiles.values()) for r in warm)
+    failures = sum(not r.ok for r in results)
+    return len(warm) / max(elapsed, 1e-9), compiles / max(len(warm), 1), failures
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--backend", choices=("cpu", "gpu"), default=None)
+    p.add_argument("--ranks", type=int, default=2)
+    p.add_argument("--examples", type=int, default=20)
+    p.add_argument("--scenario", action="append")
+    args = p.parse_args()
+    backend = args.backend or detect_backend()
+    print(f"backend {backend}, {args.ranks} ranks, {args.examples} examples after one warm-up")
+    print(f"{'scenario':28s} {'examples/s':>10s} {'compiles/example':>17s} {'failures':>8s}")
+    for name in args.scenario or names():
+        if args.ranks not in load(name).world_sizes:
+            continue
+        rate, compiles, failures = bench(name, backend, args.ranks, args.examples)
+        print(f"{name:28s} {rate:10.2f} {compiles:17.2f} {failures:8d}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
