@@ -12,8 +12,8 @@ from pathlib import Path
 from conformance import profiles
 from conformance.report import CaseResult, summary_table, write_results, write_trace
 from conformance.runner import detect_backend
-from conformance.scenario import all_scenarios, load, names
 from conformance.scaffold import scaffold
+from conformance.scenario import all_scenarios, load, names
 from conformance.session import run_case
 
 

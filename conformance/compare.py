@@ -94,7 +94,7 @@ def _memory(check: str, rank: int, got: dict, want: dict) -> list[Divergence]:
         flat_a, flat_w = _flatten(actual), _flatten(values)
         if len(flat_a) != len(flat_w):
             return [Divergence(check, rank, f"buffer {name}", "elements", len(flat_a), len(flat_w))]
-        for i, (a, w) in enumerate(zip(flat_a, flat_w)):
+        for i, (a, w) in enumerate(zip(flat_a, flat_w, strict=True)):
             if a != w:
                 return [Divergence(check, rank, f"buffer {name}[{i}]", "value", a, w)]
     return []

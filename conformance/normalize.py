@@ -42,7 +42,7 @@ def to_event(row: dict, addresses: AddressMap) -> Event:
 def by_program(events: list[Event], order: list[int]) -> dict[int, list[Event]]:
     """``{pid: events in program order}`` given each event's ``op_index`` in ``order``."""
     programs: dict[int, list[tuple[int, Event]]] = {}
-    for op_index, ev in zip(order, events):
+    for op_index, ev in zip(order, events, strict=True):
         programs.setdefault(ev.pid, []).append((op_index, ev))
     return {pid: [ev for _, ev in sorted(evs, key=lambda x: x[0])] for pid, evs in sorted(programs.items())}
 

@@ -26,7 +26,9 @@ class CaseResult:
     backend: str
     examples: int = 0
     seconds: float = 0.0
-    verdict: dict[str, str] = field(default_factory=lambda: {"triton": "pass", "gluon": "pass", "triton vs gluon": "pass"})
+    verdict: dict[str, str] = field(
+        default_factory=lambda: {"triton": "pass", "gluon": "pass", "triton vs gluon": "pass"}
+    )
     compiles_after_warmup: int = 0
     failure: str = ""
     error: str = ""

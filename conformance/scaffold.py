@@ -102,5 +102,6 @@ def scaffold(name: str, folder: Path | None = None) -> int:
         print(f"{path} already exists; pick another name or edit it")
         return 2
     path.write_text(TEMPLATE.format(name=name))
-    print(f"wrote {path}\nnext: fill in model() and the docstring, then run: python -m conformance run --scenario {name}")
+    print(f"wrote {path}\nnext: fill in model() and the docstring, then run:")
+    print(f"    python -m conformance run --scenario {name}")
     return 0

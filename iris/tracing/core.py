@@ -105,9 +105,8 @@ class Tracing:
         attempted = int(self._counter.cpu()[0])
         n = min(attempted, self.max_events)
         rows = self._records[:, :n].cpu().numpy()
-        return TraceRecords.from_buffer(
-            rows, attempted, self.max_events, rank=self._owner.rank, backend=self.backend, ticks_per_second=self.ticks_per_second
-        )
+        return TraceRecords.from_buffer(rows, attempted, self.max_events, rank=self._owner.rank,
+                                        backend=self.backend, ticks_per_second=self.ticks_per_second)
 
     def export(self, path, merge: bool = False) -> str:
         """Write a Chrome/Perfetto JSON trace; returns the path written.

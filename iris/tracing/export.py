@@ -70,7 +70,7 @@ def chrome_events(records: TraceRecords, origin_ticks: int, label: str | None = 
     ]
     dur_l = dur.tolist()
     for i in range(len(records)):
-        a = ", ".join(f'"{k}": {v[i]}' for k, v in zip(_ARGS, args))
+        a = ", ".join(f'"{k}": {v[i]}' for k, v in zip(_ARGS, args, strict=True))
         head = f'"name": "{names[i]}", "cat": "iris", "pid": {rank}, "tid": {pid[i]}, "ts": {ts[i]:.3f}'
         if kind[i] == KIND_RANGE:
             out.append(f'{{{head}, "ph": "X", "dur": {dur_l[i]:.3f}, "args": {{{a}}}}}')

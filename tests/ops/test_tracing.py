@@ -29,7 +29,8 @@ def _check_physical(case: dict, row: dict, sm_count: int, where: str) -> None:
         pytest.fail(f"{where}: timestamp={row['timestamp']}, but should lie in the launch window [{t0}, {t1}]")
     if row["kind"] == "range":
         if not 0 <= row["duration_cycles"] <= t1 - row["timestamp"]:
-            pytest.fail(f"{where}: duration_cycles={row['duration_cycles']}, but should be in [0, {t1 - row['timestamp']}]")
+            bound = t1 - row["timestamp"]
+            pytest.fail(f"{where}: duration_cycles={row['duration_cycles']}, but should be in [0, {bound}]")
         _check(f"{where}: duration_ns", row["duration_ns"], row["duration_cycles"] * 1e9 / case["tps"])
     if not 0 <= row["cu_id"] < max(sm_count, 1):
         pytest.fail(f"{where}: cu_id={row['cu_id']}, but should be in [0, {sm_count})")
@@ -141,7 +142,7 @@ def test_tracing_loop_instants_payloads(backend, world_size, api):
             got = [(r["name"], r["kind"], r["payload"], r["pid_n"], r["payload_size"]) for r in mine]
             want = [x for i in range(3) for x in (("compute", "range", i, i, 4), ("user", "instant", 10 * i, i, 4))]
             _check(f"rank {q} loop pid {p}: (name, kind, payload, pid_n, payload_size) in program order", got, want)
-            for rng, inst in zip(mine[::2], mine[1::2]):
+            for rng, inst in zip(mine[::2], mine[1::2], strict=True):
                 end = rng["timestamp"] + rng["duration_cycles"]
                 if not rng["timestamp"] <= inst["timestamp"] <= end:
                     pytest.fail(f"rank {q} pid {p}: instant at {inst['timestamp']} outside its range "
