@@ -1,0 +1,115 @@
+"""GEMM-style all-scatter: every tile of every rank is stored into every rank's output at its rank's rows.
+
+Grid (gm, gn) = (cdiv(M, BM), cdiv(N, BN)) per rank; output ``out`` is [R M, N], rank r's rows at r M.
+Model, per rank r, tile (pm, pn) (pid = pm + pn gm), step i = 0 .. R-1 with target t = (r + i) % R:
+    events  put range: pid_m pm, pid_n pn, target t, payload i, lanes = the tile's rows < M and cols < N,
+            address out[(r M + pm BM) N + pn BN] on r (the local tile)
+    memory every rank q: out[r M + m][c] = 1000000 r + 1000 m + c for every r, m < M, c < N (all written)
+"""
+
+import triton
+import triton.language as tl
+from hypothesis import strategies as st
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+
+from conformance import strategies as S
+from conformance.helpers import ELEMENT_BYTES, cast, cdiv
+from conformance.model import Addr, Event, Model
+from conformance.scenario import Scenario
+from iris import DeviceContext, TraceEvent
+from iris.experimental.iris_gluon import IrisDeviceCtx
+from iris.experimental.layouts import blocked_2d, warp_size
+
+DTYPES = ("int32", "float32", "int64")  # tile values stay below 2**24: exact in float32
+OUT_FILL = -1  # every element must be overwritten
+
+
+@triton.jit(do_not_specialize=["M", "N"])
+def triton_kernel(ctx_t, out, M, N, rank: tl.constexpr, world: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    tile = (rank * 1000000 + rm[:, None] * 1000 + rn[None, :]).to(out.dtype.element_ty)
+    ptrs = out + (rank * M + rm[:, None]) * N + rn[None, :]
+    i = M * 0
+    while i < world:
+        t = (rank + i) % world
+        h = ctx.tracing.record_event_start(TraceEvent().put, t, ptrs, pid_m, pid_n, mask=mask, payload=i)
+        ctx.store(ptrs, tile, t, mask=mask)
+        ctx.tracing.record_event_end(h)
+        i += 1
+
+
+@gluon.jit(do_not_specialize=["M", "N"])
+def gluon_kernel(ctx_t, out, M, N, rank: gl.constexpr, world: gl.constexpr, BM: gl.constexpr, BN: gl.constexpr):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
+    layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
+    pid_m = gl.program_id(0)
+    pid_n = gl.program_id(1)
+    rm = gl.expand_dims(pid_m * BM + gl.arange(0, BM, layout=gl.SliceLayout(1, layout)), 1)
+    rn = gl.expand_dims(pid_n * BN + gl.arange(0, BN, layout=gl.SliceLayout(0, layout)), 0)
+    mask = (rm < M) & (rn < N)
+    tile = (ctx.cur_rank * 1000000 + rm * 1000 + rn).to(out.dtype.element_ty)
+    ptrs = out + (ctx.cur_rank * M + rm) * N + rn
+    i = M * 0
+    while i < ctx.num_ranks:
+        t = (ctx.cur_rank + i) % ctx.num_ranks
+        h = ctx.tracing.record_event_start(TraceEvent().put, t, ptrs, pid_m, pid_n, mask=mask, payload=i)
+        ctx.store(ptrs, tile, t, mask=mask)
+        ctx.tracing.record_event_end(h)
+        i += 1
+
+
+@st.composite
+def params(draw, world_size):
+    return {
+        "M": draw(S.element_count(100), label="M"),
+        "N": draw(S.element_count(100), label="N"),
+        "BM": draw(S.block_size(), label="BM"),
+        "BN": draw(S.block_size(), label="BN"),
+        "dtype": draw(S.dtype_name(DTYPES), label="dtype"),
+    }
+
+
+def setup(rank, p):
+    rank.buffer("out", (rank.world_size * p["M"], p["N"]), p["dtype"], fill=OUT_FILL)
+
+
+def launch(kernel, rank, p):
+    grid = (cdiv(p["M"], p["BM"]), cdiv(p["N"], p["BN"]))
+    kernel[grid](rank.ctx, rank.buffers["out"], p["M"], p["N"], rank.rank, rank.world_size, BM=p["BM"], BN=p["BN"],
+                 num_warps=4)
+
+
+def model(p, world_size):
+    M, N, BM, BN, dtype = p["M"], p["N"], p["BM"], p["BN"], p["dtype"]
+    gm, gn = cdiv(M, BM), cdiv(N, BN)
+    events = {}
+    for r in range(world_size):
+        events[r] = [
+            Event(name="put", kind="range", pid=pm + pn * gm, pid_m=pm, pid_n=pn, cur_rank=r,
+                  target_rank=(r + i) % world_size, address=Addr(r, "out", (r * M + pm * BM) * N + pn * BN),
+                  payload_size=min(BM, M - pm * BM) * min(BN, N - pn * BN) * ELEMENT_BYTES[dtype], payload=i)
+            for pm in range(gm)
+            for pn in range(gn)
+            for i in range(world_size)
+        ]
+    out = [cast([1000000 * r + 1000 * m + c for c in range(N)], dtype) for r in range(world_size) for m in range(M)]
+    return Model(events, {q: {"out": out} for q in range(world_size)})
+
+
+SCENARIO = Scenario(
+    name="all_scatter",
+    description=__doc__.splitlines()[0],
+    triton_kernel=triton_kernel,
+    gluon_kernel=gluon_kernel,
+    params=params,
+    setup=setup,
+    launch=launch,
+    model=model,
+    tags=("collective",),
+)
