@@ -18,8 +18,8 @@ import triton
 import triton.language as tl
 
 from iris import layout_constexpr as L
-from iris.layout_constexpr import SOURCE_KEY
 from iris._aggregate import aggregate
+from iris.layout_constexpr import SOURCE_KEY
 from iris.tracing import hw
 
 _NO_ADDRESS = tl.constexpr(0x7FFFFFFFFFFFFFFF)
