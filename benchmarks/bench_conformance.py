@@ -2,9 +2,10 @@
 
     python benchmarks/bench_conformance.py [--backend cpu|gpu] [--ranks 2] [--examples 20] [--scenario NAME ...]
 
-For each scenario: one warm-up example (compiles happen here), then N drawn examples on the same
-pooled world; prints examples/s and the number of kernel variants compiled per example after warm-up.
-Under the interpreter nothing is compiled, so the compile column is meaningful on a GPU.
+For each scenario: N drawn examples on one pooled world (after a first example that starts the pool).
+An example is warm once an earlier one had the same compile-time values (``Scenario.compile_key``:
+block sizes, dtypes); the compile column is kernel variants compiled per warm example, summed over
+ranks and both APIs. Under the interpreter nothing is compiled, so it is meaningful on a GPU.
 """
 
 import argparse
@@ -17,23 +18,26 @@ from conformance.runner import detect_backend, run_example
 from conformance.scenario import load, names
 
 
-def bench(name: str, backend: str, world_size: int, examples: int) -> tuple[float, float, int]:
+def bench(name: str, backend: str, world_size: int, examples: int) -> tuple[float, str, int]:
     scenario = load(name)
-    results = []
+    results, keys = [], []
 
     @settings(max_examples=examples + 1, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(data=st.data())
     def run(data):
-        results.append(run_example(scenario, world_size, data.draw(scenario.params(world_size)), backend))
+        params = data.draw(scenario.params(world_size))
+        keys.append(scenario.compile_key(params))
+        results.append(run_example(scenario, world_size, params, backend))
 
     start = time.perf_counter()
     run()
     elapsed = time.perf_counter() - start - results[0].seconds
-    warm = results[1:]
-    compiles = sum(sum(r.compiles.values()) for r in warm)
+    rate = (len(results) - 1) / max(elapsed, 1e-9)
+    warm = [r for i, r in enumerate(results) if keys[i] in keys[:i]]
+    compiles = f"{sum(sum(r.compiles.values()) for r in warm) / len(warm):.2f}" if warm else "-"
     failures = sum(not r.ok for r in results)
-    return len(warm) / max(elapsed, 1e-9), compiles / max(len(warm), 1), failures
+    return rate, f"{compiles} ({len(warm)} warm)", failures
 
 
 def main() -> None:
@@ -50,7 +54,7 @@ def main() -> None:
         if args.ranks not in load(name).world_sizes:
             continue
         rate, compiles, failures = bench(name, backend, args.ranks, args.examples)
-        print(f"{name:28s} {rate:10.2f} {compiles:17.2f} {failures:8d}", flush=True)
+        print(f"{name:28s} {rate:10.2f} {compiles:>17s} {failures:8d}", flush=True)
 
 
 if __name__ == "__main__":

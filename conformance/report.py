@@ -30,19 +30,23 @@ class CaseResult:
         default_factory=lambda: {"triton": "pass", "gluon": "pass", "triton vs gluon": "pass"}
     )
     compiles_after_warmup: int = 0
+    warm_examples: int = 0
     failure: str = ""
     error: str = ""
+    seen: set = field(default_factory=set, repr=False)
 
     @property
     def ok(self) -> bool:
         return not self.error and all(v == "pass" for v in self.verdict.values())
 
-    def add(self, result: ExampleResult, warm: bool) -> None:
-        """Fold one example in (``warm``: its compiles count as compiles after warm-up)."""
+    def add(self, result: ExampleResult, compile_key: tuple) -> None:
+        """Fold one example in; once its compile-time values were seen, any compile counts against warm-up."""
         self.examples += 1
         self.seconds += result.seconds
-        if warm:
+        if compile_key in self.seen:
+            self.warm_examples += 1
             self.compiles_after_warmup += sum(result.compiles.values())
+        self.seen.add(compile_key)
         for d in result.divergences:
             key = {"triton vs model": "triton", "gluon vs model": "gluon"}.get(d.check, d.check)
             self.verdict[key] = "FAIL"
@@ -56,8 +60,8 @@ def summary_table(cases: list[CaseResult]) -> str:
     rows = [head]
     for c in cases:
         verdict = ("ERROR",) * 3 if c.error else (c.verdict["triton"], c.verdict["gluon"], c.verdict["triton vs gluon"])
-        per = c.compiles_after_warmup / max(c.examples - 1, 1)
-        rows.append((c.scenario, str(c.world_size), *verdict, str(c.examples), f"{c.seconds:.1f}", f"{per:.2f}"))
+        per = f"{c.compiles_after_warmup / c.warm_examples:.2f}" if c.warm_examples else "-"
+        rows.append((c.scenario, str(c.world_size), *verdict, str(c.examples), f"{c.seconds:.1f}", per))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -68,7 +72,8 @@ def summary_table(cases: list[CaseResult]) -> str:
 
 def write_results(path: Path, cases: list[CaseResult], meta: dict) -> None:
     """JSON results: run metadata and one record per case."""
-    path.write_text(json.dumps({"meta": meta, "cases": [asdict(c) | {"ok": c.ok} for c in cases]}, indent=2))
+    records = [{k: v for k, v in asdict(c).items() if k != "seen"} | {"ok": c.ok} for c in cases]
+    path.write_text(json.dumps({"meta": meta, "cases": records}, indent=2))
 
 
 def _records(rows: list[dict], rank: int, backend: str, tps: float, attempted: int, capacity: int) -> TraceRecords:

@@ -14,6 +14,7 @@ A scenario module in ``conformance/scenarios/`` defines ``SCENARIO = Scenario(..
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,6 +37,14 @@ class Scenario:
     world_sizes: tuple[int, ...] = (1, 2, 4)
     max_events: int = 1024
     tags: tuple[str, ...] = field(default=())
+
+    def compile_key(self, params: dict) -> tuple:
+        """The example's compile-time values: params named like a constexpr kernel parameter, and dtypes."""
+        constexprs = set()
+        for kernel in (self.triton_kernel, self.gluon_kernel):
+            fn = getattr(kernel, "fn", kernel)
+            constexprs |= {n for n, p in inspect.signature(fn).parameters.items() if "constexpr" in str(p.annotation)}
+        return tuple(sorted((k, str(v)) for k, v in params.items() if k in constexprs or k.endswith("dtype")))
 
     def kernel(self, api: str):
         """The kernel of ``api`` ("triton" or "gluon")."""

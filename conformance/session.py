@@ -34,7 +34,7 @@ def run_case(scenario: Scenario, world_size: int, backend: str, profile: setting
         except (RankError, RankTimeout, RankDied, NotImplementedError) as e:
             case.error = f"{type(e).__name__}: {e}\nreplay: {replay_command(scenario.name, world_size, backend, p)}"
             return
-        case.add(result, warm=case.examples > 0)
+        case.add(result, scenario.compile_key(p))
         last[:] = [result]
         if on_example is not None:
             on_example(result)
