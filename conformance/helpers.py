@@ -1,4 +1,4 @@
-"""Small helpers for scenario modules: grids, dtype sizes, expected events of block operations."""
+"""Small helpers for scenario modules: grids, dtype sizes, expected events of block operations, masked buffers."""
 
 from __future__ import annotations
 
@@ -25,6 +25,41 @@ def block_event(name: str, kind: str, *, pid: int, rank: int, target: int, buffe
     return Event(name=name, kind=kind, pid=pid, pid_m=pid if pid_m is None else pid_m, pid_n=pid_n, cur_rank=rank,
                  target_rank=target, address=address, payload_size=len(lanes) * ELEMENT_BYTES[dtype],
                  payload=payload)
+
+
+def program_lanes(p: dict, rank: int, pid: int) -> list[int]:
+    """Active lanes of program ``pid`` of a masked block op (``strategies.masked_block`` params) on ``rank``."""
+    return active_lanes(pid * p["BLOCK"], p["BLOCK"], p["n"], p["bits"][rank])
+
+
+def per_program_events(p: dict, rank: int, name: str, kind: str, *, target: int, buffer: str,
+                       heap_rank: int | None = None, payload=0) -> list[Event]:
+    """The event of every program of a masked block op on ``rank``; ``payload``: an int or a function of the pid."""
+    return [block_event(name, kind, pid=pid, rank=rank, target=target, buffer=buffer,
+                        heap_rank=rank if heap_rank is None else heap_rank, lanes=program_lanes(p, rank, pid),
+                        dtype=p["dtype"], payload=payload(pid) if callable(payload) else payload)
+            for pid in range(cdiv(p["n"], p["BLOCK"]))]
+
+
+def source_values(q: int, length: int) -> list[int]:
+    """Rank ``q``'s source data: element j holds j + 1 + 512 q (never 0; exact in float16 for q < 4, j < 512)."""
+    return [j + 1 + 512 * q for j in range(length)]
+
+
+def masked_values(p: dict, rank: int, values: list, other=0) -> list:
+    """``values[j]`` where lane j is active under ``rank``'s mask (j < n and its bit set), ``other`` elsewhere."""
+    bits = p["bits"][rank]
+    return [v if j < p["n"] and bits[j] else other for j, v in enumerate(values)]
+
+
+def setup_masked(rank, p: dict, *zeroed: str, source: bool = False) -> None:
+    """Allocate ``src`` (if ``source``: ``source_values``), the ``zeroed`` buffers, then ``bits`` (this rank's mask)."""
+    length = len(p["bits"][0])
+    if source:
+        rank.buffer("src", length, p["dtype"], fill=source_values(rank.rank, length))
+    for name in zeroed:
+        rank.buffer(name, length, p["dtype"])
+    rank.buffer("bits", length, "int8", fill=p["bits"][rank.rank])
 
 
 def cast(values: list, dtype: str) -> list:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from conformance.helpers import cdiv
+
 BLOCK_SIZES = (32, 64)
 DATA_DTYPES = ("int32", "float32", "int64", "float16")
 ATOMIC_DTYPES = ("int32", "int64")
@@ -90,3 +92,22 @@ def trace_capacity(max_value: int = 20) -> st.SearchStrategy[int]:
 def events_per_program(max_value: int = 8) -> st.SearchStrategy[int]:
     """A run-time loop trip count: how many events (or iterations) one program records, 1 .. max_value."""
     return st.integers(1, max_value)
+
+
+_payload = payload  # masked_block's keyword ``payload`` shadows the strategy
+
+
+@st.composite
+def masked_block(draw, world_size, *, offsets=("offset",), payload=True, **extra) -> dict:
+    """Masked 1-D block op: n, BLOCK, dtype, offsets, extra (strategy or fn of p), payload, per-rank bits; in order."""
+    p = {"n": draw(element_count(), label="n"), "BLOCK": draw(block_size(), label="BLOCK"),
+         "dtype": draw(dtype_name(), label="dtype")}
+    for name in offsets:
+        p[name] = draw(rank_offset(world_size), label=name)
+    for name, strategy in extra.items():
+        p[name] = draw(strategy(p) if callable(strategy) else strategy, label=name)
+    if payload:
+        p["payload"] = draw(_payload(), label="payload")
+    length = cdiv(p["n"], p["BLOCK"]) * p["BLOCK"]
+    p["bits"] = draw(per_rank(world_size, lambda r: mask_bits(length)), label="bits")
+    return p

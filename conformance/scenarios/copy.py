@@ -10,12 +10,11 @@ L(p) = {j in block p: j < n, bits_r[j]}:
 
 import triton
 import triton.language as tl
-from hypothesis import strategies as st
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 from conformance import strategies as S
-from conformance.helpers import active_lanes, block_event, cast, cdiv
+from conformance.helpers import cast, cdiv, masked_values, per_program_events, setup_masked, source_values
 from conformance.model import Model
 from conformance.scenario import Scenario
 from iris import DeviceContext, TraceEvent
@@ -50,30 +49,12 @@ def gluon_kernel(ctx_t, src, dst, bits, n, source, target, rank: gl.constexpr, w
     ctx.tracing.record_event_end(h)
 
 
-@st.composite
-def params(draw, world_size):
-    n = draw(S.element_count(), label="n")
-    block = draw(S.block_size(), label="BLOCK")
-    length = cdiv(n, block) * block
-    return {
-        "n": n,
-        "BLOCK": block,
-        "dtype": draw(S.dtype_name(), label="dtype"),
-        "source_offset": draw(S.rank_offset(world_size), label="source_offset"),
-        "target_offset": draw(S.rank_offset(world_size), label="target_offset"),
-        "bits": draw(S.per_rank(world_size, lambda r: S.mask_bits(length)), label="bits"),
-    }
-
-
-def _src(q, length):
-    return [j + 1 + 512 * q for j in range(length)]
+def params(world_size):
+    return S.masked_block(world_size, offsets=("source_offset", "target_offset"), payload=False)
 
 
 def setup(rank, p):
-    length = len(p["bits"][0])
-    rank.buffer("src", length, p["dtype"], fill=_src(rank.rank, length))
-    rank.buffer("dst", length, p["dtype"])
-    rank.buffer("bits", length, "int8", fill=p["bits"][rank.rank])
+    setup_masked(rank, p, "dst", source=True)
 
 
 def launch(kernel, rank, p):
@@ -85,21 +66,16 @@ def launch(kernel, rank, p):
 
 
 def model(p, world_size):
-    n, block, length = p["n"], p["BLOCK"], len(p["bits"][0])
+    length, dtype = len(p["bits"][0]), p["dtype"]
     events, memory = {}, {}
     for r in range(world_size):
         source = (r + p["source_offset"]) % world_size
         target = (r + p["target_offset"]) % world_size
-        events[r] = [
-            block_event("copy", "range", pid=pid, rank=r, target=target, buffer="src", heap_rank=source,
-                        lanes=active_lanes(pid * block, block, n, p["bits"][r]), dtype=p["dtype"], payload=source)
-            for pid in range(cdiv(n, block))
-        ]
+        events[r] = per_program_events(p, r, "copy", "range", target=target, buffer="src", heap_rank=source,
+                                       payload=source)
         w = (r - p["target_offset"]) % world_size
-        written = set(active_lanes(0, length, n, p["bits"][w]))
-        src_f = _src((w + p["source_offset"]) % world_size, length)
-        dst = [src_f[j] if j in written else 0 for j in range(length)]
-        memory[r] = {"src": cast(_src(r, length), p["dtype"]), "dst": cast(dst, p["dtype"])}
+        dst = masked_values(p, w, source_values((w + p["source_offset"]) % world_size, length))
+        memory[r] = {"src": cast(source_values(r, length), dtype), "dst": cast(dst, dtype)}
     return Model(events, memory)
 
 

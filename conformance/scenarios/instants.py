@@ -17,7 +17,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 from conformance import strategies as S
-from conformance.helpers import active_lanes, block_event, cast, cdiv
+from conformance.helpers import block_event, cast, cdiv, program_lanes, setup_masked
 from conformance.model import Model
 from conformance.scenario import Scenario
 from iris import DeviceContext, TraceEvent
@@ -54,26 +54,17 @@ def gluon_kernel(ctx_t, buf, bits, tags, n, target, rank: gl.constexpr, world: g
     ctx.tracing.record_event(TraceEvent().barrier, target, buf + last, pid, 3, mask=tag % 2 == 0, payload=tag // 2)
 
 
-@st.composite
-def params(draw, world_size):
-    n = draw(S.element_count(), label="n")
-    block = draw(S.block_size(), label="BLOCK")
-    programs = cdiv(n, block)
-    tags = st.lists(S.payload(), min_size=programs, max_size=programs)
-    return {
-        "n": n,
-        "BLOCK": block,
-        "dtype": draw(S.dtype_name(), label="dtype"),
-        "offset": draw(S.rank_offset(world_size), label="offset"),
-        "tags": draw(S.per_rank(world_size, lambda r: tags), label="tags"),
-        "bits": draw(S.per_rank(world_size, lambda r: S.mask_bits(programs * block)), label="bits"),
-    }
+def _tags(world_size, p):
+    programs = cdiv(p["n"], p["BLOCK"])
+    return S.per_rank(world_size, lambda r: st.lists(S.payload(), min_size=programs, max_size=programs))
+
+
+def params(world_size):
+    return S.masked_block(world_size, tags=lambda p: _tags(world_size, p), payload=False)
 
 
 def setup(rank, p):
-    length = len(p["bits"][0])
-    rank.buffer("buf", length, p["dtype"])
-    rank.buffer("bits", length, "int8", fill=p["bits"][rank.rank])
+    setup_masked(rank, p, "buf")
     rank.buffer("tags", len(p["tags"][0]), "int32", fill=p["tags"][rank.rank])
 
 
@@ -85,7 +76,7 @@ def launch(kernel, rank, p):
 
 
 def model(p, world_size):
-    n, block, length, dtype = p["n"], p["BLOCK"], len(p["bits"][0]), p["dtype"]
+    block, length, dtype = p["BLOCK"], len(p["bits"][0]), p["dtype"]
     events, memory = {}, {}
     for r in range(world_size):
         t = (r + p["offset"]) % world_size
@@ -96,7 +87,7 @@ def model(p, world_size):
             for name, pid_n, lanes, payload in (
                 ("user", 0, [pid], tag),
                 ("wait", 1, list(range(pid * block, (pid + 1) * block)), tag + 1),
-                ("load", 2, active_lanes(pid * block, block, n, p["bits"][r]), tag + 2),
+                ("load", 2, program_lanes(p, r, pid), tag + 2),
                 ("barrier", 3, [length - 1 - pid] if tag % 2 == 0 else [], tag // 2),
             )
         ]

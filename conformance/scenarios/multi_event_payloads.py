@@ -15,7 +15,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 from conformance import strategies as S
-from conformance.helpers import block_event, cast
+from conformance.helpers import block_event, cast, source_values
 from conformance.model import Model
 from conformance.scenario import Scenario
 from iris import DeviceContext, TraceEvent
@@ -60,14 +60,10 @@ def params(draw, world_size):
     }
 
 
-def _src(q, length):
-    return [k + 1 + 512 * q for k in range(length)]
-
-
 def setup(rank, p):
     length = p["programs"] * p["ITERS"]
     rank.buffer("cnt", p["ITERS"], p["dtype"])
-    rank.buffer("src", length, p["dtype"], fill=_src(rank.rank, length))
+    rank.buffer("src", length, p["dtype"], fill=source_values(rank.rank, length))
     rank.buffer("dst", length, p["dtype"])
 
 
@@ -92,8 +88,8 @@ def model(p, world_size):
         ]
         s = (r - p["offset"]) % world_size
         total = sum(pid + 1 + 100 * s for pid in range(programs))
-        memory[r] = {"cnt": cast([total] * iters, dtype), "src": cast(_src(r, length), dtype),
-                     "dst": cast(_src(s, length), dtype)}
+        memory[r] = {"cnt": cast([total] * iters, dtype), "src": cast(source_values(r, length), dtype),
+                     "dst": cast(source_values(s, length), dtype)}
     return Model(events, memory)
 
 

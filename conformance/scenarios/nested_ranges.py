@@ -15,12 +15,11 @@ L(p) = {j in B(p): j < n, bits_r[j]}; events of program p in program order (= or
 
 import triton
 import triton.language as tl
-from hypothesis import strategies as st
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 from conformance import strategies as S
-from conformance.helpers import active_lanes, block_event, cast, cdiv
+from conformance.helpers import block_event, cast, cdiv, masked_values, program_lanes, setup_masked, source_values
 from conformance.model import Model
 from conformance.scenario import Scenario
 from iris import DeviceContext, TraceEvent
@@ -65,30 +64,12 @@ def gluon_kernel(ctx_t, src, dst, back, bits, n, target, source, rank: gl.conste
     ctx.tracing.record_event_end(outer)
 
 
-@st.composite
-def params(draw, world_size):
-    n = draw(S.element_count(), label="n")
-    block = draw(S.block_size(), label="BLOCK")
-    length = cdiv(n, block) * block
-    return {
-        "n": n,
-        "BLOCK": block,
-        "dtype": draw(S.dtype_name(), label="dtype"),
-        "offset": draw(S.rank_offset(world_size), label="offset"),
-        "bits": draw(S.per_rank(world_size, lambda r: S.mask_bits(length)), label="bits"),
-    }
-
-
-def _src(q, length):
-    return [j + 1 + 512 * q for j in range(length)]
+def params(world_size):
+    return S.masked_block(world_size, payload=False)
 
 
 def setup(rank, p):
-    length = len(p["bits"][0])
-    rank.buffer("src", length, p["dtype"], fill=_src(rank.rank, length))
-    rank.buffer("dst", length, p["dtype"])
-    rank.buffer("back", length, p["dtype"])
-    rank.buffer("bits", length, "int8", fill=p["bits"][rank.rank])
+    setup_masked(rank, p, "dst", "back", source=True)
 
 
 def launch(kernel, rank, p):
@@ -108,7 +89,7 @@ def model(p, world_size):
             block_event(name, kind, pid=pid, rank=r, target=target, buffer=buf, heap_rank=r, lanes=lanes,
                         dtype=dtype, payload=payload)
             for pid in range(cdiv(n, block))
-            for lanes_p in [active_lanes(pid * block, block, n, p["bits"][r])]
+            for lanes_p in [program_lanes(p, r, pid)]
             for name, kind, target, buf, lanes, payload in (
                 ("compute", "range", r, "dst", list(range(pid * block, (pid + 1) * block)), 0),
                 ("put", "range", t, "dst", lanes_p, 1),
@@ -117,13 +98,10 @@ def model(p, world_size):
             )
         ]
         s = (r - p["offset"]) % world_size
-        put_by_s = set(active_lanes(0, length, n, p["bits"][s]))
-        got = set(active_lanes(0, length, n, p["bits"][r]))
-        src_s, src_f = _src(s, length), _src(f, length)
         memory[r] = {
-            "src": cast(_src(r, length), dtype),
-            "dst": cast([src_s[j] if j in put_by_s else 0 for j in range(length)], dtype),
-            "back": cast([src_f[j] if j in got else 0 for j in range(length)], dtype),
+            "src": cast(source_values(r, length), dtype),
+            "dst": cast(masked_values(p, s, source_values(s, length)), dtype),
+            "back": cast(masked_values(p, r, source_values(f, length)), dtype),
         }
     return Model(events, memory)
 

@@ -9,12 +9,11 @@ Model, per rank r writing to t = (r + offset) % R, program p over lanes L(p) = {
 
 import triton
 import triton.language as tl
-from hypothesis import strategies as st
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 from conformance import strategies as S
-from conformance.helpers import active_lanes, block_event, cast, cdiv
+from conformance.helpers import cast, cdiv, masked_values, per_program_events, setup_masked, source_values
 from conformance.model import Model
 from conformance.scenario import Scenario
 from iris import DeviceContext, TraceEvent
@@ -43,29 +42,12 @@ def gluon_kernel(ctx_t, src, dst, bits, n, target, rank: gl.constexpr, world: gl
     ctx.tracing.record_event(TraceEvent().store, target, dst + offs, pid, 0, mask=mask, payload=n)
 
 
-@st.composite
-def params(draw, world_size):
-    n = draw(S.element_count(), label="n")
-    block = draw(S.block_size(), label="BLOCK")
-    length = cdiv(n, block) * block
-    return {
-        "n": n,
-        "BLOCK": block,
-        "dtype": draw(S.dtype_name(), label="dtype"),
-        "offset": draw(S.rank_offset(world_size), label="offset"),
-        "bits": draw(S.per_rank(world_size, lambda r: S.mask_bits(length)), label="bits"),
-    }
-
-
-def _src(q, length):
-    return [j + 1 + 512 * q for j in range(length)]
+def params(world_size):
+    return S.masked_block(world_size, payload=False)
 
 
 def setup(rank, p):
-    length = len(p["bits"][0])
-    rank.buffer("src", length, p["dtype"], fill=_src(rank.rank, length))
-    rank.buffer("dst", length, p["dtype"])
-    rank.buffer("bits", length, "int8", fill=p["bits"][rank.rank])
+    setup_masked(rank, p, "dst", source=True)
 
 
 def launch(kernel, rank, p):
@@ -76,20 +58,13 @@ def launch(kernel, rank, p):
 
 
 def model(p, world_size):
-    n, block, length = p["n"], p["BLOCK"], len(p["bits"][0])
+    length, dtype = len(p["bits"][0]), p["dtype"]
     events, memory = {}, {}
     for r in range(world_size):
-        target = (r + p["offset"]) % world_size
-        events[r] = [
-            block_event("store", "instant", pid=pid, rank=r, target=target, buffer="dst", heap_rank=r,
-                        lanes=active_lanes(pid * block, block, n, p["bits"][r]), dtype=p["dtype"], payload=n)
-            for pid in range(cdiv(n, block))
-        ]
-        s = (r - p["offset"]) % world_size
-        written = set(active_lanes(0, length, n, p["bits"][s]))
-        src_s = _src(s, length)
-        dst = [src_s[j] if j in written else 0 for j in range(length)]
-        memory[r] = {"src": cast(_src(r, length), p["dtype"]), "dst": cast(dst, p["dtype"])}
+        target, s = (r + p["offset"]) % world_size, (r - p["offset"]) % world_size
+        events[r] = per_program_events(p, r, "store", "instant", target=target, buffer="dst", payload=p["n"])
+        dst = masked_values(p, s, source_values(s, length))
+        memory[r] = {"src": cast(source_values(r, length), dtype), "dst": cast(dst, dtype)}
     return Model(events, memory)
 
 

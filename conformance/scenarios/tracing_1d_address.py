@@ -8,12 +8,11 @@ Model, per rank r writing to t = (r + offset) % R, for program p over lanes L(p)
 
 import triton
 import triton.language as tl
-from hypothesis import strategies as st
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 from conformance import strategies as S
-from conformance.helpers import active_lanes, block_event, cast, cdiv
+from conformance.helpers import cast, cdiv, masked_values, per_program_events, setup_masked
 from conformance.model import Model
 from conformance.scenario import Scenario
 from iris import DeviceContext, TraceEvent
@@ -48,25 +47,12 @@ def gluon_kernel(ctx_t, buf, bits, n, target, payload, rank: gl.constexpr, world
     ctx.tracing.record_event_end(h)
 
 
-@st.composite
-def params(draw, world_size):
-    n = draw(S.element_count(), label="n")
-    block = draw(S.block_size(), label="BLOCK")
-    length = cdiv(n, block) * block
-    return {
-        "n": n,
-        "BLOCK": block,
-        "dtype": draw(S.dtype_name(), label="dtype"),
-        "offset": draw(S.rank_offset(world_size), label="offset"),
-        "payload": draw(S.payload(), label="payload"),
-        "bits": draw(S.per_rank(world_size, lambda r: S.mask_bits(length)), label="bits"),
-    }
+def params(world_size):
+    return S.masked_block(world_size)
 
 
 def setup(rank, p):
-    length = len(p["bits"][0])
-    rank.buffer("buf", length, p["dtype"])
-    rank.buffer("bits", length, "int8", fill=p["bits"][rank.rank])
+    setup_masked(rank, p, "buf")
 
 
 def launch(kernel, rank, p):
@@ -76,19 +62,13 @@ def launch(kernel, rank, p):
 
 
 def model(p, world_size):
-    n, block, length = p["n"], p["BLOCK"], len(p["bits"][0])
+    length = len(p["bits"][0])
     events, memory = {}, {}
     for r in range(world_size):
-        target = (r + p["offset"]) % world_size
-        events[r] = [
-            block_event("store", "range", pid=pid, rank=r, target=target, buffer="buf", heap_rank=r,
-                        lanes=active_lanes(pid * block, block, n, p["bits"][r]), dtype=p["dtype"],
-                        payload=p["payload"] + pid)
-            for pid in range(cdiv(n, block))
-        ]
-        s = (r - p["offset"]) % world_size
-        written = set(active_lanes(0, length, n, p["bits"][s]))
-        memory[r] = {"buf": cast([j + 100 * s if j in written else 0 for j in range(length)], p["dtype"])}
+        target, s = (r + p["offset"]) % world_size, (r - p["offset"]) % world_size
+        events[r] = per_program_events(p, r, "store", "range", target=target, buffer="buf",
+                                       payload=lambda pid: p["payload"] + pid)
+        memory[r] = {"buf": cast(masked_values(p, s, [j + 100 * s for j in range(length)]), p["dtype"])}
     return Model(events, memory)
 
 
