@@ -1,6 +1,6 @@
 """Conformance throughput and JIT compiles per example after warm-up (goal: 0).
 
-    python benchmarks/bench_conformance.py [--backend cpu|gpu] [--ranks 2] [--examples 20] [--scenario NAME ...]
+    python -m benchmarks.bench_conformance [--backend cpu|gpu] [--ranks 2] [--examples 20] [--scenario NAME ...]
 
 For each scenario: N drawn examples on one pooled world (after a first example that starts the pool).
 An example is warm once an earlier one had the same compile-time values (``Scenario.compile_key``:

@@ -7,8 +7,8 @@ on the GPU, so ``events()`` includes the device-to-host copy.
 
 Needs iris importable (``pip install -e .``, or ``PYTHONPATH=.`` from the repository root):
 
-    python benchmarks/bench_tracing_host.py                 # 1,000,000 events, cpu (+ cuda if available)
-    python benchmarks/bench_tracing_host.py --events 200000 --device cpu
+    python -m benchmarks.bench_tracing_host                 # 1,000,000 events, cpu (+ cuda if available)
+    python -m benchmarks.bench_tracing_host --events 200000 --device cpu
 """
 
 from __future__ import annotations

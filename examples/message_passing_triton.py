@@ -1,6 +1,6 @@
 """Producer/consumer message passing between ranks with flags, traced (Triton API).
 
-    python examples/message_passing_triton.py --ranks 2 [--cpu]
+    python -m examples.message_passing_triton --ranks 2 [--cpu]
 
 Rank r sends a block to rank (r+1) % R and raises a flag there (release); it then waits for its own
 flag (acquire) and checks the block it received from rank (r-1) % R. The trace shows, per rank, a
@@ -56,6 +56,6 @@ def main(out: str = "message_passing_triton.json", n: int = 100) -> dict:
 
 
 if __name__ == "__main__":
-    from run import run_example
+    from examples.run import run_example
 
     run_example(main)

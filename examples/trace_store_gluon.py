@@ -1,7 +1,7 @@
 """Trace a remote store with the Gluon API and export a Perfetto trace (DESIGN.md usage, Gluon form).
 
-    python examples/trace_store_gluon.py --ranks 2            # GPU if visible, else CPU interpreter
-    python examples/trace_store_gluon.py --ranks 2 --cpu      # force CPU worlds
+    python -m examples.trace_store_gluon --ranks 2            # GPU if visible, else CPU interpreter
+    python -m examples.trace_store_gluon --ranks 2 --cpu      # force CPU worlds
 
 Each rank stores a block into the next rank's buffer inside a traced range; rank 0 writes the
 merged trace of every rank to ``gluon_trace.json`` (open it in ui.perfetto.dev).
@@ -50,6 +50,6 @@ def main(out: str = "gluon_trace.json", n: int = 1000) -> dict:
 
 
 if __name__ == "__main__":
-    from run import run_example
+    from examples.run import run_example
 
     run_example(main)

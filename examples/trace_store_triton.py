@@ -1,7 +1,7 @@
 """Trace a remote store with the Triton API and export a Perfetto trace (DESIGN.md usage, Triton form).
 
-    python examples/trace_store_triton.py --ranks 2            # GPU if visible, else CPU interpreter
-    python examples/trace_store_triton.py --ranks 2 --cpu      # force CPU worlds
+    python -m examples.trace_store_triton --ranks 2            # GPU if visible, else CPU interpreter
+    python -m examples.trace_store_triton --ranks 2 --cpu      # force CPU worlds
 
 Each rank stores a block into the next rank's buffer inside a traced range; rank 0 writes the
 merged trace of every rank to ``triton_trace.json`` (open it in ui.perfetto.dev).
@@ -47,6 +47,6 @@ def main(out: str = "triton_trace.json", n: int = 1000) -> dict:
 
 
 if __name__ == "__main__":
-    from run import run_example
+    from examples.run import run_example
 
     run_example(main)
