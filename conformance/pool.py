@@ -79,6 +79,24 @@ def rank_state() -> dict[str, Any]:
     return _RANK_STATE
 
 
+def _close_state() -> None:
+    """On a clean stop: close what jobs cached (e.g. an ``Iris`` heap) on every rank, between two barriers.
+
+    Every rank gets the stop message, so the barriers pair up; peers then drop their IPC references
+    before any exporting rank exits.
+    """
+    import torch.distributed as dist
+
+    closeable = [v for v in _RANK_STATE.values() if callable(getattr(v, "close", None))]
+    if not closeable:
+        return
+    dist.barrier()
+    for value in closeable:
+        value.close()
+    dist.barrier()
+    _RANK_STATE.clear()
+
+
 def _job_name(fn: Callable[..., Any]) -> str:
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
@@ -158,6 +176,10 @@ def _rank_main(rank: int, world_size: int, env: dict[str, str], parent_pid: int,
             except (EOFError, OSError):
                 break  # the parent is gone
             if kind == "stop":
+                try:
+                    _close_state()
+                except BaseException:
+                    pass  # a peer already gone: the parent kills what is left after its join timeout
                 break
             try:
                 fn, args, kwargs = pickle.loads(payload)
