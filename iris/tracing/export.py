@@ -68,15 +68,20 @@ def chrome_events(records: TraceRecords, origin_ticks: int, label: str | None = 
         json.dumps({"name": "process_name", "ph": "M", "pid": rank, "args": {"name": label or f"rank {rank}"}}),
         json.dumps({"name": "process_sort_index", "ph": "M", "pid": rank, "args": {"sort_index": rank}}),
     ]
-    dur_l = dur.tolist()
-    for i in range(len(records)):
-        a = ", ".join(f'"{k}": {v[i]}' for k, v in zip(_ARGS, args, strict=True))
-        head = f'"name": "{names[i]}", "cat": "iris", "pid": {rank}, "tid": {pid[i]}, "ts": {ts[i]:.3f}'
-        if kind[i] == KIND_RANGE:
-            out.append(f'{{{head}, "ph": "X", "dur": {dur_l[i]:.3f}, "args": {{{a}}}}}')
+    # One %-template per kind, filled from zipped columns: no per-field work per event.
+    head = '{"name": "%s", "cat": "iris", "pid": ' + str(rank) + ', "tid": %d, "ts": %.3f, '
+    fields = ", ".join(f'"{k}": %d' for k in _ARGS)
+    templates = {
+        KIND_RANGE: head + '"ph": "X", "dur": %.3f, "args": {' + fields + "}}",
+        KIND_INSTANT: head + '"ph": "i", "s": "t", "args": {' + fields + "}}",
+    }
+    unfinished = head + '"ph": "i", "s": "t", "args": {' + fields + ', "unfinished": true}}'
+    for row in zip(kind, names, pid, ts, dur.tolist(), *args, strict=True):
+        k = row[0]
+        if k == KIND_RANGE:
+            out.append(templates[KIND_RANGE] % row[1:])
         else:
-            flag = "" if kind[i] == KIND_INSTANT else ', "unfinished": true'
-            out.append(f'{{{head}, "ph": "i", "s": "t", "args": {{{a}{flag}}}}}')
+            out.append((templates[KIND_INSTANT] if k == KIND_INSTANT else unfinished) % (row[1:4] + row[5:]))
     return out
 
 
