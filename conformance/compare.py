@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 from conformance.model import Event, Model
 from conformance.normalize import AddressMap, by_program, expected_by_program, to_event
-
-XCC_LIMIT = {"cuda": 1, "interpreter": 1, "hip": 8}
+from iris.tracing.hw import XCC_ID_LIMIT
 
 
 @dataclass
@@ -70,7 +69,7 @@ def _compare_programs(check, rank, got, want, prefix_only=False) -> list[Diverge
 
 def _physical(api: str, rank: int, rows: list[dict], obs: dict) -> list[Divergence]:
     t0, t1 = obs["apis"][api]["window"]
-    xcc_limit = XCC_LIMIT.get(obs["backend"], 1)
+    xcc_limit = XCC_ID_LIMIT[obs["backend"]]
     check = f"{api} vs model"
     for r in rows:
         where = f"pid {r['pid']} op_index {r['op_index']}"
@@ -79,8 +78,8 @@ def _physical(api: str, rank: int, rows: list[dict], obs: dict) -> list[Divergen
         if r["kind"] == "range" and not 0 <= r["duration_cycles"] <= t1 - r["timestamp"]:
             bound = t1 - r["timestamp"]
             return [Divergence(check, rank, where, "duration_cycles", r["duration_cycles"], f"in [0, {bound}]")]
-        if not 0 <= r["cu_id"] < obs["sm_count"]:
-            return [Divergence(check, rank, where, "cu_id", r["cu_id"], f"in [0, {obs['sm_count']})")]
+        if not 0 <= r["cu_id"] < obs["cu_limit"]:
+            return [Divergence(check, rank, where, "cu_id", r["cu_id"], f"in [0, {obs['cu_limit']})")]
         if not 0 <= r["xcc_id"] < xcc_limit:
             return [Divergence(check, rank, where, "xcc_id", r["xcc_id"], f"in [0, {xcc_limit})")]
     return []

@@ -7,8 +7,6 @@ returns the raw observation (events, buffer contents, heap layout, launch window
 
 from __future__ import annotations
 
-import math
-
 import torch
 
 from conformance.scenario import load
@@ -67,17 +65,15 @@ def _shmem():
     return state["shmem"]
 
 
-def _sm_count(device: torch.device) -> int:
-    return torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else 1
-
-
 def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
     """Pool job: run scenario ``name`` with ``params`` through each API on this rank; returns observations."""
     from iris.tracing.export import device_clock
+    from iris.tracing.hw import cu_id_limit
 
     scenario = load(name)
     shmem = _shmem()
-    out = {"rank": shmem.get_rank(), "heap_bases": list(shmem.heap.bases), "sm_count": _sm_count(shmem.device),
+    out = {"rank": shmem.get_rank(), "heap_bases": list(shmem.heap.bases),
+           "cu_limit": cu_id_limit(shmem.tracing.backend, shmem.device),
            "backend": shmem.tracing.backend, "ticks_per_second": shmem.tracing.ticks_per_second, "apis": {}}
     for api in apis:
         shmem.heap.reset()
@@ -111,7 +107,3 @@ def _compiles(kernel) -> int:
     if not caches:
         return 0
     return sum(len(entry[0]) for entry in caches.values())
-
-
-def numel(shape) -> int:
-    return math.prod((shape,) if isinstance(shape, int) else shape)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -93,7 +92,3 @@ def write_trace(path: Path, result: ExampleResult) -> str:
     if not per_rank:
         raise ValueError(f"{result.scenario}: no observations to trace")
     return write_chrome_trace(path, per_rank)
-
-
-def rate(n: int, seconds: float) -> str:
-    return "n/a" if seconds <= 0 or math.isnan(seconds) else f"{n / seconds:.1f}/s"

@@ -21,6 +21,20 @@ from iris._builtins import builtin
 
 # Ticks per second of the raw timestamp, by backend name.
 TICKS_PER_SECOND: dict[str, float] = {"cuda": 1e9, "hip": 1e8, "interpreter": 1e9}
+# Exclusive bound of xcc_id per backend (AMD CDNA3/4 have up to 8 XCDs per device).
+XCC_ID_LIMIT: dict[str, int] = {"cuda": 1, "hip": 8, "interpreter": 1}
+
+
+def cu_id_limit(backend: str, device) -> int:
+    """Exclusive bound of the recorded ``cu_id`` on ``device`` (host side, for validity checks).
+
+    cuda: the SM count; hip: 256, the packed (SE, SH, CU) id space of HW_REG_HW_ID; interpreter: 1.
+    """
+    if backend == "cuda":
+        import torch
+
+        return torch.cuda.get_device_properties(device).multi_processor_count
+    return 256 if backend == "hip" else 1
 
 _ASM: dict[str, dict[str, tuple[str, str, object]]] = {
     "cuda": {

@@ -21,7 +21,7 @@ def _world(api, backend, world_size):
     return run_world(ts.tracing_suite, backend, world_size, api)
 
 
-def _check_physical(case: dict, row: dict, sm_count: int, where: str) -> None:
+def _check_physical(case: dict, row: dict, res: dict, where: str) -> None:
     """Timestamps inside the launch window, durations ordered, ids in range for the device."""
     __tracebackhide__ = True
     t0, t1 = case["t0"], case["t1"]
@@ -32,9 +32,10 @@ def _check_physical(case: dict, row: dict, sm_count: int, where: str) -> None:
             bound = t1 - row["timestamp"]
             pytest.fail(f"{where}: duration_cycles={row['duration_cycles']}, but should be in [0, {bound}]")
         _check(f"{where}: duration_ns", row["duration_ns"], row["duration_cycles"] * 1e9 / case["tps"])
-    if not 0 <= row["cu_id"] < max(sm_count, 1):
-        pytest.fail(f"{where}: cu_id={row['cu_id']}, but should be in [0, {sm_count})")
-    _check(f"{where}: xcc_id", row["xcc_id"], 0)
+    if not 0 <= row["cu_id"] < res["cu_limit"]:
+        pytest.fail(f"{where}: cu_id={row['cu_id']}, but should be in [0, {res['cu_limit']})")
+    if not 0 <= row["xcc_id"] < res["xcc_limit"]:
+        pytest.fail(f"{where}: xcc_id={row['xcc_id']}, but should be in [0, {res['xcc_limit']})")
 
 
 def _by_pid(rows: list[dict]) -> dict[int, dict]:
@@ -72,7 +73,7 @@ def test_device_context_tracing_1d_address(case, backend, world_size, api):
             }  # fmt: skip
             for field, value in expected.items():
                 _check(f"{where}: {field}", row[field], value)
-            _check_physical(c, row, res["sm_count"], where)
+            _check_physical(c, row, res, where)
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -97,7 +98,7 @@ def test_tracing_masks(mask, backend, world_size, api):
             _check(f"{where}: address", row["address"], c["buf"] + 4 * lanes[0] if lanes else 0)
             _check(f"{where}: payload_size", row["payload_size"], 4 * len(lanes))
             _check(f"{where}: duration_cycles", row["duration_cycles"], -2)
-            _check_physical(c, row, res["sm_count"], where)
+            _check_physical(c, row, res, where)
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -121,7 +122,7 @@ def test_tracing_2d_blocks(backend, world_size, api):
                 _check(f"{where}: pid_n", row["pid_n"], pn)
                 _check(f"{where}: address", row["address"], c["buf"] + 8 * (pm * c["BM"] * c["stride"] + pn * c["BN"]))
                 _check(f"{where}: payload_size", row["payload_size"], 8 * rows_active * cols_active)
-                _check_physical(c, row, res["sm_count"], where)
+                _check_physical(c, row, res, where)
         data = c["data"]
         for i in (0, 17, 49):
             for j in (0, 31, 39):
@@ -148,7 +149,7 @@ def test_tracing_loop_instants_payloads(backend, world_size, api):
                     pytest.fail(f"rank {q} pid {p}: instant at {inst['timestamp']} outside its range "
                                 f"[{rng['timestamp']}, {end}]")
             for r in mine:
-                _check_physical(c, r, res["sm_count"], f"rank {q} loop pid {p} op {r['op_index']}")
+                _check_physical(c, r, res, f"rank {q} loop pid {p} op {r['op_index']}")
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -167,7 +168,7 @@ def test_tracing_overflow(backend, world_size, api):
             _check(f"{where}: cur_rank", row["cur_rank"], q)
             if row["name"] not in ("compute", "user"):
                 pytest.fail(f"{where}: name={row['name']!r}, but should be 'compute' or 'user'")
-            _check_physical(c, row, res["sm_count"], where)
+            _check_physical(c, row, res, where)
         _check(f"rank {q} overflow: raw op_index row", raw[11], [0, 1, 2, 3, 4])
         _check(f"rank {q} overflow: raw cur_rank row", raw[4], [q] * 5)
 

@@ -5,16 +5,13 @@ from __future__ import annotations
 import torch
 
 from iris.tracing.export import device_clock
+from iris.tracing.hw import XCC_ID_LIMIT, cu_id_limit
 from tests.ops.suites import NUM_WARPS, cdiv, host, kernels
 
 BLOCK = 32
 N = 100
 MAX_EVENTS = 64
 MASK_SEED = 1234
-
-
-def _sm_count(device: torch.device) -> int:
-    return torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else 1
 
 
 def mask_bits(case: str, rank: int, numel: int) -> torch.Tensor:
@@ -34,7 +31,8 @@ def tracing_suite(api: str) -> dict:
     r, w = shmem.get_rank(), shmem.get_num_ranks()
     ctx = shmem.get_device_context()
     dev = shmem.device
-    out = {"rank": r, "heap_base": shmem.heap.bases[r], "sm_count": _sm_count(dev)}
+    out = {"rank": r, "heap_base": shmem.heap.bases[r], "cu_limit": cu_id_limit(shmem.tracing.backend, dev),
+           "xcc_limit": XCC_ID_LIMIT[shmem.tracing.backend]}
 
     def run(name, launch, max_events=MAX_EVENTS, **facts):
         shmem.tracing.enable(max_events)
