@@ -16,7 +16,7 @@ import torch.distributed as dist
 from iris import layout
 from iris.heap import SymmetricHeap
 from iris.tracing.core import Tracing
-from iris.world import World, current_world
+from iris.world import World, current_world, synchronize
 
 DEFAULT_ALIGNMENT = 256
 
@@ -75,8 +75,7 @@ class Iris:
 
     def barrier(self) -> None:
         """Wait for this rank's device work, then for every rank."""
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
+        synchronize(self.device)
         dist.barrier(group=self.group)
 
     # -- context ---------------------------------------------------------------------------------
@@ -89,8 +88,7 @@ class Iris:
 
     def _write_tracing_block(self, block: layout.TracingBlock | None) -> None:
         values = layout.encode(self.rank, self.heap.bases, block)
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
+        synchronize(self.device)
         self._context.copy_(torch.tensor(values, dtype=torch.int64))
 
     # -- allocation ------------------------------------------------------------------------------
@@ -133,7 +131,7 @@ class Iris:
     # -- lifetime --------------------------------------------------------------------------------
     def close(self) -> None:
         """Release the heap and trace buffers (collective with the heap's peers)."""
-        self.tracing._records = self.tracing._counter = None
+        self.tracing.release()
         self.heap.close()
 
     def __enter__(self) -> Iris:

@@ -44,6 +44,12 @@ def is_interpreter() -> bool:
     return bool(knobs.runtime.interpret)
 
 
+def synchronize(device: torch.device) -> None:
+    """Wait for the work queued on ``device`` (nothing to wait for on the CPU)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 def _force_cpu() -> bool:
     return os.environ.get("IRIS_FORCE_CPU", "0") == "1"
 

@@ -12,6 +12,7 @@ from iris import layout
 from iris.tracing import hw
 from iris.tracing.events import TRACE_FIELDS
 from iris.tracing.records import TraceRecords
+from iris.world import synchronize
 
 
 def backend_of(device: torch.device) -> str:
@@ -82,8 +83,12 @@ class Tracing:
             raise RuntimeError(f"tracing.{what} used before tracing.enable(max_events); enable tracing first")
 
     def _sync(self) -> None:
-        if self._owner.device.type == "cuda":
-            torch.cuda.synchronize(self._owner.device)
+        synchronize(self._owner.device)
+
+    def release(self) -> None:
+        """Free the trace buffers (the owner closes; the context must not point at them any more)."""
+        self.enabled = False
+        self._records = self._counter = None
 
     @property
     def attempted(self) -> int:
@@ -101,8 +106,7 @@ class Tracing:
     def events(self) -> TraceRecords:
         """This rank's events, decoded (one bulk device-to-host copy per buffer)."""
         self._require_buffers("events")
-        self._sync()
-        attempted = int(self._counter.cpu()[0])
+        attempted = self.attempted
         n = min(attempted, self.max_events)
         rows = self._records[:, :n].cpu().numpy()
         return TraceRecords.from_buffer(rows, attempted, self.max_events, rank=self._owner.rank,

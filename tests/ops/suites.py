@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 
 import torch
+import triton
 
 import iris
 
@@ -58,7 +59,7 @@ def ops_suite(api: str) -> dict:
     r, w = shmem.get_rank(), shmem.get_num_ranks()
     ctx = shmem.get_device_context()
     i = torch.arange(CAP, dtype=torch.int32, device=shmem.device)
-    grid = (cdiv(N, BLOCK),)
+    grid = (triton.cdiv(N, BLOCK),)
     out = {}
     for op in DATA_OPS:
         src = shmem.full((CAP,), 0, dtype=torch.int32).copy_(r * 1000 + i)
@@ -80,7 +81,3 @@ def ops_suite(api: str) -> dict:
         out[op] = {"dst": dst.cpu().tolist(), "ret": ret.cpu().tolist()}
     shmem.close()
     return out
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import torch
+import triton
 
 from iris.tracing.export import device_clock
 from iris.tracing.hw import XCC_ID_LIMIT, cu_id_limit
-from tests.ops.suites import NUM_WARPS, cdiv, host, kernels
+from tests.ops.suites import NUM_WARPS, host, kernels
 
 BLOCK = 32
 N = 100
@@ -49,7 +50,7 @@ def tracing_suite(api: str) -> dict:
     target = (r + 1) % w
     for use_mask, n in ((True, N), (False, 128)):
         name = "1d_masked" if use_mask else "1d_full"
-        run(name, lambda n=n, use_mask=use_mask: k.trace_1d_kernel[(cdiv(n, BLOCK),)](
+        run(name, lambda n=n, use_mask=use_mask: k.trace_1d_kernel[(triton.cdiv(n, BLOCK),)](
             ctx, buf, n, target, 5, r, w, BLOCK=BLOCK, USE_MASK=use_mask, TRACING=True, num_warps=NUM_WARPS),
             buf=buf.data_ptr(), n=n, target=target)
 
@@ -60,8 +61,8 @@ def tracing_suite(api: str) -> dict:
             buf=buf.data_ptr(), bits=bits.cpu().tolist())
 
     mat = shmem.zeros(64, 64, dtype=torch.int64)
-    run("2d", lambda: k.trace_2d_kernel[(cdiv(50, 16), cdiv(40, 32))](ctx, mat, 50, 40, 64, r, w, BM=16, BN=32,
-                                                                      num_warps=NUM_WARPS),
+    grid_2d = (triton.cdiv(50, 16), triton.cdiv(40, 32))
+    run("2d", lambda: k.trace_2d_kernel[grid_2d](ctx, mat, 50, 40, 64, r, w, BM=16, BN=32, num_warps=NUM_WARPS),
         buf=mat.data_ptr(), M=50, N=40, BM=16, BN=32, stride=64)
     out["2d"]["data"] = mat.cpu().tolist()
 
