@@ -5,8 +5,9 @@ translate a local heap pointer ``p`` to the same object on rank ``r`` as
 ``p - bases[my_rank] + bases[r]``. Objects are placed with a bump allocator that every rank runs
 identically, so the same allocation has the same offset on every rank.
 
-Two private backends map the buffers, chosen in :func:`_backend_for`: CUDA/HIP IPC handles on GPUs,
-and shared-memory files (``/dev/shm``) mapped with ``torch.from_file`` on cpu (Triton interpreter).
+Two private backends map the buffers, chosen in :func:`_backend_for`: CUDA/HIP IPC handles on GPUs
+(:mod:`iris.ipc`, opened in the local device's context so peers on other GPUs are addressable), and
+shared-memory files (``/dev/shm``) mapped with ``torch.from_file`` on cpu (Triton interpreter).
 """
 
 from __future__ import annotations
@@ -54,45 +55,67 @@ def _gather_or_raise(world: World, what: str, step: Callable[[], Any]) -> list[A
     return [value for value, _ in gathered]
 
 
-class _CudaIpcBackend:
-    """GPU heaps: allocate with torch, exchange CUDA/HIP IPC handles, open every peer's handle."""
+def _device_bytes(ptr: int, size: int, device: torch.device) -> torch.Tensor:
+    """A uint8 tensor over ``size`` bytes at ``ptr`` on ``device`` that does not own the memory.
 
-    @staticmethod
-    def open(size: int, world: World) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        from torch.multiprocessing.reductions import reduce_tensor
+    The device is stated, not inferred from the pointer: a peer heap mapped into this device's context
+    must be used from this device.
+    """
+    storage = torch._C._construct_storage_from_data_pointer(ptr, device, size)
+    return torch.empty(0, dtype=torch.uint8, device=device).set_(storage)
 
-        with torch.cuda.device(world.device):
+
+class _GpuIpcBackend:
+    """GPU heaps: allocate with torch, exchange IPC handles, open every peer's handle in the local device's context.
+
+    Handles come from :mod:`iris.ipc` (CUDA or HIP, chosen there), not from torch's tensor sharing: torch opens
+    a shared tensor in the exporting device's context, which a kernel on another GPU cannot address.
+    """
+
+    def __init__(self, device: torch.device) -> None:
+        from iris.ipc import runtime_for
+        from iris.tracing.core import backend_of
+
+        self.device = device
+        self.runtime = runtime_for(backend_of(device))
+        self.opened: list[int] = []  # peer allocations this process mapped, closed by release()
+
+    def open(self, size: int, world: World) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        with torch.cuda.device(self.device):
             allocated: list[torch.Tensor] = []
 
-            def export() -> list[Any]:
-                allocated.append(torch.zeros(size, dtype=torch.uint8, device=world.device))
-                torch.cuda.synchronize(world.device)  # the memset completes before peers can touch the memory
-                # One export per consumer: each export wraps the storage in a fresh IPC reference counter
-                # that exactly one consumer releases. Sharing one handle with several peers (or exporting
-                # to ourselves) would leave a counter non-zero forever and the memory stuck in torch's limbo.
-                return [None if r == world.rank else reduce_tensor(allocated[0]) for r in range(world.world_size)]
+            def export() -> tuple[bytes, int]:
+                allocated.append(torch.zeros(size, dtype=torch.uint8, device=self.device))
+                torch.cuda.synchronize(self.device)  # the memset completes before peers can touch the memory
+                return self.runtime.export(allocated[0].data_ptr())
 
-            exports = _gather_or_raise(world, "allocating and exporting the heap (CUDA IPC)", export)
+            exports = _gather_or_raise(world, "allocating and exporting the heap (GPU IPC)", export)
             buffer = allocated[0]
             peers: list[torch.Tensor] = []
 
             def open_peers() -> None:
-                # Rebuilding a peer's handle opens it in this process (cudaIpcOpenMemHandle); this also
-                # works for ranks sharing one GPU. Our own buffer is used as is.
-                for r in range(world.world_size):
-                    if r == world.rank:
-                        peers.append(buffer)
-                    else:
-                        rebuild, args = exports[r][world.rank]
-                        peers.append(rebuild(*args))
+                try:
+                    for r, (handle, offset) in enumerate(exports):
+                        if r == world.rank:
+                            peers.append(buffer)
+                            continue
+                        self.opened.append(self.runtime.open(handle, self.device.index))
+                        peers.append(_device_bytes(self.opened[-1] + offset, size, self.device))
+                except BaseException:
+                    self.release()
+                    raise
 
-            _gather_or_raise(world, "opening peer CUDA IPC handles", open_peers)
+            _gather_or_raise(world, "opening peer GPU IPC handles in the local device's context", open_peers)
         return buffer, peers
 
-    @staticmethod
-    def release(device: torch.device) -> None:
-        torch.cuda.synchronize(device)
-        torch.cuda.ipc_collect()
+    def release(self) -> None:
+        """Unmap every peer heap (after this device's queued work is done); the own buffer goes with its tensors."""
+        if not self.opened:
+            return
+        torch.cuda.synchronize(self.device)
+        with torch.cuda.device(self.device):
+            while self.opened:
+                self.runtime.close(self.opened.pop())
 
 
 class _SharedMemoryBackend:
@@ -131,6 +154,9 @@ class _SharedMemoryBackend:
     def _map(path: str, size: int) -> torch.Tensor:
         return torch.from_file(path, shared=True, size=size, dtype=torch.uint8)
 
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+
     @classmethod
     def open(cls, size: int, world: World) -> tuple[torch.Tensor, list[torch.Tensor]]:
         path: str | None = None
@@ -157,14 +183,13 @@ class _SharedMemoryBackend:
                 os.unlink(path)  # mappings stay valid; nothing is left behind even if a rank crashes later
         return buffer, peers
 
-    @staticmethod
-    def release(device: torch.device) -> None:
+    def release(self) -> None:
         pass  # mappings go away with the last tensor that views them
 
 
-def _backend_for(device: torch.device) -> type[_CudaIpcBackend] | type[_SharedMemoryBackend]:
+def _backend_for(device: torch.device) -> _GpuIpcBackend | _SharedMemoryBackend:
     """The one place where GPU and cpu heaps part ways."""
-    return _SharedMemoryBackend if device.type == "cpu" else _CudaIpcBackend
+    return _SharedMemoryBackend(device) if device.type == "cpu" else _GpuIpcBackend(device)
 
 
 class SymmetricHeap:
@@ -270,18 +295,17 @@ class SymmetricHeap:
     def close(self) -> None:
         """Release this rank's mappings of every heap (idempotent, local: no collective).
 
-        Peers must no longer access this rank's heap (e.g. close after a barrier). On GPUs the local
-        buffer is freed once every peer has closed its mapping of it (torch's CUDA IPC reference
-        counting; blocks still mapped by a peer are freed by a later ``torch.cuda.ipc_collect()``).
+        Peers must no longer access this rank's heap (e.g. close after a barrier). On GPUs this rank's
+        mappings of peer heaps are closed (views from :meth:`peer_tensor` become invalid), and the own
+        buffer goes back to torch's allocator once no tensor views it.
         """
         if self.buffer is None:
             return
-        device = self.buffer.device
         self._peers = []
         self.buffer = None
         self.bases = []
         self._used = 0
-        self._backend.release(device)
+        self._backend.release()
 
     def __enter__(self) -> SymmetricHeap:
         return self

@@ -13,7 +13,19 @@ import pytest
 
 from iris.launcher import launch
 
-WORLD_SIZES = (1, 2, 4)
+CPU_WORLD_SIZES = (1, 2, 4)
+
+
+def _multi_gpu_sizes() -> tuple[int, ...]:
+    """With G >= 2 GPUs: G ranks (one per GPU) and 2G (two per GPU, across GPUs); none otherwise."""
+    import torch
+
+    g = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    return tuple(sorted({g, 2 * g} - set(CPU_WORLD_SIZES))) if g >= 2 else ()
+
+
+# gpu worlds also run the multi-GPU placements; cpu worlds skip those sizes (run_world says so).
+WORLD_SIZES = CPU_WORLD_SIZES + _multi_gpu_sizes()
 ENV = {
     "cpu": {"TRITON_INTERPRET": "1", "IRIS_FORCE_CPU": "1"},
     "gpu": {"TRITON_INTERPRET": "0", "IRIS_FORCE_CPU": "0"},
@@ -36,6 +48,8 @@ def _outcome(suite, backend: str, world_size: int, args: tuple):
 
 def run_world(suite, backend: str, world_size: int, *args) -> tuple:
     """Results of ``suite(*args)`` on every rank, in rank order (cached per test process)."""
+    if backend == "cpu" and world_size not in CPU_WORLD_SIZES:
+        pytest.skip(f"{world_size} ranks is a multi-GPU placement; cpu worlds run {CPU_WORLD_SIZES} ranks")
     ok, value = _outcome(suite, backend, world_size, args)
     if not ok:
         raise value
