@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 
 from conformance.runner import detect_backend, run_example
 from conformance.scenario import load, names
+from iris.ranks import Pools
 
 
-def bench(name: str, backend: str, world_size: int, examples: int) -> tuple[float, str, int]:
+def bench(pools: Pools, name: str, backend: str, world_size: int, examples: int) -> tuple[float, str, int]:
     scenario = load(name)
     results, keys = [], []
 
@@ -28,7 +29,7 @@ def bench(name: str, backend: str, world_size: int, examples: int) -> tuple[floa
     def run(data):
         params = data.draw(scenario.params(world_size))
         keys.append(scenario.compile_key(params))
-        results.append(run_example(scenario, world_size, params, backend))
+        results.append(run_example(pools, scenario, world_size, params, backend))
 
     start = time.perf_counter()
     run()
@@ -50,11 +51,12 @@ def main() -> None:
     backend = args.backend or detect_backend()
     print(f"backend {backend}, {args.ranks} ranks, {args.examples} examples after one warm-up")
     print(f"{'scenario':28s} {'examples/s':>10s} {'compiles/example':>17s} {'failures':>8s}")
-    for name in args.scenario or names():
-        if args.ranks not in load(name).world_sizes:
-            continue
-        rate, compiles, failures = bench(name, backend, args.ranks, args.examples)
-        print(f"{name:28s} {rate:10.2f} {compiles:>17s} {failures:8d}", flush=True)
+    with Pools() as pools:
+        for name in args.scenario or names():
+            if args.ranks not in load(name).world_sizes:
+                continue
+            rate, compiles, failures = bench(pools, name, backend, args.ranks, args.examples)
+            print(f"{name:28s} {rate:10.2f} {compiles:>17s} {failures:8d}", flush=True)
 
 
 if __name__ == "__main__":

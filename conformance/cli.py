@@ -15,6 +15,7 @@ from conformance.runner import detect_backend
 from conformance.scaffold import scaffold
 from conformance.scenario import all_scenarios, load, names
 from conformance.session import run_case
+from iris.ranks import Pools
 
 
 def _ranks(text: str) -> tuple[int, ...]:
@@ -66,20 +67,21 @@ def cmd_run(args) -> int:
     results: list[CaseResult] = []
     start = time.perf_counter()
     traced: dict[str, tuple[int, object]] = {}
-    for i, (s, ws) in enumerate(cases, 1):
-        print(f"[{i}/{len(cases)}] {s.name} on {ws} rank(s) ...", end="", flush=True)
-        try:
-            case, last = run_case(s, ws, backend, settings, params)
-        except Exception as e:  # a broken scenario module: that case fails, the run goes on
-            case, last = CaseResult(s.name, ws, backend), None
-            case.error = f"{type(e).__name__}: {e}"
-        results.append(case)
-        status = "ok" if case.ok else "FAIL"
-        print(f" {status} ({case.examples} examples, {case.seconds:.1f} s)", flush=True)
-        if not case.ok:
-            print("    " + (case.failure or case.error).replace("\n", "\n    "), flush=True)
-        if last is not None and ws >= traced.get(s.name, (0, None))[0]:
-            traced[s.name] = (ws, last)
+    with Pools() as pools:
+        for i, (s, ws) in enumerate(cases, 1):
+            print(f"[{i}/{len(cases)}] {s.name} on {ws} rank(s) ...", end="", flush=True)
+            try:
+                case, last = run_case(pools, s, ws, backend, settings, params)
+            except Exception as e:  # a broken scenario module: that case fails, the run goes on
+                case, last = CaseResult(s.name, ws, backend), None
+                case.error = f"{type(e).__name__}: {e}"
+            results.append(case)
+            status = "ok" if case.ok else "FAIL"
+            print(f" {status} ({case.examples} examples, {case.seconds:.1f} s)", flush=True)
+            if not case.ok:
+                print("    " + (case.failure or case.error).replace("\n", "\n    "), flush=True)
+            if last is not None and ws >= traced.get(s.name, (0, None))[0]:
+                traced[s.name] = (ws, last)
     for name, (_, last) in traced.items():
         write_trace(args.out / "traces" / f"{name}.json", last)
     meta = {"backend": backend, "profile": profile_name, "seconds": time.perf_counter() - start,

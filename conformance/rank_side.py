@@ -55,7 +55,7 @@ class Rank:
 
 
 def _shmem():
-    from conformance.pool import rank_state
+    from iris.ranks import rank_state
 
     state = rank_state()
     if "shmem" not in state:

@@ -1,7 +1,8 @@
 """Run one example of a scenario on a pooled world, compare, and say how to replay it.
 
 ``run_example`` sends ``rank_side.run_example`` to every rank of the pool for ``(world_size,
-backend)``, builds the model on the host and returns an ``ExampleResult`` with every divergence.
+backend)`` (from the run's :class:`iris.ranks.Pools`), builds the model on the host and returns an
+``ExampleResult`` with every divergence.
 A hung or dead rank fails that example with the pool's message; the pool rebuilds itself.
 """
 
@@ -13,9 +14,9 @@ import time
 from dataclasses import dataclass, field
 
 from conformance.compare import Divergence, compare
-from conformance.pool import get_pool
 from conformance.rank_side import HEAP_BYTES
 from conformance.scenario import APIS, Scenario
+from iris.ranks import Pools
 
 JOB_TIMEOUT_S = 300.0
 
@@ -64,7 +65,7 @@ class ExampleResult:
         return "\n".join(lines)
 
 
-def run_example(scenario: Scenario, world_size: int, params: dict, backend: str | None = None,
+def run_example(pools: Pools, scenario: Scenario, world_size: int, params: dict, backend: str | None = None,
                 apis: tuple[str, ...] = APIS, timeout: float = JOB_TIMEOUT_S) -> ExampleResult:
     """Run ``params`` through every API on a pooled world of ``world_size`` ranks and compare."""
     from conformance.rank_side import run_example as rank_job
@@ -73,7 +74,7 @@ def run_example(scenario: Scenario, world_size: int, params: dict, backend: str 
     if world_size not in scenario.world_sizes:
         raise ValueError(f"{scenario.name} supports world sizes {scenario.world_sizes}, not {world_size}")
     start = time.perf_counter()
-    observations = get_pool(world_size, backend).run(rank_job, scenario.name, params, apis, timeout=timeout)
+    observations = pools.get(world_size, backend).run(rank_job, scenario.name, params, apis, timeout=timeout)
     model = scenario.model(params, world_size)
     divergences = compare(model, observations, apis, HEAP_BYTES)
     compiles = {api: sum(o["apis"][api]["compiles"] for o in observations) for api in apis}

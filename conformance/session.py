@@ -5,17 +5,17 @@ from __future__ import annotations
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
-from conformance.pool import RankDied, RankError, RankTimeout
 from conformance.report import CaseResult
 from conformance.runner import ExampleResult, replay_command, run_example
 from conformance.scenario import Scenario
+from iris.ranks import Pools, RankDied, RankError, RankTimeout
 
 
 class ConformanceFailure(AssertionError):
     """An example whose Triton, Gluon and model results disagree (the message is the full report)."""
 
 
-def run_case(scenario: Scenario, world_size: int, backend: str, profile: settings,
+def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, profile: settings,
              params: dict | None = None, on_example=None) -> tuple[CaseResult, ExampleResult | None]:
     """Run the case and return its summary and last example (for its trace); never raises for a divergence.
 
@@ -30,7 +30,7 @@ def run_case(scenario: Scenario, world_size: int, backend: str, profile: setting
         if case.error:
             return
         try:
-            result = run_example(scenario, world_size, p, backend)
+            result = run_example(pools, scenario, world_size, p, backend)
         except (RankError, RankTimeout, RankDied, NotImplementedError) as e:
             case.error = f"{type(e).__name__}: {e}\nreplay: {replay_command(scenario.name, world_size, backend, p)}"
             return

@@ -4,7 +4,7 @@ import argparse
 
 import torch
 
-from iris.launcher import launch
+from iris.ranks import backend_env, launch
 
 
 def run_example(main) -> list:
@@ -13,8 +13,7 @@ def run_example(main) -> list:
     parser.add_argument("--cpu", action="store_true", help="run on CPU worlds under the Triton interpreter")
     args = parser.parse_args()
     cpu = args.cpu or not torch.cuda.is_available()
-    env = {"TRITON_INTERPRET": "1", "IRIS_FORCE_CPU": "1"} if cpu else {"TRITON_INTERPRET": "0", "IRIS_FORCE_CPU": "0"}
-    results = launch(main, args.ranks, timeout=300, env=env)
+    results = launch(main, args.ranks, timeout=300, env=backend_env("cpu" if cpu else "gpu"))
     for r in results:
         print(r)
     return results

@@ -5,7 +5,7 @@ Host: ``shmem = iris.iris(heap_size)``; kernels: ``DeviceContext.initialize(shme
 
 from iris.device import DeviceContext
 from iris.iris import Iris, iris
-from iris.launcher import launch
+from iris.ranks import launch
 from iris.tracing.events import EVENT_NAMES, TRACE_FIELDS, TraceEvent
 
 __all__ = ["DeviceContext", "EVENT_NAMES", "Iris", "TRACE_FIELDS", "TraceEvent", "iris", "launch"]

@@ -17,13 +17,12 @@ import math
 import os
 import tempfile
 import uuid
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import torch
-import torch.distributed as dist
 
-from iris.world import World
+from iris.checks import is_int
+from iris.world import World, gather_or_raise
 
 __all__ = ["HeapOutOfMemoryError", "SymmetricHeap"]
 
@@ -34,25 +33,9 @@ class HeapOutOfMemoryError(MemoryError):
     """Raised by :meth:`SymmetricHeap.allocate` when the request does not fit."""
 
 
-def _is_int(x: object) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
-def _gather_or_raise(world: World, what: str, step: Callable[[], Any]) -> list[Any]:
-    """Run ``step`` on every rank and all-gather its results; if it failed anywhere, raise on every rank.
-
-    Gathering errors instead of raising locally keeps ranks from hanging in a later collective.
-    """
-    try:
-        item: tuple[Any, str | None] = (step(), None)
-    except Exception as e:
-        item = (None, f"{type(e).__name__}: {e}")
-    gathered: list[Any] = [None] * world.world_size
-    dist.all_gather_object(gathered, item, group=world.group)
-    failed = [f"rank {r}: {err}" for r, (_, err) in enumerate(gathered) if err is not None]
-    if failed:
-        raise RuntimeError(f"SymmetricHeap: {what} failed on " + "; ".join(failed))
-    return [value for value, _ in gathered]
+def _on_every_rank(world: World, what: str, step):
+    """``step`` on every rank (collective); raises on every rank, naming the failed ones, if any failed."""
+    return gather_or_raise(world.group, world.world_size, f"SymmetricHeap: {what}", step)
 
 
 def _device_bytes(ptr: int, size: int, device: torch.device) -> torch.Tensor:
@@ -89,7 +72,7 @@ class _GpuIpcBackend:
                 torch.cuda.synchronize(self.device)  # the memset completes before peers can touch the memory
                 return self.runtime.export(allocated[0].data_ptr())
 
-            exports = _gather_or_raise(world, "allocating and exporting the heap (GPU IPC)", export)
+            exports = _on_every_rank(world, "allocating and exporting the heap (GPU IPC)", export)
             buffer = allocated[0]
             peers: list[torch.Tensor] = []
 
@@ -105,7 +88,7 @@ class _GpuIpcBackend:
                     self.release()
                     raise
 
-            _gather_or_raise(world, "opening peer GPU IPC handles in the local device's context", open_peers)
+            _on_every_rank(world, "opening peer GPU IPC handles in the local device's context", open_peers)
         return buffer, peers
 
     def release(self) -> None:
@@ -169,7 +152,7 @@ class _SharedMemoryBackend:
             return path
 
         try:
-            paths = _gather_or_raise(world, "creating the shared-memory segment", create)
+            paths = _on_every_rank(world, "creating the shared-memory segment", create)
             buffer = mapped[0]
             peers: list[torch.Tensor] = []
 
@@ -177,7 +160,7 @@ class _SharedMemoryBackend:
                 peers.extend(buffer if r == world.rank else cls._map(p, size) for r, p in enumerate(paths))
 
             # The gather doubles as the barrier after which every rank has mapped every segment.
-            _gather_or_raise(world, "mapping peer shared-memory segments", open_peers)
+            _on_every_rank(world, "mapping peer shared-memory segments", open_peers)
         finally:
             if path is not None:
                 os.unlink(path)  # mappings stay valid; nothing is left behind even if a rank crashes later
@@ -205,7 +188,7 @@ class SymmetricHeap:
     """
 
     def __init__(self, size: int, world: World) -> None:
-        if not _is_int(size) or size <= 0:
+        if not is_int(size) or size <= 0:
             raise ValueError(f"SymmetricHeap: size must be an int > 0 (bytes), got {size!r}")
         self.world = world
         self._size = size
@@ -247,9 +230,9 @@ class SymmetricHeap:
         (a ``MemoryError``) without changing anything if the request does not fit.
         """
         self._check_open()
-        if not _is_int(nbytes) or nbytes < 0:
+        if not is_int(nbytes) or nbytes < 0:
             raise ValueError(f"SymmetricHeap.allocate: nbytes must be an int >= 0, got {nbytes!r}")
-        if not _is_int(alignment) or alignment < 1 or alignment & (alignment - 1):
+        if not is_int(alignment) or alignment < 1 or alignment & (alignment - 1):
             raise ValueError(f"SymmetricHeap.allocate: alignment must be a power of two, got {alignment!r}")
         offset = -(-self._used // alignment) * alignment
         end = offset + nbytes
@@ -264,9 +247,9 @@ class SymmetricHeap:
     def _view(self, base: torch.Tensor, offset: int, shape: int | Sequence[int], dtype: torch.dtype) -> torch.Tensor:
         if not isinstance(dtype, torch.dtype):
             raise TypeError(f"SymmetricHeap: dtype must be a torch.dtype, got {dtype!r}")
-        size = torch.Size([shape] if _is_int(shape) else shape)
+        size = torch.Size([shape] if is_int(shape) else shape)
         nbytes = math.prod(size) * dtype.itemsize
-        if not _is_int(offset) or offset < 0 or offset % dtype.itemsize:
+        if not is_int(offset) or offset < 0 or offset % dtype.itemsize:
             raise ValueError(
                 f"SymmetricHeap: offset must be an int >= 0 and a multiple of {dtype.itemsize} for {dtype}, "
                 f"got {offset!r}"
@@ -284,7 +267,7 @@ class SymmetricHeap:
     def peer_tensor(self, rank: int, offset: int, shape: int | Sequence[int], dtype: torch.dtype) -> torch.Tensor:
         """The same view as :meth:`tensor`, of rank ``rank``'s heap (as mapped in this process)."""
         self._check_open()
-        if not _is_int(rank) or not 0 <= rank < self.world.world_size:
+        if not is_int(rank) or not 0 <= rank < self.world.world_size:
             raise ValueError(f"SymmetricHeap: rank must be in [0, {self.world.world_size}), got {rank!r}")
         return self._view(self._peers[rank], offset, shape, dtype)
 

@@ -14,6 +14,7 @@ import torch
 import torch.distributed as dist
 
 from iris import layout
+from iris.checks import is_int
 from iris.heap import SymmetricHeap
 from iris.tracing.core import Tracing
 from iris.world import World, current_world, synchronize
@@ -25,7 +26,7 @@ def _shape(size) -> tuple[int, ...]:
     if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
         size = tuple(size[0])
     for s in size:
-        if isinstance(s, bool) or not isinstance(s, int) or s < 0:
+        if not is_int(s) or s < 0:
             raise ValueError(f"tensor size {tuple(size)!r} must be non-negative ints")
     return tuple(size)
 
@@ -34,7 +35,7 @@ class Iris:
     """One rank's handle on the symmetric heap (create with ``iris.iris(heap_size)``)."""
 
     def __init__(self, heap_size: int, world: World | None = None) -> None:
-        if isinstance(heap_size, bool) or not isinstance(heap_size, int) or heap_size <= 0:
+        if not is_int(heap_size) or heap_size <= 0:
             raise ValueError(f"heap_size={heap_size!r}; expected a positive int number of bytes")
         self.world = world if world is not None else current_world()
         self.heap = SymmetricHeap(heap_size, self.world)

@@ -7,12 +7,15 @@ names, barriers), so the group it uses is always a gloo group, never NCCL/RCCL.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.distributed as dist
 
-__all__ = ["World", "current_world", "device_index", "device_offset", "is_interpreter"]
+__all__ = ["World", "current_world", "device_index", "device_offset", "gather_or_raise", "install_interpreter",
+           "is_interpreter"]
 
 _RENDEZVOUS_VARS = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
@@ -42,6 +45,35 @@ def is_interpreter() -> bool:
     from triton import knobs
 
     return bool(knobs.runtime.interpret)
+
+
+def install_interpreter() -> None:
+    """Under ``TRITON_INTERPRET=1``, let ``@gluon.jit`` kernels run on the Triton interpreter; else a no-op.
+
+    Called where worlds start (rank processes before their first job, :func:`current_world`); importing iris
+    patches nothing.
+    """
+    if is_interpreter():
+        from iris.experimental import gluon_interpret
+
+        gluon_interpret.install()
+
+
+def gather_or_raise(group, world_size: int, what: str, step: Callable[[], Any]) -> list[Any]:
+    """Collective: run ``step`` on every rank and all-gather its results; if it failed anywhere, raise on every rank.
+
+    Gathering errors instead of raising locally keeps ranks from hanging in a later collective.
+    """
+    try:
+        item: tuple[Any, str | None] = (step(), None)
+    except Exception as e:
+        item = (None, f"{type(e).__name__}: {e}")
+    gathered: list[Any] = [None] * world_size
+    dist.all_gather_object(gathered, item, group=group)
+    failed = [f"rank {r}: {err}" for r, (_, err) in enumerate(gathered) if err is not None]
+    if failed:
+        raise RuntimeError(f"{what} failed on " + "; ".join(failed))
+    return [value for value, _ in gathered]
 
 
 def synchronize(device: torch.device) -> None:
@@ -94,7 +126,7 @@ def _ensure_process_group() -> None:
             + (f" (and {', '.join(missing)} not set in the environment)" if len(missing) < 4 else "")
             + ". Call torch.distributed.init_process_group(...) first, run under torchrun "
             "(which sets RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), or start the ranks with "
-            "iris.launch / iris.launcher.launch."
+            "iris.launch."
         )
     dist.init_process_group(
         "gloo",
@@ -139,6 +171,7 @@ def current_world() -> World:
             "interpreter, but TRITON_INTERPRET is not set to 1. Set TRITON_INTERPRET=1 in the "
             "environment before triton is imported (e.g. `TRITON_INTERPRET=1 python ...`)."
         )
+    install_interpreter()
     _ensure_process_group()
     rank = dist.get_rank()
     world_size = dist.get_world_size()

@@ -11,7 +11,7 @@ import functools
 
 import pytest
 
-from iris.launcher import launch
+from iris.ranks import backend_env, launch
 
 CPU_WORLD_SIZES = (1, 2, 4)
 
@@ -26,10 +26,7 @@ def _multi_gpu_sizes() -> tuple[int, ...]:
 
 # gpu worlds also run the multi-GPU placements; cpu worlds skip those sizes (run_world says so).
 WORLD_SIZES = CPU_WORLD_SIZES + _multi_gpu_sizes()
-ENV = {
-    "cpu": {"TRITON_INTERPRET": "1", "IRIS_FORCE_CPU": "1"},
-    "gpu": {"TRITON_INTERPRET": "0", "IRIS_FORCE_CPU": "0"},
-}
+ENV = {backend: backend_env(backend) for backend in ("cpu", "gpu")}
 TIMEOUT_S = 600.0
 
 

@@ -1,9 +1,5 @@
 """Experimental iris features: the Gluon device API (``iris_gluon``).
 
-Under ``TRITON_INTERPRET=1`` importing this package installs the layout-erasing Gluon interpreter
-shim, so Gluon kernels run on CPU worlds exactly like Triton ones.
+Importing this package patches nothing. On CPU worlds (``TRITON_INTERPRET=1``) Gluon kernels run through the
+layout-erasing interpreter shim, installed where worlds start: :func:`iris.world.install_interpreter`.
 """
-
-from iris.experimental import gluon_interpret
-
-gluon_interpret.install()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 
 from iris import layout
+from iris.checks import is_int
 from iris.tracing import hw
 from iris.tracing.events import TRACE_FIELDS
 from iris.tracing.records import TraceRecords
@@ -45,7 +46,7 @@ class Tracing:
 
     def enable(self, max_events: int = 1_000_000) -> None:
         """Allocate buffers for ``max_events`` events (zeroed) and switch tracing on in the context."""
-        if isinstance(max_events, bool) or not isinstance(max_events, int) or max_events <= 0:
+        if not is_int(max_events) or max_events <= 0:
             raise ValueError(f"max_events={max_events!r}; expected a positive int (events per rank to keep)")
         device = self._owner.device
         if self._records is None or self._records.shape[1] != max_events:

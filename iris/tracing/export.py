@@ -21,6 +21,7 @@ import triton.language as tl
 
 from iris.tracing import hw
 from iris.tracing.records import KIND_INSTANT, KIND_RANGE, TraceRecords
+from iris.world import gather_or_raise
 
 _ARGS = ("target_rank", "address", "payload_size", "payload", "op_index", "pid_m", "pid_n", "cu_id", "xcc_id")
 
@@ -119,38 +120,20 @@ def write_chrome_trace(path, per_rank: list[tuple]) -> str:
     return str(path)
 
 
-def _agree(owner, error: str | None) -> None:
-    """Collective: raise on every rank if any rank reports an error (so no rank is left in a collective)."""
-    errors: list = [None] * owner.num_ranks
-    dist.all_gather_object(errors, error, group=owner.group)
-    failed = [(r, e) for r, e in enumerate(errors) if e]
-    if failed:
-        raise RuntimeError("; ".join(f"rank {r}: {e}" for r, e in failed))
-
-
 def export_ranks(owner, records: TraceRecords, path, merge: bool) -> str:
     """Export this rank's records, or (merge, collective) every rank's from rank 0."""
     if not merge:
         origin = int(records["timestamp"].min()) if len(records) else 0
         return write_chrome_trace(path, [(records, origin)])
-    error = None
-    if owner.rank == 0:
-        try:
-            _check_writable(Path(path))
-        except OSError as e:
-            error = str(e)
-    _agree(owner, error)
+    gather_or_raise(owner.group, owner.num_ranks, "trace export: checking the path",
+                    lambda: _check_writable(Path(path)) if owner.rank == 0 else None)
     reference = clock_reference(owner)
     gathered: list = [None] * owner.num_ranks
     dist.all_gather_object(gathered, (records, reference), group=owner.group)
     # Each rank's times are measured from its own barrier reference; then one common shift makes them >= 0.
     starts = [int(r["timestamp"].min()) - ref for r, ref in gathered if len(r)]
     shift = min(starts, default=0)
-    error = None
-    if owner.rank == 0:
-        try:
-            write_chrome_trace(path, [(r, ref + shift) for r, ref in gathered])
-        except OSError as e:
-            error = str(e)
-    _agree(owner, error)
+    gather_or_raise(owner.group, owner.num_ranks, "trace export: writing the merged file",
+                    lambda: write_chrome_trace(path, [(r, ref + shift) for r, ref in gathered]) if owner.rank == 0
+                    else None)
     return str(path)

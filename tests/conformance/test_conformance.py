@@ -18,11 +18,12 @@ CASES = [pytest.param(s, ws, id=f"{s.name}-{ws}r") for s in all_scenarios() for 
 
 @pytest.mark.parametrize(("scenario", "world_size"), CASES)
 @pytest.mark.parametrize("backend", backends())
-def test_conformance(scenario, world_size, backend, request):
+def test_conformance(scenario, world_size, backend, request, pools):
     ranks = request.config.getoption("--ranks")
     if ranks and world_size not in ranks:
         pytest.skip(f"world size {world_size} not selected by --ranks {','.join(map(str, ranks))}")
-    case, _ = run_case(scenario, world_size, backend, profiles.load(request.config.getoption("--conformance-profile")))
+    profile = profiles.load(request.config.getoption("--conformance-profile"))
+    case, _ = run_case(pools, scenario, world_size, backend, profile)
     if case.error:
         pytest.fail(case.error, pytrace=False)
     if not case.ok:

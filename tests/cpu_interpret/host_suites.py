@@ -1,6 +1,6 @@
 """Rank-side suites for the host-level world tests (``test_host_world.py``); each returns plain data to check.
 
-Every suite runs on each rank of a cpu world (``tests.worlds.run_world`` or ``iris.launcher.launch``),
+Every suite runs on each rank of a cpu world (``tests.worlds.run_world`` or ``iris.launch``),
 creates its own ``iris.iris`` and closes it before returning.
 """
 

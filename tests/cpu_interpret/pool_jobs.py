@@ -8,7 +8,7 @@ import time
 import torch
 import torch.distributed as dist
 
-from conformance.pool import rank_state
+from iris.ranks import rank_state
 
 
 def whoami(tag: str, *, scale: int = 1) -> dict:

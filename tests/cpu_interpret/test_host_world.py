@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from iris.launcher import launch
+from iris.ranks import launch
 from tests.cpu_interpret import host_suites as hs
 from tests.cpu_unit.checks import check, check_that
 from tests.worlds import ENV, run_world

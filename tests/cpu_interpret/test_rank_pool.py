@@ -1,4 +1,4 @@
-"""The conformance rank pool: jobs on live rank processes, state across jobs, failures that never hang.
+"""The rank pool (iris.ranks): jobs on live rank processes, state across jobs, failures that never hang.
 
 Guarantees checked here: a rank that raises while the others finish keeps the pool (same generation, same
 processes, rank state kept); a rank that raises while the others are stuck in a collective, a timeout and a
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.pool import RankDied, RankError, RankPool, RankTimeout, close_pools, get_pool, xdist_worker_index
+from iris.ranks import Pools, RankDied, RankError, RankPool, RankTimeout, xdist_worker_index
 
 from . import pool_jobs as jobs
 
@@ -205,25 +205,28 @@ def test_close_leaves_no_child_processes():
         p.run(jobs.noop)
 
 
-def test_get_pool_registry_and_xdist_offset(monkeypatch):
+def test_pools_owner_and_xdist_offset(monkeypatch):
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     assert xdist_worker_index() == 0
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw3")
     assert xdist_worker_index() == 3
-    close_pools()  # other tests of this worker may have started the (4, "cpu") pool already
-    pool = get_pool(4, "cpu")
-    assert pool is get_pool(4, "cpu") and pool is not get_pool(4, "gpu")
-    assert (pool.world_size, pool.backend, pool.device_offset, pool.started) == (4, "cpu", 12, False)
-    pool.close()
-    assert get_pool(4, "cpu") is not pool  # a closed pool is replaced
-    with pytest.raises(ValueError, match="backend"):
+    with Pools() as pools:
+        pool = pools.get(4, "cpu")
+        assert pool is pools.get(4, "cpu") and pool is not pools.get(4, "gpu")
+        assert (pool.world_size, pool.backend, pool.device_offset, pool.started) == (4, "cpu", 12, False)
+        pool.close()
+        assert pools.get(4, "cpu") is not pool  # a closed pool is replaced
+        kept = pools.get(2, "cpu")
+    assert kept.closed, "leaving the Pools block must close every pool it made"
+    assert Pools(worker_index=5).device_offset(8) == 40
+    with pytest.raises(ValueError, match=r"backend='tpu', expected one of \('cpu', 'gpu'\)"):
         RankPool(2, "tpu")
 
 
 _ORPHAN_SCRIPT = textwrap.dedent(
     """
     import os, sys
-    from conformance.pool import RankPool
+    from iris.ranks import RankPool
     from tests.cpu_interpret import pool_jobs as jobs
 
     if __name__ == "__main__":
@@ -232,7 +235,7 @@ _ORPHAN_SCRIPT = textwrap.dedent(
         print(" ".join(map(str, pool.pids)), flush=True)
         if sys.argv[1] == "crash":
             os._exit(0)  # no atexit: the ranks must notice that their parent is gone
-        # normal exit without close(): the atexit hook closes the pool
+        # normal exit without close(): multiprocessing stops its daemon ranks at exit
     """
 )
 

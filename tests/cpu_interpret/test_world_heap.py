@@ -14,14 +14,14 @@ import pytest
 import torch
 
 from iris.heap import SymmetricHeap
-from iris.launcher import launch
+from iris.ranks import RankError, backend_env, launch
 from iris.world import World
 
 from . import _world_workers as workers
 
 pytestmark = pytest.mark.cpu_interpret
 
-ENV = {"TRITON_INTERPRET": "1", "IRIS_FORCE_CPU": "1"}
+ENV = backend_env("cpu")
 HEAP_SIZE = 4096
 CYCLES = 20
 REPO = Path(__file__).resolve().parents[2]
@@ -168,13 +168,13 @@ def test_launch_passes_arguments_and_environment(monkeypatch):
 
 @pytest.mark.parametrize("how", ["raise", "raise_barrier"])
 def test_launch_rank_raises(how):
-    start = time.monotonic()
-    with pytest.raises(RuntimeError) as info:
-        launch(workers.fail_on_rank, 2, 1, how, env=ENV, timeout=60)
+    """A raise is reported as such, not as the timeout, even while rank 0 is stuck in a barrier (it is killed)."""
+    with pytest.raises(RankError) as info:
+        launch(workers.fail_on_rank, 2, 1, how, env=ENV, timeout=600)
     message = str(info.value)
-    assert "rank 1 raised an exception" in message
+    assert "launch (2 ranks): job tests.cpu_interpret._world_workers.fail_on_rank: rank 1 raised" in message
     assert "ValueError: boom from rank 1" in message and "Traceback" in message
-    assert time.monotonic() - start < 30
+    assert info.value.killed == ([0] if how == "raise_barrier" else []), f"killed={info.value.killed}"
 
 
 def test_launch_rank_hangs():
@@ -182,12 +182,11 @@ def test_launch_rank_hangs():
     with pytest.raises(TimeoutError) as info:
         launch(workers.fail_on_rank, 2, 1, "hang", env=ENV, timeout=5)
     elapsed = time.monotonic() - start
-    assert re.search(r"ranks that did not finish: \[(0, )?1\]", str(info.value)), str(info.value)
-    assert "within 5 s" in str(info.value)
+    assert re.search(r"did not finish within 5 s: ranks? (0, )?1 had not answered", str(info.value)), str(info.value)
     assert 5 <= elapsed < 30
 
 
 def test_launch_rank_exits():
     with pytest.raises(RuntimeError) as info:
         launch(workers.fail_on_rank, 2, 1, "exit", env=ENV, timeout=60)
-    assert "rank 1 died without reporting a result (exit code 3)" in str(info.value)
+    assert "rank 1 died (exit code 3)" in str(info.value), str(info.value)

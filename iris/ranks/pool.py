@@ -1,10 +1,9 @@
-"""A pool of rank processes kept alive across jobs (process start-up, CUDA init and JIT compiles paid once).
+"""A pool of rank processes kept alive across jobs (process start-up, device init and JIT compiles paid once).
 
-``RankPool(world_size, backend)`` spawns ``world_size`` rank processes lazily on the first job. Each rank
-joins a gloo process group (the default torch.distributed group) over a free local port, then loops:
-receive a job ``(fn, args, kwargs)``, run it, send back its result or its formatted traceback.
-``run(fn, *args, timeout=..., **kwargs)`` runs one job on every rank at once and returns the results in
-rank order. ``fn`` must be a module-level (importable) function; arguments and results must be picklable.
+``RankPool(world_size, backend)`` spawns ``world_size`` rank processes (:mod:`iris.ranks.child`) lazily on
+the first job. Each joins a gloo process group over a free local port and runs jobs until stopped.
+``run(fn, *args, timeout=..., **kwargs)`` runs one job on every rank at once and returns the results in rank
+order. ``fn`` must be a module-level (importable) function; arguments and results must be picklable.
 
 Failures never hang the caller:
 
@@ -18,87 +17,40 @@ Failures never hang the caller:
   rank is killed (the process group is broken) and the next ``run`` rebuilds the pool.
 
 A rank found dead between jobs is replaced transparently by the next ``run``. ``generation`` counts the
-times rank processes were started (0 before the first job); :func:`rank_state` is a per-rank-process dict
-that jobs use to cache things across jobs (an ``iris.Iris`` instance, compiled kernels); a new generation
-starts with it empty. Ranks ignore SIGINT, exit when the parent process disappears, and every pool still
-open at interpreter exit is closed by an ``atexit`` hook.
-
-:func:`get_pool` keeps one pool per ``(world_size, backend)`` per process; under pytest-xdist worker
-``gwN`` its ranks start at GPU ``N * world_size`` (``IRIS_DEVICE_OFFSET``, modulo the GPU count).
+times rank processes were started (0 before the first job). Rank processes are daemons that also exit when
+their parent disappears, so none outlives its owner; :class:`iris.ranks.Pools` owns the pools of a run.
 """
 
 from __future__ import annotations
 
-import atexit
 import multiprocessing as mp
-import multiprocessing.util  # noqa: F401  (its atexit hook must be registered before ours, so ours runs first)
 import os
 import pickle
-import re
 import signal
 import threading
 import time
-import traceback
-import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from iris.launcher import _free_port, _patched_environ, _ranks, _watch_parent
+from iris.checks import is_int, is_positive_number
+from iris.ranks.child import rank_main
+from iris.ranks.env import backend_env, free_port, patched_environ, rank_env
 
-__all__ = [
-    "BACKEND_ENV",
-    "RankDied",
-    "RankError",
-    "RankPool",
-    "RankTimeout",
-    "close_pools",
-    "get_pool",
-    "rank_state",
-    "xdist_worker_index",
-]
+__all__ = ["RankDied", "RankError", "RankPool", "RankTimeout"]
 
-BACKEND_ENV = {
-    "cpu": {"TRITON_INTERPRET": "1", "IRIS_FORCE_CPU": "1"},
-    "gpu": {"TRITON_INTERPRET": "0", "IRIS_FORCE_CPU": "0"},
-}
 FAILURE_GRACE_S = 30.0  # how long the other ranks may still take once one rank has raised
 DEATH_GRACE_S = 1.0  # once a rank died, how long to collect the other ranks' reports before killing them
 STOP_JOIN_S = 5.0  # close(): how long ranks may take to exit after the stop message
 KILL_JOIN_S = 10.0
-_PG_TIMEOUT_S = 3600.0  # gloo's own collective timeout; the pool's job timeouts act long before it
-
-_RANK_STATE: dict[str, Any] = {}
-
-
-def rank_state() -> dict[str, Any]:
-    """This rank process's state dict, kept across jobs and empty in a new pool generation.
-
-    Only meaningful inside a job; in the parent process it is just an unused dict.
-    """
-    return _RANK_STATE
-
-
-def _close_state() -> None:
-    """On a clean stop: close what jobs cached (e.g. an ``Iris`` heap) on every rank, between two barriers.
-
-    Every rank gets the stop message, so the barriers pair up; peers then drop their IPC references
-    before any exporting rank exits.
-    """
-    import torch.distributed as dist
-
-    closeable = [v for v in _RANK_STATE.values() if callable(getattr(v, "close", None))]
-    if not closeable:
-        return
-    dist.barrier()
-    for value in closeable:
-        value.close()
-    dist.barrier()
-    _RANK_STATE.clear()
 
 
 def _job_name(fn: Callable[..., Any]) -> str:
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+def _ranks(ranks: list[int]) -> str:
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(map(str, sorted(ranks)))
 
 
 class RankError(RuntimeError):
@@ -137,84 +89,34 @@ class RankDied(RuntimeError):
         return (type(self), (str(self), self.ranks, self.exitcodes, self.job))
 
 
-# ----------------------------------------------------------------------------------------------- rank side
-
-
-def _send(conn: Connection, message: tuple) -> None:
-    try:
-        data = pickle.dumps(message)
-    except BaseException:
-        kind, seq = message[0], message[1]
-        data = pickle.dumps(("error", seq, f"the {kind} value could not be pickled:\n" + traceback.format_exc()))
-    conn.send_bytes(data)
-
-
-def _rank_main(rank: int, world_size: int, env: dict[str, str], parent_pid: int, conn: Connection) -> None:
-    os.environ.update(env)  # already inherited at exec time; repeated in case something reset it
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the parent decides
-    threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
-    import datetime
-
-    import torch.distributed as dist
-
-    try:
-        dist.init_process_group(
-            "gloo",
-            init_method="env://",
-            rank=rank,
-            world_size=world_size,
-            timeout=datetime.timedelta(seconds=_PG_TIMEOUT_S),
-        )
-    except BaseException:
-        _send(conn, ("error", 0, traceback.format_exc()))
-        return
-    _send(conn, ("ready", 0, os.getpid()))
-    try:
-        while True:
-            try:
-                kind, seq, payload = pickle.loads(conn.recv_bytes())
-            except (EOFError, OSError):
-                break  # the parent is gone
-            if kind == "stop":
-                try:
-                    _close_state()
-                except BaseException:
-                    pass  # a peer already gone: the parent kills what is left after its join timeout
-                break
-            try:
-                fn, args, kwargs = pickle.loads(payload)
-                reply: tuple = ("ok", seq, fn(*args, **kwargs))
-            except BaseException:
-                reply = ("error", seq, traceback.format_exc())
-            _send(conn, reply)
-    finally:
-        try:
-            dist.destroy_process_group()
-        except BaseException:
-            pass
-        conn.close()
-
-
-# --------------------------------------------------------------------------------------------- parent side
-
-_LIVE_POOLS: weakref.WeakSet[RankPool] = weakref.WeakSet()
-
-
 class RankPool:
     """``world_size`` rank processes of one backend (``"cpu"`` or ``"gpu"``), started on the first job."""
 
-    def __init__(self, world_size: int, backend: str, *, device_offset: int = 0, start_timeout: float = 120.0):
-        if isinstance(world_size, bool) or not isinstance(world_size, int) or world_size < 1:
-            raise ValueError(f"RankPool: world_size must be an int >= 1, got {world_size!r}")
-        if backend not in BACKEND_ENV:
-            raise ValueError(f"RankPool: backend must be one of {sorted(BACKEND_ENV)}, got {backend!r}")
-        if isinstance(device_offset, bool) or not isinstance(device_offset, int) or device_offset < 0:
-            raise ValueError(f"RankPool: device_offset must be an int >= 0, got {device_offset!r}")
+    def __init__(self, world_size: int, backend: str | None = "cpu", *, env: Mapping[str, str] | None = None,
+                 device_offset: int = 0, start_timeout: float = 120.0, failure_grace: float = FAILURE_GRACE_S,
+                 persistent: bool = True, name: str = "RankPool") -> None:
+        """``backend``: "cpu", "gpu" or None (only ``env``); ``env``: extra variables of every rank;
+        ``device_offset``: rank r uses GPU ``(device_offset + r) % count``; ``failure_grace``: how long the
+        other ranks may still answer once one raised; ``persistent=False`` for a pool
+        that runs one job (its messages do not promise a rebuild); ``name`` labels its messages."""
+        if not is_int(world_size) or world_size < 1:
+            raise ValueError(f"{name}: world_size must be an int >= 1, got {world_size!r}")
+        self._env = backend_env(backend) if backend is not None else {}
+        if env is not None:
+            if not all(isinstance(k, str) and isinstance(v, str) for k, v in dict(env).items()):
+                raise ValueError(f"{name}: env must map str to str, got {env!r}")
+            self._env.update(env)
+        if not is_int(device_offset) or device_offset < 0:
+            raise ValueError(f"{name}: device_offset must be an int >= 0, got {device_offset!r}")
         _check_timeout("start_timeout", start_timeout)
+        _check_timeout("failure_grace", failure_grace)
+        self._failure_grace = float(failure_grace)
         self._world_size = world_size
         self._backend = backend
         self._device_offset = device_offset
         self._start_timeout = float(start_timeout)
+        self._persistent = persistent
+        self._name = name
         self._procs: list[mp.process.BaseProcess] = []
         self._conns: list[Connection] = []
         self._generation = 0
@@ -231,8 +133,12 @@ class RankPool:
         return self._world_size
 
     @property
-    def backend(self) -> str:
+    def backend(self) -> str | None:
         return self._backend
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     @property
     def device_offset(self) -> int:
@@ -258,7 +164,12 @@ class RankPool:
         return f"RankPool({self._world_size}, {self._backend!r}, generation={self._generation}, {state})"
 
     def _where(self) -> str:
-        return f"RankPool({self._world_size} ranks, {self._backend}, generation {self._generation})"
+        if not self._persistent:
+            return f"{self._name} ({self._world_size} ranks)"
+        return f"{self._name}({self._world_size} ranks, {self._backend}, generation {self._generation})"
+
+    def _rebuilt(self) -> str:
+        return "; the pool will be rebuilt on the next run" if self._persistent else ""
 
     # -- lifecycle
 
@@ -291,7 +202,6 @@ class RankPool:
                 for p in self._procs:
                     p.join(max(0.0, deadline - time.monotonic()))
             self._kill()
-            _LIVE_POOLS.discard(self)
 
     def _kill(self) -> None:
         """Kill every rank process (if alive), reap it and forget it."""
@@ -304,6 +214,15 @@ class RankPool:
             conn.close()
         self._procs, self._conns, self._broken = [], [], False
 
+    def start(self) -> None:
+        """Start the rank processes now instead of at the first job (no-op when they are up)."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError(f"{self._where()} is closed")
+            if not self.started:
+                self._kill()
+                self._start()
+
     def _start(self) -> None:
         """Start a new generation of rank processes; wait until all joined the process group."""
         for attempt in range(2):
@@ -312,7 +231,6 @@ class RankPool:
                 ready = self._collect("<pool start>", self._start_timeout, expect="ready", grace=0.0)
                 if not all(isinstance(pid, int) for pid in ready):
                     raise RuntimeError(f"{self._where()}: unexpected start-up replies {ready!r}")
-                _LIVE_POOLS.add(self)
                 return
             except RankError as e:
                 self._kill()
@@ -325,26 +243,18 @@ class RankPool:
 
     def _spawn(self) -> None:
         ctx = mp.get_context("spawn")
-        port = _free_port()
+        port = free_port()
         self._generation += 1
         for rank in range(self._world_size):
-            env = {
-                **BACKEND_ENV[self._backend],
-                "IRIS_DEVICE_OFFSET": str(self._device_offset),
-                "RANK": str(rank),
-                "WORLD_SIZE": str(self._world_size),
-                "LOCAL_RANK": str(rank),
-                "LOCAL_WORLD_SIZE": str(self._world_size),
-                "MASTER_ADDR": "127.0.0.1",
-                "MASTER_PORT": str(port),
-            }
+            env = rank_env(rank, self._world_size, port, {**self._env, "IRIS_DEVICE_OFFSET": str(self._device_offset)})
             parent_conn, child_conn = ctx.Pipe(duplex=True)
             p = ctx.Process(
-                target=_rank_main,
+                target=rank_main,
                 args=(rank, self._world_size, env, os.getpid(), child_conn),
-                name=f"iris-pool-{self._backend}{self._world_size}-g{self._generation}-rank{rank}",
+                name=f"iris-{self._backend or 'rank'}{self._world_size}-g{self._generation}-rank{rank}",
+                daemon=True,  # stopped by multiprocessing at interpreter exit if nobody closed the pool
             )
-            with _patched_environ(env):
+            with patched_environ(env):
                 p.start()
             child_conn.close()
             self._procs.append(p)
@@ -360,13 +270,7 @@ class RankPool:
         """
         _check_timeout("timeout", timeout)
         job = _job_name(fn)
-        qualname = getattr(fn, "__qualname__", "")
-        if not callable(fn) or "<lambda>" in qualname or "<locals>" in qualname:
-            raise ValueError(f"{self._where()}: fn must be a module-level (importable) function, got {fn!r}")
-        try:
-            payload = pickle.dumps((fn, args, kwargs))
-        except Exception as e:
-            raise ValueError(f"{self._where()}: job {job}: fn, args and kwargs must be picklable: {e}") from e
+        payload = job_payload(self._where(), fn, args, kwargs)
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"{self._where()} is closed")
@@ -384,7 +288,7 @@ class RankPool:
                         conn.send_bytes(message)
                     except OSError:
                         pass  # that rank is dead: _collect reports it through its sentinel
-                return self._collect(job, float(timeout), expect="ok", grace=min(float(timeout), FAILURE_GRACE_S))
+                return self._collect(job, float(timeout), expect="ok", grace=min(float(timeout), self._failure_grace))
             except (RankError, RankTimeout, RankDied):
                 if self._broken:
                     self._kill()  # kill now, not at the next run: a hung rank must not keep running
@@ -440,7 +344,7 @@ class RankPool:
             msg += "".join(f"\n\nrank {i} raised:\n{tb}" for i, tb in sorted(errors.items()))
             if waiting:
                 msg += f"\n\n{_ranks(sorted(waiting))} had not answered and were killed"
-            msg += "; the pool will be rebuilt on the next run"
+            msg += self._rebuilt()
             raise RankDied(msg, sorted(died), died, job)
         if errors:
             msg = f"{self._where()}: job {job}: {_ranks(sorted(errors))} raised"
@@ -448,15 +352,14 @@ class RankPool:
             if waiting:
                 msg += (
                     f"\n\n{_ranks(sorted(waiting))} had not answered {grace:g} s after the failure (stuck in a "
-                    "collective the failed rank never reached?) and were killed; the pool will be rebuilt"
+                    "collective the failed rank never reached?) and were killed" + self._rebuilt()
                 )
             raise RankError(msg, sorted(errors), errors, job, sorted(waiting))
         if waiting:
             done = sorted(results)
             msg = (
                 f"{self._where()}: job {job} did not finish within {timeout:g} s: {_ranks(sorted(waiting))} had not "
-                f"answered" + (f" ({_ranks(done)} had)" if done else "") + "; all ranks were killed and the pool "
-                "will be rebuilt on the next run"
+                f"answered" + (f" ({_ranks(done)} had)" if done else "") + "; all ranks were killed" + self._rebuilt()
             )
             raise RankTimeout(msg, sorted(waiting), job, timeout)
         return [results[i] for i in range(n)]
@@ -476,8 +379,19 @@ class RankPool:
             return ("error", seq, f"the reply of rank {rank} could not be unpickled: {e!r}")
 
 
+def job_payload(where: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> bytes:
+    """The pickled job; ``ValueError`` if ``fn`` is not importable by a rank or the job is not picklable."""
+    qualname = getattr(fn, "__qualname__", "")
+    if not callable(fn) or "<lambda>" in qualname or "<locals>" in qualname:
+        raise ValueError(f"{where}: fn must be a module-level (importable) function, got {fn!r}")
+    try:
+        return pickle.dumps((fn, args, kwargs))
+    except Exception as e:
+        raise ValueError(f"{where}: job {_job_name(fn)}: fn, args and kwargs must be picklable: {e}") from e
+
+
 def _check_timeout(name: str, value: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+    if not is_positive_number(value):
         raise ValueError(f"RankPool: {name} must be a positive number of seconds, got {value!r}")
 
 
@@ -490,43 +404,3 @@ def _describe_exit(code: int | None) -> str:
         except ValueError:
             return f"{code}, killed by signal {-code}"
     return str(code)
-
-
-# ------------------------------------------------------------------------------------------------ registry
-
-_POOLS: dict[tuple[int, str], RankPool] = {}
-_POOLS_LOCK = threading.Lock()
-
-
-def xdist_worker_index() -> int:
-    """N for pytest-xdist worker ``gwN`` (env PYTEST_XDIST_WORKER); 0 when not under xdist."""
-    match = re.fullmatch(r"gw(\d+)", os.environ.get("PYTEST_XDIST_WORKER", ""))
-    return int(match.group(1)) if match else 0
-
-
-def get_pool(world_size: int, backend: str) -> RankPool:
-    """This process's pool for ``(world_size, backend)``, created on first use (a closed one is replaced).
-
-    Its ``device_offset`` is ``xdist_worker_index() * world_size`` so xdist workers spread over the GPUs.
-    """
-    with _POOLS_LOCK:
-        pool = _POOLS.get((world_size, backend))
-        if pool is None or pool._closed:
-            pool = RankPool(world_size, backend, device_offset=xdist_worker_index() * world_size)
-            _POOLS[(world_size, backend)] = pool
-        return pool
-
-
-def close_pools() -> None:
-    """Close every pool of :func:`get_pool` (and any other pool still open in this process)."""
-    with _POOLS_LOCK:
-        pools = list(_POOLS.values())
-        _POOLS.clear()
-    for pool in pools + list(_LIVE_POOLS):
-        try:
-            pool.close()
-        except Exception:
-            pass
-
-
-atexit.register(close_pools)

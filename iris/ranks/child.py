@@ -1,0 +1,110 @@
+"""The rank side of a pool: join the process group, then run jobs from the parent until told to stop.
+
+Messages are pickled tuples ``(kind, seq, payload)``: the parent sends ``job`` (a pickled ``(fn, args,
+kwargs)``) and ``stop``; the rank answers ``ready`` (its pid) once, then ``ok`` or ``error`` (a formatted
+traceback) per job. A rank exits when its parent disappears, so no rank outlives the process that made it.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import threading
+import time
+import traceback
+from multiprocessing.connection import Connection
+from typing import Any
+
+_PG_TIMEOUT_S = 3600.0  # gloo's own collective timeout; the pool's job timeouts act long before it
+
+_RANK_STATE: dict[str, Any] = {}
+
+
+def rank_state() -> dict[str, Any]:
+    """This rank process's state dict, kept across jobs and empty in a new pool generation.
+
+    Only meaningful inside a job; in the parent process it is just an unused dict.
+    """
+    return _RANK_STATE
+
+
+def _close_state() -> None:
+    """On a clean stop: close what jobs cached (e.g. an ``Iris`` heap) on every rank, between two barriers.
+
+    Every rank gets the stop message, so the barriers pair up; peers then drop their IPC mappings
+    before any exporting rank exits.
+    """
+    import torch.distributed as dist
+
+    closeable = [v for v in _RANK_STATE.values() if callable(getattr(v, "close", None))]
+    if not closeable:
+        return
+    dist.barrier()
+    for value in closeable:
+        value.close()
+    dist.barrier()
+    _RANK_STATE.clear()
+
+
+def _watch_parent(parent_pid: int) -> None:
+    """Exit this rank if the process that started it disappears (so orphans never linger)."""
+    while True:
+        time.sleep(1.0)
+        if os.getppid() != parent_pid:
+            os._exit(70)
+
+
+def send(conn: Connection, message: tuple) -> None:
+    """Send a pickled message; a value that cannot be pickled becomes an ``error`` reply saying so."""
+    try:
+        data = pickle.dumps(message)
+    except BaseException:
+        kind, seq = message[0], message[1]
+        data = pickle.dumps(("error", seq, f"the {kind} value could not be pickled:\n" + traceback.format_exc()))
+    conn.send_bytes(data)
+
+
+def rank_main(rank: int, world_size: int, env: dict[str, str], parent_pid: int, conn: Connection) -> None:
+    """Entry point of a rank process (see the module docstring)."""
+    os.environ.update(env)  # already inherited at exec time; repeated in case something reset it
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the parent decides
+    threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
+    import datetime
+
+    import torch.distributed as dist
+
+    from iris.world import install_interpreter
+
+    try:
+        install_interpreter()  # before any job imports a kernel module
+        dist.init_process_group("gloo", init_method="env://", rank=rank, world_size=world_size,
+                                timeout=datetime.timedelta(seconds=_PG_TIMEOUT_S))
+    except BaseException:
+        send(conn, ("error", 0, traceback.format_exc()))
+        return
+    send(conn, ("ready", 0, os.getpid()))
+    try:
+        while True:
+            try:
+                kind, seq, payload = pickle.loads(conn.recv_bytes())
+            except (EOFError, OSError):
+                break  # the parent is gone
+            if kind == "stop":
+                try:
+                    _close_state()
+                except BaseException:
+                    pass  # a peer already gone: the parent kills what is left after its join timeout
+                break
+            try:
+                fn, args, kwargs = pickle.loads(payload)
+                reply: tuple = ("ok", seq, fn(*args, **kwargs))
+            except BaseException:
+                reply = ("error", seq, traceback.format_exc())
+            send(conn, reply)
+    finally:
+        try:
+            dist.destroy_process_group()
+        except BaseException:
+            pass
+        conn.close()

@@ -1,0 +1,35 @@
+"""``launch``: run one function on ``world_size`` fresh local rank processes, a one-shot :class:`RankPool`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from iris.checks import is_positive_number
+from iris.ranks.pool import RankPool, job_payload
+
+__all__ = ["launch"]
+
+
+def launch(fn: Callable[..., Any], world_size: int, *args: Any, timeout: float = 300.0,
+           env: dict[str, str] | None = None, **kwargs: Any) -> list[Any]:
+    """Run ``fn(*args, **kwargs)`` on ``world_size`` spawned local ranks; return the results in rank order.
+
+    Every rank gets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR=127.0.0.1, a free MASTER_PORT and ``env`` in its
+    environment, joins a gloo process group and calls ``fn``, which must be an importable module-level function;
+    arguments and results must be picklable. ``timeout`` covers start-up and the call.
+
+    Raises :class:`~iris.ranks.RankTimeout` (a ``TimeoutError`` naming the unfinished ranks),
+    :class:`~iris.ranks.RankError` (a rank raised; its traceback) or :class:`~iris.ranks.RankDied` (a rank
+    exited without answering; its exit code), both ``RuntimeError``. Every rank is stopped before this returns;
+    it never hangs.
+    """
+    if not is_positive_number(timeout):
+        raise ValueError(f"launch: timeout must be a positive number of seconds, got {timeout!r}")
+    job_payload("launch", fn, args, kwargs)  # refuse a bad job before starting any process
+    deadline = time.monotonic() + timeout
+    with RankPool(world_size, None, env=env, start_timeout=timeout, failure_grace=2.0,
+                  persistent=False, name="launch") as pool:
+        pool.start()
+        return pool.run(fn, *args, timeout=max(deadline - time.monotonic(), 1e-3), **kwargs)
