@@ -1,6 +1,6 @@
 """Hypothesis profiles for the conformance suite: ``dev`` (fast), ``ci``, ``nightly`` (thorough).
 
-Chosen by ``--hypothesis-profile`` (pytest), ``--profile`` (CLI) or ``IRIS_CONFORMANCE_PROFILE``;
+Chosen by ``--conformance-profile`` (pytest), ``--profile`` (CLI) or ``IRIS_CONFORMANCE_PROFILE``;
 the example database is Hypothesis's default folder unless ``IRIS_HYPOTHESIS_DB`` names another
 (``none`` turns it off).
 """

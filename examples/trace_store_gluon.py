@@ -1,4 +1,4 @@
-"""Trace a remote store with the Gluon API and export a Perfetto trace (DESIGN.md usage, Gluon form).
+"""Trace a remote store with the Gluon API and export a Perfetto trace (the README's usage, Gluon form).
 
     python -m examples.trace_store_gluon --ranks 2            # GPU if visible, else CPU interpreter
     python -m examples.trace_store_gluon --ranks 2 --cpu      # force CPU worlds

@@ -1,4 +1,4 @@
-"""Trace a remote store with the Triton API and export a Perfetto trace (DESIGN.md usage, Triton form).
+"""Trace a remote store with the Triton API and export a Perfetto trace (the README's usage, Triton form).
 
     python -m examples.trace_store_triton --ranks 2            # GPU if visible, else CPU interpreter
     python -m examples.trace_store_triton --ranks 2 --cpu      # force CPU worlds

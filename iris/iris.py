@@ -131,7 +131,10 @@ class Iris:
 
     # -- lifetime --------------------------------------------------------------------------------
     def close(self) -> None:
-        """Release the heap and trace buffers (collective with the heap's peers)."""
+        """Release the trace buffers and this rank's heap mappings (local, no collective).
+
+        Peers must be done with this rank's heap first: close every rank after a :meth:`barrier`.
+        """
         self.tracing.release()
         self.heap.close()
 

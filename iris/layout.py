@@ -16,10 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from iris.tracing.events import TRACE_FIELDS
-
 VERSION = 1
-NUM_TRACE_FIELDS = len(TRACE_FIELDS)
 
 CUR_RANK = 0
 NUM_RANKS = 1

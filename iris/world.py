@@ -48,14 +48,17 @@ def is_interpreter() -> bool:
 
 
 def install_interpreter() -> None:
-    """Under ``TRITON_INTERPRET=1``, let ``@gluon.jit`` kernels run on the Triton interpreter; else a no-op.
+    """Under ``TRITON_INTERPRET=1``, fix the Triton interpreter (:mod:`iris.interpreter`) and let ``@gluon.jit``
+    kernels run on it; else a no-op.
 
     Called where worlds start (rank processes before their first job, :func:`current_world`); importing iris
     patches nothing.
     """
     if is_interpreter():
+        from iris import interpreter
         from iris.experimental import gluon_interpret
 
+        interpreter.install()
         gluon_interpret.install()
 
 

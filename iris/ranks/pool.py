@@ -165,7 +165,7 @@ class RankPool:
 
     def _where(self) -> str:
         if not self._persistent:
-            return f"{self._name} ({self._world_size} ranks)"
+            return f"{self._name} ({self._world_size} rank{'s' if self._world_size > 1 else ''})"
         return f"{self._name}({self._world_size} ranks, {self._backend}, generation {self._generation})"
 
     def _rebuilt(self) -> str:

@@ -1,7 +1,7 @@
 """The conformance suite as pytest cases: every scenario x world size, on cpu (interpreter) and gpu.
 
 Stable ids: ``test_conformance[<backend>-<scenario>-<R>r]``. ``--ranks 1,2`` picks world sizes;
-``--hypothesis-profile conformance-ci`` (or IRIS_CONFORMANCE_PROFILE=ci) picks the example count.
+``--conformance-profile ci`` (or IRIS_CONFORMANCE_PROFILE=ci) picks the example count.
 """
 
 from __future__ import annotations

@@ -162,3 +162,15 @@ def fail_on_rank(bad_rank: int, how: str) -> int:
 def echo(*args, **kwargs) -> tuple:
     """Return the arguments and a few environment values."""
     return args, kwargs, os.environ.get("TRITON_INTERPRET"), os.environ.get("IRIS_TEST_VAR")
+
+
+def run_time_trip_counts(n: int) -> dict:
+    """``for i in range(n)`` with a run-time ``n`` in a Triton and a Gluon kernel (interpreter fixes)."""
+    from tests.cpu_interpret import _loop_kernels as k
+
+    out = {}
+    for api, kernel in (("triton", k.triton_sum_to), ("gluon", k.gluon_sum_to)):
+        t = torch.zeros(1, dtype=torch.int64)
+        kernel[(1,)](t, n)
+        out[api] = int(t[0])
+    return out

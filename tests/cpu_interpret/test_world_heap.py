@@ -190,3 +190,9 @@ def test_launch_rank_exits():
     with pytest.raises(RuntimeError) as info:
         launch(workers.fail_on_rank, 2, 1, "exit", env=ENV, timeout=60)
     assert "rank 1 died (exit code 3)" in str(info.value), str(info.value)
+
+
+def test_run_time_trip_counts_run_under_the_interpreter():
+    """The interpreter fixes applied where worlds start make ``range(n)`` with a run-time n work in both APIs."""
+    results = launch(workers.run_time_trip_counts, 1, 7, env=ENV, timeout=300)
+    assert results == [{"triton": 21, "gluon": 21}], f"sums={results}, but should be 0+1+...+6 = 21 for both APIs"
