@@ -5,7 +5,10 @@
 For each scenario: N drawn examples on one pooled world (after a first example that starts the pool).
 An example is warm once an earlier one had the same compile-time values (``Scenario.compile_key``:
 block sizes, dtypes); the compile column is kernel variants compiled per warm example, summed over
-ranks and both APIs. Under the interpreter nothing is compiled, so it is meaningful on a GPU.
+ranks and both APIs. The variants column is the most compiled variants of the Triton / Gluon kernel
+across the ranks for one configuration (``runner.variants_per_config``): Gluon must be 1 (one compile
+serves every rank), Triton is R (rank and world size are constexprs). Under the interpreter nothing is
+compiled ("-"), so both columns are meaningful on a GPU.
 """
 
 import argparse
@@ -14,12 +17,13 @@ import time
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conformance.report import variants_cell
 from conformance.runner import detect_backend, run_example
 from conformance.scenario import load, names
 from iris.ranks import Pools
 
 
-def bench(pools: Pools, name: str, backend: str, world_size: int, examples: int) -> tuple[float, str, int]:
+def bench(pools: Pools, name: str, backend: str, world_size: int, examples: int) -> tuple[float, str, str, int]:
     scenario = load(name)
     results, keys = [], []
 
@@ -38,7 +42,9 @@ def bench(pools: Pools, name: str, backend: str, world_size: int, examples: int)
     warm = [r for i, r in enumerate(results) if keys[i] in keys[:i]]
     compiles = f"{sum(sum(r.compiles.values()) for r in warm) / len(warm):.2f}" if warm else "-"
     failures = sum(not r.ok for r in results)
-    return rate, f"{compiles} ({len(warm)} warm)", failures
+    variants = {api: max((r.variants[api] for r in results if r.variants.get(api) is not None), default=None)
+                for api in ("triton", "gluon")}
+    return rate, f"{compiles} ({len(warm)} warm)", variants_cell(variants), failures
 
 
 def main() -> None:
@@ -50,13 +56,13 @@ def main() -> None:
     args = p.parse_args()
     backend = args.backend or detect_backend()
     print(f"backend {backend}, {args.ranks} ranks, {args.examples} examples after one warm-up")
-    print(f"{'scenario':28s} {'examples/s':>10s} {'compiles/example':>17s} {'failures':>8s}")
+    print(f"{'scenario':28s} {'examples/s':>10s} {'compiles/example':>17s} {'variants t/g':>12s} {'failures':>8s}")
     with Pools() as pools:
         for name in args.scenario or names():
             if args.ranks not in load(name).world_sizes:
                 continue
-            rate, compiles, failures = bench(pools, name, backend, args.ranks, args.examples)
-            print(f"{name:28s} {rate:10.2f} {compiles:>17s} {failures:8d}", flush=True)
+            rate, compiles, variants, failures = bench(pools, name, backend, args.ranks, args.examples)
+            print(f"{name:28s} {rate:10.2f} {compiles:>17s} {variants:>12s} {failures:8d}", flush=True)
 
 
 if __name__ == "__main__":

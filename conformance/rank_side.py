@@ -2,14 +2,15 @@
 
 ``run_example`` is the pool job. For each API it resets the heap and the trace buffers, lets the
 scenario allocate its named buffers, launches the API's kernel between two clock readings, and
-returns the raw observation (events, buffer contents, heap layout, launch window) as plain data.
+returns the raw observation (events, buffer contents, heap layout, launch window, and the hashes of
+the compiled kernel variants it launched) as plain data.
 """
 
 from __future__ import annotations
 
 import torch
 
-from conformance.scenario import load
+from conformance.scenario import APIS, load
 
 _DTYPES = {
     "int8": torch.int8, "int16": torch.int16, "int32": torch.int32, "int64": torch.int64,
@@ -26,14 +27,27 @@ def torch_dtype(name: str) -> torch.dtype:
 
 
 class Rank:
-    """One rank's side of an example: the host object, its context tensor and the named buffers."""
+    """One rank's side of an example for one API: the host object, its context tensor and the named buffers."""
 
-    def __init__(self, shmem) -> None:
+    def __init__(self, shmem, api: str) -> None:
+        if api not in APIS:
+            raise ValueError(f"api={api!r}, expected one of {APIS}")
         self.shmem = shmem
+        self.api = api
         self.rank = shmem.get_rank()
         self.world_size = shmem.get_num_ranks()
         self.ctx = shmem.get_device_context()
         self.buffers: dict[str, torch.Tensor] = {}
+
+    @property
+    def world_constexprs(self) -> dict[str, int]:
+        """The rank and world-size constexprs the API's kernel takes, as keyword arguments of its launch.
+
+        Triton: ``{"rank": r, "world": R}`` (``DeviceContext.initialize`` takes both at compile time);
+        Gluon: ``{}`` (``IrisDeviceCtx`` reads both from the context, so one compile serves every rank).
+        Launch with ``kernel[grid](..., **rank.world_constexprs, BLOCK=...)``.
+        """
+        return {"rank": self.rank, "world": self.world_size} if self.api == "triton" else {}
 
     def buffer(self, name: str, shape, dtype: str, fill=0) -> torch.Tensor:
         """Allocate heap buffer ``name`` (same offset on every rank) filled with ``fill`` (scalar or values)."""
@@ -77,14 +91,16 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
            "backend": shmem.tracing.backend, "ticks_per_second": shmem.tracing.ticks_per_second, "apis": {}}
     for api in apis:
         shmem.heap.reset()
-        rank = Rank(shmem)
+        rank = Rank(shmem, api)
         max_events = params.get("max_events", scenario.max_events)
         shmem.tracing.enable(max_events)
         scenario.setup(rank, params)
         shmem.barrier()
         t0 = device_clock(shmem.device)
-        compiles_before = _compiles(scenario.kernel(api))
-        scenario.launch(scenario.kernel(api), rank, params)
+        kernel = scenario.kernel(api)
+        compiles_before = _compiles(kernel)
+        launched = LaunchRecorder(kernel)
+        scenario.launch(launched, rank, params)
         shmem.barrier()
         t1 = device_clock(shmem.device)
         events = shmem.tracing.events()
@@ -95,10 +111,38 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
             "layout": rank.layout(),
             "memory": {n: t.cpu().tolist() for n, t in rank.buffers.items()},
             "window": (t0, t1),
-            "compiles": _compiles(scenario.kernel(api)) - compiles_before,
+            "compiles": _compiles(kernel) - compiles_before,
+            "variants": sorted(launched.hashes),
         }
         shmem.tracing.disable()
     return out
+
+
+class LaunchRecorder:
+    """``kernel`` as a scenario's ``launch`` sees it, noting the hash of every compiled variant launched.
+
+    ``kernel[grid](...)`` returns the compiled kernel (``CompiledKernel.hash`` names the variant: source,
+    constexprs, specialization, options, target); under the interpreter nothing is compiled and it returns None.
+    """
+
+    def __init__(self, kernel) -> None:
+        self.kernel = kernel
+        self.hashes: set[str] = set()
+
+    def __getitem__(self, grid):
+        launcher = self.kernel[grid]
+
+        def launch(*args, **kwargs):
+            compiled = launcher(*args, **kwargs)
+            variant = getattr(compiled, "hash", None)
+            if variant:
+                self.hashes.add(variant)
+            return compiled
+
+        return launch
+
+    def __getattr__(self, name):
+        return getattr(self.kernel, name)
 
 
 def _compiles(kernel) -> int:

@@ -30,6 +30,7 @@ class CaseResult:
     )
     compiles_after_warmup: int = 0
     warm_examples: int = 0
+    variants_per_config: dict[str, int | None] = field(default_factory=lambda: {"triton": None, "gluon": None})
     failure: str = ""
     error: str = ""
     seen: set = field(default_factory=set, repr=False)
@@ -46,6 +47,9 @@ class CaseResult:
             self.warm_examples += 1
             self.compiles_after_warmup += sum(result.compiles.values())
         self.seen.add(compile_key)
+        for api, count in result.variants.items():
+            if count is not None:
+                self.variants_per_config[api] = max(count, self.variants_per_config.get(api) or 0)
         for d in result.divergences:
             key = {"triton vs model": "triton", "gluon vs model": "gluon"}.get(d.check, d.check)
             self.verdict[key] = "FAIL"
@@ -53,14 +57,25 @@ class CaseResult:
             self.failure = result.report()
 
 
+def variants_cell(variants: dict[str, int | None]) -> str:
+    """``"<triton>/<gluon>"`` compiled variants per configuration across ranks; ``-`` where nothing compiled."""
+    return "/".join("-" if variants.get(api) is None else str(variants[api]) for api in ("triton", "gluon"))
+
+
 def summary_table(cases: list[CaseResult]) -> str:
-    """Scenario x world size rows with a column per API, the cross check, examples and time."""
-    head = ("scenario", "ranks", "triton", "gluon", "triton=gluon", "examples", "seconds", "compiles/ex")
+    """Scenario x world size rows with a column per API, the cross check, examples, time and compiles.
+
+    ``variants t/g``: the most compiled variants of the Triton / Gluon kernel across the ranks for one
+    configuration (Gluon must be 1: one compile serves every rank; ``-`` under the interpreter).
+    """
+    head = ("scenario", "ranks", "triton", "gluon", "triton=gluon", "examples", "seconds", "compiles/ex",
+            "variants t/g")
     rows = [head]
     for c in cases:
         verdict = ("ERROR",) * 3 if c.error else (c.verdict["triton"], c.verdict["gluon"], c.verdict["triton vs gluon"])
         per = f"{c.compiles_after_warmup / c.warm_examples:.2f}" if c.warm_examples else "-"
-        rows.append((c.scenario, str(c.world_size), *verdict, str(c.examples), f"{c.seconds:.1f}", per))
+        rows.append((c.scenario, str(c.world_size), *verdict, str(c.examples), f"{c.seconds:.1f}", per,
+                     variants_cell(c.variants_per_config)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))

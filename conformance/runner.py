@@ -34,9 +34,23 @@ def replay_command(scenario: str, world_size: int, backend: str, params: dict) -
             f"--params {shlex.quote(json.dumps(params, separators=(',', ':')))}")
 
 
+def variants_per_config(observations: list[dict], api: str) -> int | None:
+    """Distinct compiled variants of ``api``'s kernel across the ranks, per kernel configuration.
+
+    Every rank reports the hashes of the compiled variants it launched; the variants of all ranks together,
+    divided by the most any one rank launched, is 1 when one compile serves every rank and R when each of R
+    ranks compiles its own copy. None when nothing was compiled (the CPU interpreter).
+    """
+    per_rank = [set(o["apis"][api].get("variants", ())) for o in observations]
+    most = max((len(v) for v in per_rank), default=0)
+    if not most:
+        return None
+    return -(-len(set().union(*per_rank)) // most)
+
+
 @dataclass
 class ExampleResult:
-    """Outcome of one example: divergences (empty = pass), timing, compiles, raw observations."""
+    """Outcome of one example: divergences (empty = pass), timing, compiles, variants, raw observations."""
 
     scenario: str
     world_size: int
@@ -45,6 +59,7 @@ class ExampleResult:
     divergences: list[Divergence]
     seconds: float
     compiles: dict[str, int] = field(default_factory=dict)
+    variants: dict[str, int | None] = field(default_factory=dict)
     observations: list[dict] = field(default_factory=list, repr=False)
 
     @property
@@ -78,5 +93,6 @@ def run_example(pools: Pools, scenario: Scenario, world_size: int, params: dict,
     model = scenario.model(params, world_size)
     divergences = compare(model, observations, apis, HEAP_BYTES)
     compiles = {api: sum(o["apis"][api]["compiles"] for o in observations) for api in apis}
+    variants = {api: variants_per_config(observations, api) for api in apis}
     return ExampleResult(scenario.name, world_size, backend, params, divergences, time.perf_counter() - start,
-                         compiles, observations)
+                         compiles, variants, observations)

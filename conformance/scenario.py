@@ -3,10 +3,13 @@
 A scenario module in ``conformance/scenarios/`` defines ``SCENARIO = Scenario(...)``:
 
 - ``triton_kernel`` / ``gluon_kernel``: the same work through ``DeviceContext`` and ``IrisDeviceCtx``,
-  with the same parameter names;
+  with the same parameter names, except that only the Triton kernel takes ``rank: tl.constexpr,
+  world: tl.constexpr`` (``IrisDeviceCtx`` reads both from the context: one Gluon compile serves every rank);
 - ``params(world_size)``: a Hypothesis strategy of one example's parameters (a dict of plain values);
 - ``setup(rank, p)``: allocates and fills named heap buffers on every rank (``rank.buffer(...)``);
-- ``launch(kernel, rank, p)``: launches ``kernel`` (either API's) with those buffers;
+- ``launch(kernel, rank, p)``: launches ``kernel`` (either API's) with those buffers, passing
+  ``**rank.world_constexprs`` (the Triton kernel's ``rank``/``world``; nothing for Gluon) before the other
+  constexpr keywords;
 - ``model(p, world_size)``: the events each rank must record and the memory each rank must end
   with, in plain Python (``conformance.model``).
 """
@@ -20,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 APIS = ("triton", "gluon")
+WORLD_CONSTEXPRS = ("rank", "world")  # taken by the Triton kernel only (see Rank.world_constexprs)
 
 
 @dataclass(frozen=True)

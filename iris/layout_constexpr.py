@@ -30,9 +30,10 @@ DURATION_INSTANT = _events.DURATION_INSTANT
 
 # Triton's compile cache key covers jit functions and globals read by name, but not builtins
 # (hw.py, _builtins.py, layouts.py) nor module attributes (this module's values). Kernels read this
-# key by name (DeviceTracing.initialize), so editing any of these sources recompiles them.
+# key by name (DeviceTracing.initialize, GluonDeviceTracing.initialize), so editing any of these sources
+# recompiles them.
 _KEYED_SOURCES = ("_builtins.py", "layout.py", "layout_constexpr.py", "tracing/hw.py", "tracing/events.py",
-                  "experimental/layouts.py")
+                  "tracing/record_constexpr.py", "experimental/layouts.py")
 SOURCE_KEY = tl.constexpr(
     hashlib.sha256(b"".join((Path(__file__).parent / f).read_bytes() for f in _KEYED_SOURCES)).hexdigest()
 )

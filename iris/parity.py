@@ -1,21 +1,39 @@
-"""Triton/Gluon device-API parity: how the two are compared, and the deliberate differences.
+"""Triton/Gluon device-API parity: which classes are twins, how they are compared, the deliberate differences.
 
+``TWINS`` pairs each Triton device class with its Gluon twin: the device contexts (``DeviceContext`` /
+``IrisDeviceCtx``) and the two tracing implementations (``DeviceTracing`` / ``GluonDeviceTracing``).
 ``methods(cls)`` lists a device class's jit methods in definition order with their parameters
-(name, kind, default). ``DIFFERENCES`` is the one place that lists where ``DeviceContext`` and
-``IrisDeviceCtx`` are allowed to differ, with the reason; everything else must match exactly.
+(name, kind, default). ``DIFFERENCES`` is the one place that lists, per Gluon class, the methods allowed
+to differ from the Triton twin, with the reason; everything else must match exactly.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 
-# (method, reason). Each entry must correspond to a real difference (the parity test checks both ways).
-DIFFERENCES: dict[str, str] = {
-    "initialize": (
-        "Triton takes rank and world_size as constexprs, so translation indexes the heap bases with "
-        "constants; Gluon reads both from the context tensor at run time (one compile serves every rank)."
-    ),
+# (Triton class, Gluon class), as "module:Class" so that importing this module compiles nothing.
+TWINS: tuple[tuple[str, str], ...] = (
+    ("iris.device.context:DeviceContext", "iris.experimental.iris_gluon:IrisDeviceCtx"),
+    ("iris.tracing.device:DeviceTracing", "iris.experimental.tracing:GluonDeviceTracing"),
+)
+
+# Gluon class -> {method: reason}. Each entry must correspond to a real difference (the parity test checks both ways).
+DIFFERENCES: dict[str, dict[str, str]] = {
+    "IrisDeviceCtx": {
+        "initialize": (
+            "Triton takes rank and world_size as constexprs, so translation indexes the heap bases with "
+            "constants; Gluon reads both from the context tensor at run time (one compile serves every rank)."
+        ),
+    },
+    "GluonDeviceTracing": {},  # none: the two tracing implementations share every name, parameter and default
 }
+
+
+def load_class(path: str) -> type:
+    """The class named by ``"module:Class"``."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def _python_function(member):

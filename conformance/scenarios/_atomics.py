@@ -79,8 +79,7 @@ def triton_kernel(ctx_t, buf, vals, cmps, old, bits, n, target, rank: tl.constex
 
 
 @gluon.jit(do_not_specialize=["n", "target"])
-def gluon_kernel(ctx_t, buf, vals, cmps, old, bits, n, target, rank: gl.constexpr, world: gl.constexpr,
-                 OP: gl.constexpr, BLOCK: gl.constexpr):
+def gluon_kernel(ctx_t, buf, vals, cmps, old, bits, n, target, OP: gl.constexpr, BLOCK: gl.constexpr):
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
@@ -156,7 +155,7 @@ def _launch(op):
         b = rank.buffers
         for t in range(rank.world_size):
             kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, b["buf"], b["vals"], b["cmps"], b["old"][t], b["bits"],
-                                                 p["n"], t, rank.rank, rank.world_size, OP=op, BLOCK=p["BLOCK"],
+                                                 p["n"], t, **rank.world_constexprs, OP=op, BLOCK=p["BLOCK"],
                                                  num_warps=4)
 
     return launch

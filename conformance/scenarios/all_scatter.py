@@ -45,7 +45,7 @@ def triton_kernel(ctx_t, out, M, N, rank: tl.constexpr, world: tl.constexpr, BM:
 
 
 @gluon.jit(do_not_specialize=["M", "N"])
-def gluon_kernel(ctx_t, out, M, N, rank: gl.constexpr, world: gl.constexpr, BM: gl.constexpr, BN: gl.constexpr):
+def gluon_kernel(ctx_t, out, M, N, BM: gl.constexpr, BN: gl.constexpr):
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
     layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
     pid_m = gl.program_id(0)
@@ -81,7 +81,7 @@ def setup(rank, p):
 
 def launch(kernel, rank, p):
     grid = (cdiv(p["M"], p["BM"]), cdiv(p["N"], p["BN"]))
-    kernel[grid](rank.ctx, rank.buffers["out"], p["M"], p["N"], rank.rank, rank.world_size, BM=p["BM"], BN=p["BN"],
+    kernel[grid](rank.ctx, rank.buffers["out"], p["M"], p["N"], **rank.world_constexprs, BM=p["BM"], BN=p["BN"],
                  num_warps=4)
 
 

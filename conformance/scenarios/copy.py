@@ -36,8 +36,7 @@ def triton_kernel(ctx_t, src, dst, bits, n, source, target, rank: tl.constexpr, 
 
 
 @gluon.jit(do_not_specialize=["n", "source", "target"])
-def gluon_kernel(ctx_t, src, dst, bits, n, source, target, rank: gl.constexpr, world: gl.constexpr,
-                 BLOCK: gl.constexpr):
+def gluon_kernel(ctx_t, src, dst, bits, n, source, target, BLOCK: gl.constexpr):
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
@@ -62,7 +61,7 @@ def launch(kernel, rank, p):
     target = (rank.rank + p["target_offset"]) % rank.world_size
     b = rank.buffers
     kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, b["src"], b["dst"], b["bits"], p["n"], source, target,
-                                         rank.rank, rank.world_size, BLOCK=p["BLOCK"], num_warps=4)
+                                         **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
 
 
 def model(p, world_size):

@@ -35,8 +35,7 @@ def triton_kernel(ctx_t, src, dst, bits, n, source, payload, rank: tl.constexpr,
 
 
 @gluon.jit(do_not_specialize=["n", "source", "payload"])
-def gluon_kernel(ctx_t, src, dst, bits, n, source, payload, rank: gl.constexpr, world: gl.constexpr,
-                 BLOCK: gl.constexpr):
+def gluon_kernel(ctx_t, src, dst, bits, n, source, payload, BLOCK: gl.constexpr):
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
@@ -60,7 +59,7 @@ def launch(kernel, rank, p):
     source = (rank.rank + p["offset"]) % rank.world_size
     b = rank.buffers
     kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, b["src"], b["dst"], b["bits"], p["n"], source, p["payload"],
-                                         rank.rank, rank.world_size, BLOCK=p["BLOCK"], num_warps=4)
+                                         **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
 
 
 def model(p, world_size):

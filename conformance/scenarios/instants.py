@@ -40,7 +40,7 @@ def triton_kernel(ctx_t, buf, bits, tags, n, target, rank: tl.constexpr, world: 
 
 
 @gluon.jit(do_not_specialize=["n", "target"])
-def gluon_kernel(ctx_t, buf, bits, tags, n, target, rank: gl.constexpr, world: gl.constexpr, BLOCK: gl.constexpr):
+def gluon_kernel(ctx_t, buf, bits, tags, n, target, BLOCK: gl.constexpr):
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
@@ -71,8 +71,8 @@ def setup(rank, p):
 def launch(kernel, rank, p):
     target = (rank.rank + p["offset"]) % rank.world_size
     b = rank.buffers
-    kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, b["buf"], b["bits"], b["tags"], p["n"], target, rank.rank,
-                                         rank.world_size, BLOCK=p["BLOCK"], num_warps=4)
+    kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, b["buf"], b["bits"], b["tags"], p["n"], target,
+                                        **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
 
 
 def model(p, world_size):

@@ -65,8 +65,7 @@ def triton_kernel(ctx_t, src, dst, result, flag, n, limit, rank: tl.constexpr, w
 
 
 @gluon.jit(do_not_specialize=["n", "limit"])
-def gluon_kernel(ctx_t, src, dst, result, flag, n, limit, rank: gl.constexpr, world: gl.constexpr,
-                 BLOCK: gl.constexpr):
+def gluon_kernel(ctx_t, src, dst, result, flag, n, limit, BLOCK: gl.constexpr):
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     nxt = (ctx.cur_rank + 1) % ctx.num_ranks
@@ -130,8 +129,8 @@ def setup(rank, p):
 def launch(kernel, rank, p):
     b = rank.buffers
     limit = SPIN_LIMIT["cpu" if rank.shmem.device.type == "cpu" else "cuda"]
-    kernel[(1,)](rank.ctx, b["src"], b["dst"], b["result"], b["flag"], p["n"], limit, rank.rank, rank.world_size,
-                 BLOCK=p["BLOCK"], num_warps=4)
+    kernel[(1,)](rank.ctx, b["src"], b["dst"], b["result"], b["flag"], p["n"], limit,
+                 **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
 
 
 def model(p, world_size):

@@ -37,7 +37,7 @@ def triton_kernel(ctx_t, cnt, src, dst, target, rank: tl.constexpr, world: tl.co
 
 
 @gluon.jit(do_not_specialize=["target"])
-def gluon_kernel(ctx_t, cnt, src, dst, target, rank: gl.constexpr, world: gl.constexpr, ITERS: gl.constexpr):
+def gluon_kernel(ctx_t, cnt, src, dst, target, ITERS: gl.constexpr):
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
     pid = gl.program_id(0)
     for i in range(ITERS):
@@ -70,8 +70,8 @@ def setup(rank, p):
 def launch(kernel, rank, p):
     target = (rank.rank + p["offset"]) % rank.world_size
     b = rank.buffers
-    kernel[(p["programs"],)](rank.ctx, b["cnt"], b["src"], b["dst"], target, rank.rank, rank.world_size,
-                             ITERS=p["ITERS"], num_warps=4)
+    kernel[(p["programs"],)](rank.ctx, b["cnt"], b["src"], b["dst"], target,
+                             **rank.world_constexprs, ITERS=p["ITERS"], num_warps=4)
 
 
 def model(p, world_size):

@@ -46,8 +46,7 @@ def triton_kernel(ctx_t, src, dst, back, bits, n, target, source, rank: tl.const
 
 
 @gluon.jit(do_not_specialize=["n", "target", "source"])
-def gluon_kernel(ctx_t, src, dst, back, bits, n, target, source, rank: gl.constexpr, world: gl.constexpr,
-                 BLOCK: gl.constexpr):
+def gluon_kernel(ctx_t, src, dst, back, bits, n, target, source, BLOCK: gl.constexpr):
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
@@ -77,7 +76,7 @@ def launch(kernel, rank, p):
     source = (rank.rank - p["offset"]) % rank.world_size
     b = rank.buffers
     kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, b["src"], b["dst"], b["back"], b["bits"], p["n"], target, source,
-                                         rank.rank, rank.world_size, BLOCK=p["BLOCK"], num_warps=4)
+                                         **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
 
 
 def model(p, world_size):

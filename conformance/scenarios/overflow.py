@@ -41,8 +41,7 @@ def triton_kernel(ctx_t, buf, n, per_program, target, payload, rank: tl.constexp
 
 
 @gluon.jit(do_not_specialize=["n", "per_program", "target", "payload"])
-def gluon_kernel(ctx_t, buf, n, per_program, target, payload, rank: gl.constexpr, world: gl.constexpr,
-                 BLOCK: gl.constexpr):
+def gluon_kernel(ctx_t, buf, n, per_program, target, payload, BLOCK: gl.constexpr):
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
@@ -81,7 +80,7 @@ def setup(rank, p):
 def launch(kernel, rank, p):
     target = (rank.rank + p["offset"]) % rank.world_size
     kernel[(p["programs"],)](rank.ctx, rank.buffers["buf"], p["n"], p["per_program"], target, p["payload"],
-                             rank.rank, rank.world_size, BLOCK=p["BLOCK"], num_warps=4)
+                             **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
 
 
 def model(p, world_size):

@@ -35,7 +35,7 @@ def triton_kernel(ctx_t, buf, n, target, payload, rank: tl.constexpr, world: tl.
 
 
 @gluon.jit(do_not_specialize=["n", "target", "payload"])
-def gluon_kernel(ctx_t, buf, n, target, payload, rank: gl.constexpr, world: gl.constexpr, BLOCK: gl.constexpr):
+def gluon_kernel(ctx_t, buf, n, target, payload, BLOCK: gl.constexpr):
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
@@ -72,8 +72,8 @@ def launch(kernel, rank, p):
     target = (rank.rank + p["offset"]) % rank.world_size
 
     def run(n, payload):
-        kernel[(cdiv(n, p["BLOCK"]),)](rank.ctx, rank.buffers["buf"], n, target, payload, rank.rank,
-                                       rank.world_size, BLOCK=p["BLOCK"], num_warps=4)
+        kernel[(cdiv(n, p["BLOCK"]),)](rank.ctx, rank.buffers["buf"], n, target, payload,
+                                       **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
 
     run(p["n1"], p["payload1"])
     rank.shmem.tracing.reset()  # waits for the first launch, then zeroes the counter and the records

@@ -33,7 +33,7 @@ def triton_kernel(ctx_t, buf, n, target, payload, rank: tl.constexpr, world: tl.
 
 
 @gluon.jit(do_not_specialize=["n", "target", "payload"])
-def gluon_kernel(ctx_t, buf, n, target, payload, rank: gl.constexpr, world: gl.constexpr, BLOCK: gl.constexpr):
+def gluon_kernel(ctx_t, buf, n, target, payload, BLOCK: gl.constexpr):
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
@@ -63,8 +63,8 @@ def setup(rank, p):
 def launch(kernel, rank, p):
     rank.shmem.tracing.disable()  # the context's tracing block becomes zeros; the kernel still has tracing code
     target = (rank.rank + p["offset"]) % rank.world_size
-    kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, rank.buffers["buf"], p["n"], target, p["payload"], rank.rank,
-                                         rank.world_size, BLOCK=p["BLOCK"], num_warps=4)
+    kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, rank.buffers["buf"], p["n"], target, p["payload"],
+                                        **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
 
 
 def model(p, world_size):

@@ -39,8 +39,7 @@ def triton_kernel(ctx_t, buf, rows, M, N, stride, target, rank: tl.constexpr, wo
 
 
 @gluon.jit(do_not_specialize=["M", "N", "stride", "target"])
-def gluon_kernel(ctx_t, buf, rows, M, N, stride, target, rank: gl.constexpr, world: gl.constexpr,
-                 BM: gl.constexpr, BN: gl.constexpr):
+def gluon_kernel(ctx_t, buf, rows, M, N, stride, target, BM: gl.constexpr, BN: gl.constexpr):
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
     layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
     pid_m = gl.program_id(0)
@@ -85,8 +84,8 @@ def launch(kernel, rank, p):
     target = (rank.rank + p["offset"]) % rank.world_size
     height, width = _shape(p)
     grid = (height // p["BM"], width // p["BN"])
-    kernel[grid](rank.ctx, rank.buffers["buf"], rank.buffers["rows"], p["M"], p["N"], width, target, rank.rank,
-                 rank.world_size, BM=p["BM"], BN=p["BN"], num_warps=4)
+    kernel[grid](rank.ctx, rank.buffers["buf"], rank.buffers["rows"], p["M"], p["N"], width, target,
+                 **rank.world_constexprs, BM=p["BM"], BN=p["BN"], num_warps=4)
 
 
 def _active(p, rows, pm, pn):

@@ -34,8 +34,7 @@ def triton_kernel(ctx_t, buf, bits, n, target, payload, rank: tl.constexpr, worl
 
 
 @gluon.jit(do_not_specialize=["n", "target", "payload"])
-def gluon_kernel(ctx_t, buf, bits, n, target, payload, rank: gl.constexpr, world: gl.constexpr,
-                 BLOCK: gl.constexpr):
+def gluon_kernel(ctx_t, buf, bits, n, target, payload, BLOCK: gl.constexpr):
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
@@ -58,7 +57,7 @@ def setup(rank, p):
 def launch(kernel, rank, p):
     target = (rank.rank + p["offset"]) % rank.world_size
     kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, rank.buffers["buf"], rank.buffers["bits"], p["n"], target,
-                                         p["payload"], rank.rank, rank.world_size, BLOCK=p["BLOCK"], num_warps=4)
+                                         p["payload"], **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
 
 
 def model(p, world_size):

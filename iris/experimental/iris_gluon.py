@@ -2,9 +2,10 @@
 
 Same methods, order, parameters and defaults as ``iris/device/context.py`` (checked by reflection in
 tests/cpu_unit/test_parity.py); the deliberate differences are listed in ``iris.parity``.
-The host side is the foundation's ``Iris`` unchanged (heap, world, context layout, ``Tracing``), and
-``ctx.tracing`` is the same ``DeviceTracing`` the Triton API uses: its scalar and reduction code is
-valid Gluon, so the recorded values are identical by construction.
+The host side is the foundation's ``Iris`` unchanged (heap, world, context layout, ``Tracing``);
+``ctx.tracing`` is a ``GluonDeviceTracing`` (``iris/experimental/tracing.py``), the Gluon tracing
+implementation, written separately from the Triton ``DeviceTracing`` and checked against it by the
+conformance suite.
 
 Atomics share one contract: ``atomic_<op>(pointer, val, to_rank, mask=None, sem=None, scope=None)``
 applies ``<op>`` at ``pointer``'s offset in ``to_rank``'s heap and returns the old values.
@@ -18,8 +19,8 @@ from triton.experimental.gluon import language as gl
 
 from iris import layout_constexpr as L
 from iris._aggregate import aggregate
+from iris.experimental.tracing import GluonDeviceTracing
 from iris.iris import Iris
-from iris.tracing.device import DeviceTracing
 
 
 class IrisGluon(Iris):
@@ -38,7 +39,7 @@ class IrisDeviceCtx:
     cur_rank: gl.tensor
     num_ranks: gl.tensor
     heap_bases: gl.tensor
-    tracing: DeviceTracing
+    tracing: GluonDeviceTracing
 
     @triton.constexpr_function
     def __init__(self, cur_rank, num_ranks, heap_bases, tracing):
@@ -53,7 +54,7 @@ class IrisDeviceCtx:
         """Build the context from ``iris_gluon.iris(...).get_device_context()``."""
         cur_rank = gl.load(context_tensor + L.CUR_RANK)
         num_ranks = gl.load(context_tensor + L.NUM_RANKS)
-        device_tracing = DeviceTracing.initialize(context_tensor, tracing)
+        device_tracing = GluonDeviceTracing.initialize(context_tensor, tracing)
         return IrisDeviceCtx(cur_rank, num_ranks, context_tensor + L.HEAP_BASES, device_tracing)
 
     @gluon.jit

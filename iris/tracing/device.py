@@ -1,6 +1,7 @@
 """Triton device tracing: ``ctx.tracing.record_event_start/end`` and ``record_event``.
 
-Record semantics (the Gluon twin in ``iris/experimental/tracing_gluon.py`` keeps them identical):
+Record semantics (the Gluon twin ``GluonDeviceTracing`` in ``iris/experimental/tracing.py`` is written
+separately and keeps them identical; the conformance suite compares the two):
 
     slot = atomic_add(counter, 1, relaxed)          # op_index; the counter counts attempts
     if slot < max_events: write every field at row[field] + slot, else write nothing
@@ -21,13 +22,7 @@ from iris import layout_constexpr as L
 from iris._aggregate import aggregate
 from iris.layout_constexpr import SOURCE_KEY
 from iris.tracing import hw
-
-_NO_ADDRESS = tl.constexpr(0x7FFFFFFFFFFFFFFF)
-
-
-@triton.constexpr_function
-def _element_bytes(dtype):
-    return dtype.element_ty.primitive_bitwidth // 8
+from iris.tracing.record_constexpr import NO_ADDRESS, element_bytes
 
 
 @triton.jit
@@ -61,10 +56,10 @@ def _address_and_size(address, mask):
         lowest = _block_min(addr)
         count = address.numel
     else:
-        lowest = _block_min(tl.where(mask, addr, _NO_ADDRESS))
-        lowest = tl.where(lowest == _NO_ADDRESS, 0, lowest)
+        lowest = _block_min(tl.where(mask, addr, NO_ADDRESS))
+        lowest = tl.where(lowest == NO_ADDRESS, 0, lowest)
         count = _block_sum(tl.where(mask, addr * 0 + 1, addr * 0))
-    return lowest, count * _element_bytes(address.dtype)
+    return lowest, count * element_bytes(address.dtype)
 
 
 @triton.jit

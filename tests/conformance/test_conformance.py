@@ -29,3 +29,9 @@ def test_conformance(scenario, world_size, backend, request, pools):
     if not case.ok:
         pytest.fail(case.failure, pytrace=False)
     assert case.examples > 0, f"{scenario.name}: no example ran"
+    gluon_variants = case.variants_per_config["gluon"]
+    if backend == "gpu":  # compiled: one Gluon compile must serve every rank (rank and world are run-time values)
+        assert gluon_variants == 1, (
+            f"{scenario.name} on {world_size} rank(s): gluon compiled variants per configuration across ranks="
+            f"{gluon_variants}, but should be 1"
+        )

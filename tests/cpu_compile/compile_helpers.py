@@ -1,7 +1,8 @@
 """Cross-compile the test kernels of ``tests/ops`` for GPU targets on a machine without a GPU.
 
 ``compile_kernel(api, kernel, target_name, constexprs)`` compiles ``tests/ops/<api>_kernels.<kernel>``
-(``api`` is "triton" or "gluon"; the Gluon twin has the same kernel names and parameters) for one of
+(``api`` is "triton" or "gluon"; the Gluon twin has the same kernel names and parameters, less the
+``rank``/``world`` constexprs, which only Triton kernels take and which are dropped for Gluon here) for one of
 ``TARGETS`` and returns its text stages: ``ttir``, ``ttgir``, ``llir`` and the machine code (``ptx`` for
 cuda, ``amdgcn`` for hip; ``MACHINE_CODE``), plus ``sass`` for cuda when asked (disassembled with the
 ``cuobjdump`` bundled in the Triton wheel).
@@ -44,7 +45,8 @@ TARGETS: dict[str, GPUTarget] = {
 # The machine code each backend's compile yields as text (SASS needs cuobjdump; see ``compile_kernel``).
 MACHINE_CODE: dict[str, str] = {"cuda": "ptx", "hip": "amdgcn"}
 
-# Triton signature of every kernel of tests/ops/{triton,gluon}_kernels.py, in parameter order.
+# Triton signature of every kernel of tests/ops/{triton,gluon}_kernels.py, in parameter order (the Gluon
+# twin's is the same without WORLD_CONSTEXPRS; see ``api_signature``).
 _1D = {
     "ctx_t": "*i64", "buf": "*i32", "n": "i32", "target": "i32", "payload": "i32",
     "rank": "constexpr", "world": "constexpr", "BLOCK": "constexpr", "USE_MASK": "constexpr", "TRACING": "constexpr",
@@ -64,6 +66,10 @@ SIGNATURES: dict[str, dict[str, str]] = {
     },
     "trace_loop_kernel": {"ctx_t": "*i64", "buf": "*i32", "ITERS": "constexpr", "rank": "constexpr",
                           "world": "constexpr"},
+    "trace_layouts_kernel": {
+        "ctx_t": "*i64", "buf": "*i32", "bits": "*i8", "flags": "*i32",
+        "rank": "constexpr", "world": "constexpr", "BM": "constexpr", "BN": "constexpr",
+    },
     "untraced_1d_kernel": _1D,
     "trace_unfinished_kernel": {"ctx_t": "*i64", "buf": "*i32", "rank": "constexpr", "world": "constexpr"},
     "rank_check_kernel": {"ctx_t": "*i64", "rank": "constexpr", "world": "constexpr"},
@@ -73,6 +79,8 @@ SIGNATURES: dict[str, dict[str, str]] = {
 TRITON_ONLY: dict[str, str] = {
     "rank_check_kernel": "Gluon's IrisDeviceCtx reads rank and world from the context (no constexpr copy to check)",
 }
+
+WORLD_CONSTEXPRS = ("rank", "world")  # Triton kernels only: Gluon reads both from the context at run time
 
 _CACHE: dict[tuple, dict[str, str]] = {}
 _CUBINS: dict[tuple, bytes] = {}
@@ -89,13 +97,24 @@ def kernel_module(api: str):
     return importlib.import_module(f"tests.ops.{api}_kernels")
 
 
+def api_signature(api: str, kernel: str) -> dict[str, str]:
+    """``SIGNATURES[kernel]`` as ``api``'s kernel declares it (Gluon: without ``WORLD_CONSTEXPRS``)."""
+    full = SIGNATURES[kernel]
+    return dict(full) if api == "triton" else {k: v for k, v in full.items() if k not in WORLD_CONSTEXPRS}
+
+
+def api_constexprs(api: str, constexprs: dict) -> dict:
+    """``constexprs`` as ``api``'s kernel takes them (Gluon: without ``WORLD_CONSTEXPRS``)."""
+    return dict(constexprs) if api == "triton" else {k: v for k, v in constexprs.items() if k not in WORLD_CONSTEXPRS}
+
+
 def kernel_function(api: str, kernel: str):
-    """The jit function ``kernel`` of ``api``'s module, checked against ``SIGNATURES``."""
+    """The jit function ``kernel`` of ``api``'s module, checked against ``api_signature(api, kernel)``."""
     module = kernel_module(api)
     fn = getattr(module, kernel, None)
     if fn is None:
         raise LookupError(f"{module.__name__} has no {kernel} (twin of tests.ops.triton_kernels.{kernel})")
-    expected = list(SIGNATURES[kernel])
+    expected = list(api_signature(api, kernel))
     if list(fn.arg_names) != expected:
         raise TypeError(f"{module.__name__}.{kernel} has parameters {list(fn.arg_names)}, expected {expected} "
                         "(tests/cpu_compile/compile_helpers.py SIGNATURES)")
@@ -125,11 +144,13 @@ def compile_kernel(api: str, kernel: str, target_name: str, constexprs: dict, si
                    sass: bool = False) -> dict[str, str]:
     """Text stages of ``kernel`` (a name from ``SIGNATURES``) compiled by ``api`` for ``TARGETS[target_name]``.
 
-    ``signature`` defaults to ``SIGNATURES[kernel]``. With ``sass=True`` a cuda compile also returns
+    ``signature`` defaults to ``api_signature(api, kernel)``; ``constexprs`` may name ``rank``/``world``, which
+    a Gluon compile drops. With ``sass=True`` a cuda compile also returns
     ``sass`` (``cuobjdump -sass`` of the cubin; see ``sass_tool``). Repeated calls in one process return
     copies of the first result.
     """
-    signature = SIGNATURES[kernel] if signature is None else signature
+    signature = api_signature(api, kernel) if signature is None else signature
+    constexprs = api_constexprs(api, constexprs)
     target = TARGETS[target_name]
     key = (api, kernel, target_name, tuple(sorted(constexprs.items())), tuple(signature.items()))
     if key not in _CACHE:

@@ -10,10 +10,12 @@ backend is refused by name.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+import iris
 from iris.tracing import hw
 from tests.cpu_compile.compile_helpers import (
     APIS,
@@ -21,6 +23,8 @@ from tests.cpu_compile.compile_helpers import (
     SIGNATURES,
     TARGETS,
     TRITON_ONLY,
+    WORLD_CONSTEXPRS,
+    api_signature,
     atomic_instructions,
     compile_kernel,
     first_difference,
@@ -53,6 +57,7 @@ TRACED = [  # kernels compiled with tracing on
     *(("trace_1d_kernel", _cx(BLOCK=BLOCK, USE_MASK=m, TRACING=True)) for m in (True, False)),
     ("trace_mask_kernel", _cx(BLOCK=BLOCK)),
     ("trace_2d_kernel", _cx(BM=16, BN=32)),
+    ("trace_layouts_kernel", _cx(BM=16, BN=32)),  # SliceLayout rows/columns, tiles, scalars; scalar masks
     ("trace_loop_kernel", _cx(ITERS=3)),
     ("trace_unfinished_kernel", _cx()),
 ]
@@ -128,7 +133,10 @@ def test_signature_table_matches_kernels(api):
     expected = sorted(k for k in SIGNATURES if api == "triton" or k not in TRITON_ONLY)
     assert sorted(kernels) == expected, f"{module.__name__} kernels differ from SIGNATURES"
     for name, fn in kernels.items():
-        assert list(fn.arg_names) == list(SIGNATURES[name]), f"{module.__name__}.{name} parameters"
+        assert list(fn.arg_names) == list(api_signature(api, name)), f"{module.__name__}.{name} parameters"
+        takes_world = [p for p in WORLD_CONSTEXPRS if p in fn.arg_names]
+        if api == "gluon":
+            assert not takes_world, f"{module.__name__}.{name} takes {takes_world}: one Gluon compile serves every rank"
 
 
 @pytest.mark.parametrize("target", ALL_TARGETS)
@@ -172,6 +180,29 @@ def test_traced_kernel_reads_clock_and_ids(api, kernel, constexprs, target):
     assert not missing, f"{kernel} on {target}: traced {kind} lacks {missing}"
     other = [s for b, strings in CLOCK_AND_IDS.items() if b != backend for s in strings if s in code]
     assert not other, f"{kernel} on {target}: {kind} holds another backend's readers {other}"
+
+
+_TRACING_SOURCES = {"triton": ("iris/tracing", "device.py"), "gluon": ("iris/experimental", "tracing.py")}
+
+
+def _source_files(llir: str) -> set[tuple[str, str]]:
+    """(folder relative to the repository root or the full path, file) of every source the llir's debug info names."""
+    root = str(Path(iris.__file__).resolve().parents[1]) + "/"
+    found = re.findall(r'!DIFile\(filename: "([^"]+)", directory: "([^"]*)"', llir)
+    return {(d.removeprefix(root), f) for f, d in found}
+
+
+@pytest.mark.parametrize("target", ALL_TARGETS)
+@pytest.mark.parametrize("kernel, constexprs", _case_params(TRACED))
+@pytest.mark.parametrize("api", API_PARAMS)
+def test_traced_kernel_records_through_its_own_tracing(api, kernel, constexprs, target):
+    """Gluon kernels record through GluonDeviceTracing (iris/experimental/tracing.py), Triton kernels through
+    DeviceTracing (iris/tracing/device.py): the llir's debug info names the one and never the other."""
+    files = _source_files(compile_kernel(api, kernel, target, constexprs)["llir"])
+    other = "triton" if api == "gluon" else "gluon"
+    own = _TRACING_SOURCES[api]
+    assert own in files, f"{kernel} ({api}) on {target}: no code from {own}; debug info names {sorted(files)}"
+    assert _TRACING_SOURCES[other] not in files, f"{kernel} ({api}) on {target}: code from the {other} tracing"
 
 
 # ---- 3. tracing compiled off: no tracing code at all ------------------------------------------------

@@ -212,3 +212,22 @@ def _fill_impl(out_ptr, base_ptr, value, BLOCK: gl.constexpr):
 
 # As if decorated before install(): plain GluonJITFunctions still launch, call and bind under the interpreter.
 fill_decorated_before_install = GluonJITFunction(_fill_impl)
+
+
+# ---- native Gluon tracing (iris.experimental.tracing) on the shim ----------------------------------------
+
+from iris.experimental.tracing import GluonDeviceTracing  # noqa: E402  (after install(), like the kernels above)
+
+
+@gluon.jit
+def native_tracing(ctx_t, buf, bits, BLOCK: gl.constexpr):
+    """Per program: a masked range over its block (event 3, target 1, payload pid + 10), then an instant on a
+    scalar pointer (event 4, target 0, no payload)."""
+    tracing = GluonDeviceTracing.initialize(ctx_t, True)
+    layout: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
+    pid = gl.program_id(0)
+    offs = pid * BLOCK + gl.arange(0, BLOCK, layout=layout)
+    mask = gl.load(bits + offs) != 0
+    h = tracing.record_event_start(3, 1, buf + offs, pid, 7, mask=mask, payload=pid + 10)
+    tracing.record_event_end(h)
+    tracing.record_event(4, 0, buf + pid, pid, 8)

@@ -159,6 +159,51 @@ def check_patches_are_restored():
         gl.arange(0, 4)
 
 
+def _traced_context(buf, counter, records, enabled: bool) -> torch.Tensor:
+    from iris import layout
+
+    block = layout.TracingBlock(1, records.shape[1], counter.data_ptr(), records.data_ptr()) if enabled else None
+    return torch.tensor(layout.encode(0, [buf.data_ptr()], block), dtype=torch.int64)
+
+
+def check_native_gluon_tracing_records_every_field():
+    """GluonDeviceTracing under the shim: 3 programs x 2 events into 4 slots, every field of every slot."""
+    from iris.tracing.events import DURATION_INSTANT, FIELD_INDEX, TRACE_FIELDS
+
+    block, programs = 32, 3
+    buf = torch.zeros(block * programs, dtype=torch.int32)
+    bits = (torch.arange(block * programs) % 3 == 1).to(torch.int8)
+    bits[block:2 * block] = 0  # program 1: no active lane
+    counter = torch.zeros(1, dtype=torch.int64)
+    records = torch.full((len(TRACE_FIELDS), 4), -99, dtype=torch.int64)
+    K.native_tracing[(programs,)](_traced_context(buf, counter, records, True), buf, bits, block)
+    assert counter.tolist() == [2 * programs], counter  # attempts, past capacity included
+    base = buf.data_ptr()
+    expected = {  # slots in claim order: programs run one after another under the interpreter
+        "event_id": [3, 4, 3, 4], "pid": [0, 0, 1, 1], "pid_m": [0, 0, 1, 1], "pid_n": [7, 8, 7, 8],
+        "cur_rank": [0] * 4, "target_rank": [1, 0, 1, 0], "xcc_id": [0] * 4, "cu_id": [0] * 4,
+        "address": [base + 4, base, 0, base + 4], "op_index": [0, 1, 2, 3], "payload_size": [4 * 11, 4, 0, 4],
+        "payload": [10, 0, 11, 0],
+    }  # fmt: skip
+    for name, values in expected.items():
+        assert records[FIELD_INDEX[name]].tolist() == values, (name, records[FIELD_INDEX[name]].tolist(), values)
+    durations = records[FIELD_INDEX["duration_cycles"]].tolist()
+    assert durations[0] >= 0 and durations[2] >= 0 and durations[1] == durations[3] == DURATION_INSTANT, durations
+    stamps = records[FIELD_INDEX["timestamp"]].tolist()
+    assert 0 < stamps[0] <= stamps[1] <= stamps[2] <= stamps[3], stamps
+
+
+def check_native_gluon_tracing_runtime_off_touches_nothing():
+    """Compiled with tracing on, given a context whose tracing block is zeros: no claim, no store."""
+    from iris.tracing.events import TRACE_FIELDS
+
+    buf = torch.zeros(64, dtype=torch.int32)
+    counter = torch.zeros(1, dtype=torch.int64)
+    records = torch.full((len(TRACE_FIELDS), 4), -99, dtype=torch.int64)
+    K.native_tracing[(2,)](_traced_context(buf, counter, records, False), buf, torch.ones(64, dtype=torch.int8), 32)
+    assert counter.tolist() == [0] and bool((records == -99).all()), (counter, records)
+
+
 @triton.jit
 def _plain_triton_kernel(x_ptr, out_ptr, counter_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)

@@ -1,43 +1,105 @@
-"""Parity by reflection: DeviceContext (Triton) and IrisDeviceCtx (Gluon) expose the same methods."""
+"""Parity by reflection: each Triton device class and its Gluon twin expose the same methods.
+
+The twins are ``iris.parity.TWINS``: DeviceContext / IrisDeviceCtx and DeviceTracing / GluonDeviceTracing.
+"""
+
+import ast
+import inspect
 
 import pytest
 
-from iris.device.context import DeviceContext
-from iris.experimental import iris_gluon
-from iris.parity import DIFFERENCES, methods
-from iris.tracing.device import DeviceTracing
+from iris.parity import DIFFERENCES, TWINS, load_class, methods
 
 pytestmark = pytest.mark.cpu_unit
 
+TWIN_PARAMS = [pytest.param(t, g, id=g.rsplit(":", 1)[1]) for t, g in TWINS]
+METHOD_PARAMS = [
+    pytest.param(t, g, name, id=f"{g.rsplit(':', 1)[1]}.{name}")
+    for t, g in TWINS for name, _ in methods(load_class(t))
+]  # fmt: skip
 
-def test_same_methods_in_the_same_order():
-    triton_names = [name for name, _ in methods(DeviceContext)]
-    gluon_names = [name for name, _ in methods(iris_gluon.IrisDeviceCtx)]
-    assert gluon_names == triton_names, f"IrisDeviceCtx methods={gluon_names}, but should be {triton_names}"
-    assert len(triton_names) >= 15, f"DeviceContext methods={triton_names}: reflection found too few"
+
+@pytest.mark.parametrize(("triton_path", "gluon_path"), TWIN_PARAMS)
+def test_same_methods_in_the_same_order(triton_path, gluon_path):
+    tri, glu = load_class(triton_path), load_class(gluon_path)
+    triton_names = [name for name, _ in methods(tri)]
+    gluon_names = [name for name, _ in methods(glu)]
+    assert gluon_names == triton_names, f"{glu.__name__} methods={gluon_names}, but should be {triton_names}"
+    assert len(triton_names) >= 5, f"{tri.__name__} methods={triton_names}: reflection found too few"
 
 
-@pytest.mark.parametrize("name", [name for name, _ in methods(DeviceContext)])
-def test_same_parameters_and_defaults(name):
-    tri = dict(methods(DeviceContext))[name]
-    glu = dict(methods(iris_gluon.IrisDeviceCtx))[name]
-    if name in DIFFERENCES:
-        assert tri != glu, f"{name} is listed in iris.parity.DIFFERENCES but no longer differs: remove it"
+@pytest.mark.parametrize(("triton_path", "gluon_path", "name"), METHOD_PARAMS)
+def test_same_parameters_and_defaults(triton_path, gluon_path, name):
+    tri_cls, glu_cls = load_class(triton_path), load_class(gluon_path)
+    tri = dict(methods(tri_cls))[name]
+    glu = dict(methods(glu_cls)).get(name)
+    assert glu is not None, f"{glu_cls.__name__} has no method {name} (as {tri_cls.__name__}.{name})"
+    if name in DIFFERENCES[glu_cls.__name__]:
+        assert tri != glu, f"{glu_cls.__name__}.{name} is listed in iris.parity.DIFFERENCES but no longer differs"
         return
-    assert glu == tri, f"IrisDeviceCtx.{name} parameters={glu}, but should be {tri} (as DeviceContext.{name})"
+    assert glu == tri, f"{glu_cls.__name__}.{name} parameters={glu}, but should be {tri} (as {tri_cls.__name__}.{name})"
 
 
-def test_every_listed_difference_names_a_method():
-    names = {name for name, _ in methods(DeviceContext)}
-    unknown = sorted(set(DIFFERENCES) - names)
-    assert not unknown, f"iris.parity.DIFFERENCES names {unknown}, which DeviceContext does not have"
+def test_every_listed_difference_names_a_method_of_a_twin():
+    gluon_classes = {g.rsplit(":", 1)[1]: t for t, g in TWINS}
+    assert set(DIFFERENCES) == set(gluon_classes), (
+        f"iris.parity.DIFFERENCES covers {sorted(DIFFERENCES)}, but should cover every Gluon twin "
+        f"{sorted(gluon_classes)}"
+    )
+    for gluon_name, listed in DIFFERENCES.items():
+        names = {name for name, _ in methods(load_class(gluon_classes[gluon_name]))}
+        unknown = sorted(set(listed) - names)
+        assert not unknown, f"iris.parity.DIFFERENCES[{gluon_name!r}] names {unknown}, which its Triton twin lacks"
 
 
-def test_gluon_uses_the_same_device_tracing():
-    """One tracing implementation serves both APIs, so recorded values agree by construction."""
-    assert iris_gluon.DeviceTracing is DeviceTracing
-    names = [name for name, _ in methods(DeviceTracing)]
+def test_the_two_apis_use_two_tracing_implementations():
+    """IrisDeviceCtx.tracing is the Gluon implementation; DeviceContext.tracing the Triton one."""
+    from iris.device import context
+    from iris.experimental import iris_gluon, tracing
+    from iris.tracing import device
+
+    assert tracing.GluonDeviceTracing is not device.DeviceTracing
+    assert iris_gluon.GluonDeviceTracing is tracing.GluonDeviceTracing
+    assert context.DeviceTracing is device.DeviceTracing
+    assert not hasattr(iris_gluon, "DeviceTracing"), "iris_gluon still imports the Triton DeviceTracing"
+    names = [name for name, _ in methods(tracing.GluonDeviceTracing)]
     assert names == ["initialize", "_record", "record_event_start", "record_event_end", "record_event"], names
+
+
+def _source_tree(module) -> ast.Module:
+    return ast.parse(inspect.getsource(module))
+
+
+def test_gluon_tracing_is_written_in_gluon():
+    """Source check: iris/experimental/tracing.py imports no Triton tracing and calls no ``tl.`` function."""
+    from iris.experimental import tracing
+
+    tree = _source_tree(tracing)
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imported |= {f"{node.module}.{alias.name}" for alias in node.names} | {node.module}
+    forbidden = sorted(m for m in imported if m.startswith(("iris.tracing.device", "triton.language")))
+    assert not forbidden, f"iris/experimental/tracing.py imports {forbidden}; it must be written with gl.* only"
+    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    assert "tl" not in names, "iris/experimental/tracing.py uses a name 'tl' (tl.* calls)"
+    gl_calls = [node for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name) and node.value.id == "gl"]
+    assert len(gl_calls) >= 10, f"iris/experimental/tracing.py uses gl.* only {len(gl_calls)} times"
+
+
+def test_triton_tracing_is_written_in_triton():
+    """The mirror check: iris/tracing/device.py imports nothing of the Gluon side and uses no ``gl.``."""
+    from iris.tracing import device
+
+    tree = _source_tree(device)
+    modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    gluon = sorted(m for m in modules if "gluon" in m or m.startswith("iris.experimental"))
+    assert not gluon, f"iris/tracing/device.py imports {gluon}"
+    assert "gl" not in {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
 
 
 def test_parity_sees_a_changed_default():

@@ -1,7 +1,8 @@
 """Gluon kernels for the op and tracing tests (twin: triton_kernels.py; same names, parameters and order).
 
-``rank``/``world`` are kept in every signature so both APIs launch identically; ``IrisDeviceCtx`` reads
-the rank and world size from the context at run time and ignores them.
+The Triton twins also take ``rank``/``world`` constexprs; these do not: ``IrisDeviceCtx`` reads the rank
+and world size from the context at run time, so one compile serves every rank (``suites.world_constexprs``
+passes them to the Triton launches only). Tracing goes through ``GluonDeviceTracing``.
 """
 
 from triton.experimental import gluon
@@ -13,8 +14,7 @@ from iris.experimental.layouts import blocked_1d, blocked_2d, warp_size
 
 
 @gluon.jit
-def op_kernel(ctx_t, src, dst, ret, n, peer, peer2, rank: gl.constexpr, world: gl.constexpr, OP: gl.constexpr,
-              BLOCK: gl.constexpr):
+def op_kernel(ctx_t, src, dst, ret, n, peer, peer2, OP: gl.constexpr, BLOCK: gl.constexpr):
     """Apply ``OP`` on blocks of ``BLOCK`` elements; atomics write their old values to ``ret``."""
     ctx = IrisDeviceCtx.initialize(ctx_t)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
@@ -57,8 +57,8 @@ def op_kernel(ctx_t, src, dst, ret, n, peer, peer2, rank: gl.constexpr, world: g
 
 
 @gluon.jit
-def trace_1d_kernel(ctx_t, buf, n, target, payload, rank: gl.constexpr, world: gl.constexpr, BLOCK: gl.constexpr,
-                    USE_MASK: gl.constexpr, TRACING: gl.constexpr):
+def trace_1d_kernel(ctx_t, buf, n, target, payload, BLOCK: gl.constexpr, USE_MASK: gl.constexpr,
+                    TRACING: gl.constexpr):
     """One traced store range per program over a 1-D block; ``buf`` is int32."""
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACING)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
@@ -76,7 +76,7 @@ def trace_1d_kernel(ctx_t, buf, n, target, payload, rank: gl.constexpr, world: g
 
 
 @gluon.jit
-def trace_mask_kernel(ctx_t, buf, bits, rank: gl.constexpr, world: gl.constexpr, BLOCK: gl.constexpr):
+def trace_mask_kernel(ctx_t, buf, bits, BLOCK: gl.constexpr):
     """One instant per program whose mask is read from ``bits`` (int8, one per element)."""
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
@@ -87,8 +87,7 @@ def trace_mask_kernel(ctx_t, buf, bits, rank: gl.constexpr, world: gl.constexpr,
 
 
 @gluon.jit
-def trace_2d_kernel(ctx_t, buf, M, N, stride, rank: gl.constexpr, world: gl.constexpr, BM: gl.constexpr,
-                    BN: gl.constexpr):
+def trace_2d_kernel(ctx_t, buf, M, N, stride, BM: gl.constexpr, BN: gl.constexpr):
     """One traced range per 2-D tile of an int64 [M, N] matrix, masked at the edges."""
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
     layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
@@ -106,7 +105,7 @@ def trace_2d_kernel(ctx_t, buf, M, N, stride, rank: gl.constexpr, world: gl.cons
 
 
 @gluon.jit
-def trace_loop_kernel(ctx_t, buf, ITERS: gl.constexpr, rank: gl.constexpr, world: gl.constexpr):
+def trace_loop_kernel(ctx_t, buf, ITERS: gl.constexpr):
     """Per program: ITERS ranges with the loop index as payload, each with a nested instant on a scalar."""
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
     pid = gl.program_id(0)
@@ -117,8 +116,8 @@ def trace_loop_kernel(ctx_t, buf, ITERS: gl.constexpr, rank: gl.constexpr, world
 
 
 @gluon.jit
-def untraced_1d_kernel(ctx_t, buf, n, target, payload, rank: gl.constexpr, world: gl.constexpr,
-                       BLOCK: gl.constexpr, USE_MASK: gl.constexpr, TRACING: gl.constexpr):
+def untraced_1d_kernel(ctx_t, buf, n, target, payload, BLOCK: gl.constexpr, USE_MASK: gl.constexpr,
+                       TRACING: gl.constexpr):
     """``trace_1d_kernel`` with every tracing call removed (for the compiled-off comparison)."""
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACING)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
@@ -132,7 +131,34 @@ def untraced_1d_kernel(ctx_t, buf, n, target, payload, rank: gl.constexpr, world
 
 
 @gluon.jit
-def trace_unfinished_kernel(ctx_t, buf, rank: gl.constexpr, world: gl.constexpr):
+def trace_layouts_kernel(ctx_t, buf, bits, flags, BM: gl.constexpr, BN: gl.constexpr):
+    """One program; one ``user`` instant per pointer shape x mask kind, numbered by payload (``LAYOUT_CASES``)."""
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
+    layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
+    rm = gl.arange(0, BM, layout=gl.SliceLayout(1, layout))
+    rn = gl.arange(0, BN, layout=gl.SliceLayout(0, layout))
+    on = gl.load(flags) != 0
+    off = gl.load(flags + 1) != 0
+    row = buf + rn
+    col = buf + rm * BN
+    tile = buf + gl.expand_dims(rm, 1) * BN + gl.expand_dims(rn, 0)
+    row_bits = gl.load(bits + rn) != 0
+    col_bits = gl.load(bits + BN + rm) != 0
+    me = ctx.cur_rank
+    ev = TraceEvent().user
+    ctx.tracing.record_event(ev, me, row, 0, 1, mask=row_bits, payload=1)
+    ctx.tracing.record_event(ev, me, col, 0, 2, mask=col_bits, payload=2)
+    ctx.tracing.record_event(ev, me, tile, 0, 3, payload=3)
+    ctx.tracing.record_event(ev, me, tile, 0, 4, mask=on, payload=4)
+    ctx.tracing.record_event(ev, me, tile, 0, 5, mask=off, payload=5)
+    ctx.tracing.record_event(ev, me, tile, 0, 6, mask=gl.expand_dims(col_bits, 1), payload=6)
+    ctx.tracing.record_event(ev, me, buf + 3, 0, 7, mask=on, payload=7)
+    ctx.tracing.record_event(ev, me, buf + 3, 0, 8, mask=off, payload=8)
+    ctx.tracing.record_event(ev, me, buf + 3, 0, 9, payload=9)
+
+
+@gluon.jit
+def trace_unfinished_kernel(ctx_t, buf):
     """Opens a range on a scalar pointer and never ends it."""
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
     ctx.tracing.record_event_start(TraceEvent().wait, ctx.cur_rank, buf + gl.program_id(0), gl.program_id(0), 0)

@@ -29,6 +29,12 @@ def kernels(api: str):
     return importlib.import_module(f"tests.ops.{api}_kernels")
 
 
+def world_constexprs(api: str, rank: int, world: int) -> dict[str, int]:
+    """The ``rank``/``world`` constexprs of ``api``'s kernels as launch keywords: Triton takes them, Gluon
+    does not (it reads both from the context, so one compile serves every rank)."""
+    return {"rank": rank, "world": world} if api == "triton" else {}
+
+
 def host(api: str, heap_size: int = 1 << 22):
     """The host object of ``api``: ``iris.iris`` or ``iris_gluon.iris``."""
     if api == "gluon":
@@ -58,6 +64,7 @@ def ops_suite(api: str) -> dict:
     shmem = host(api)
     r, w = shmem.get_rank(), shmem.get_num_ranks()
     ctx = shmem.get_device_context()
+    wc = world_constexprs(api, r, w)
     i = torch.arange(CAP, dtype=torch.int32, device=shmem.device)
     grid = (triton.cdiv(N, BLOCK),)
     out = {}
@@ -66,7 +73,7 @@ def ops_suite(api: str) -> dict:
         dst = shmem.full((CAP,), -7, dtype=torch.int32)
         ret = shmem.zeros(CAP, dtype=torch.int32)
         shmem.barrier()
-        k.op_kernel[grid](ctx, src, dst, ret, N, (r + 1) % w, (r + 2) % w, r, w, OP=op, BLOCK=BLOCK,
+        k.op_kernel[grid](ctx, src, dst, ret, N, (r + 1) % w, (r + 2) % w, **wc, OP=op, BLOCK=BLOCK,
                           num_warps=NUM_WARPS)
         shmem.barrier()
         out[op] = {"dst": dst.cpu().tolist()}
@@ -76,7 +83,7 @@ def ops_suite(api: str) -> dict:
         ret = shmem.zeros(w, CAP, dtype=torch.int32).copy_(atomic_init(op, i).expand(w, CAP))
         shmem.barrier()
         for t in range(w):
-            k.op_kernel[grid](ctx, src, dst, ret[t], N, t, t, r, w, OP=op, BLOCK=BLOCK, num_warps=NUM_WARPS)
+            k.op_kernel[grid](ctx, src, dst, ret[t], N, t, t, **wc, OP=op, BLOCK=BLOCK, num_warps=NUM_WARPS)
         shmem.barrier()
         out[op] = {"dst": dst.cpu().tolist(), "ret": ret.cpu().tolist()}
     shmem.close()

@@ -130,6 +130,54 @@ def test_tracing_2d_blocks(backend, world_size, api):
         _check(f"rank {q} 2d data[50][0] (outside the mask)", data[50][0], 0)
 
 
+def _layout_expectations(bits: list[int], buf: int) -> dict[int, tuple[int, int]]:
+    """(address, payload_size) of each trace_layouts_kernel instant (int32 elements), from its lane bits."""
+    bm, bn = ts.LAYOUT_TILE
+    on, off = ts.LAYOUT_FLAGS
+    row = [j for j in range(bn) if bits[j]]
+    rows = [i for i in range(bm) if bits[bn + i]]
+    tile = (buf, 4 * bm * bn)
+
+    def first(lanes, stride):
+        return buf + 4 * stride * lanes[0] if lanes else 0
+
+    return {
+        1: (first(row, 1), 4 * len(row)),
+        2: (first(rows, bn), 4 * len(rows)),
+        3: tile,
+        4: tile if on else (0, 0),
+        5: tile if off else (0, 0),
+        6: (first(rows, bn), 4 * bn * len(rows)),
+        7: (buf + 12, 4) if on else (0, 0),
+        8: (buf + 12, 4) if off else (0, 0),
+        9: (buf + 12, 4),
+    }
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("world_size", WORLD_SIZES)
+@pytest.mark.parametrize("backend", backends())
+def test_tracing_block_shapes_and_mask_kinds(backend, world_size, api):
+    """Address and payload_size over 1-D rows and columns (SliceLayouts in Gluon), 2-D tiles and scalar pointers,
+    with no mask, a lane mask, a broadcast row mask and scalar masks on and off (``trace_suites.LAYOUT_CASES``)."""
+    for q, res in enumerate(_world(api, backend, world_size)):
+        c = res["layouts"]
+        _check(f"rank {q} layouts: bits as run", c["bits"], ts.mask_bits("random", q, sum(ts.LAYOUT_TILE)).tolist())
+        expected = _layout_expectations(c["bits"], c["buf"])
+        _check(f"rank {q} layouts: attempted", c["attempted"], len(expected))
+        got = sorted(c["rows"], key=lambda r: r["op_index"])
+        _check(f"rank {q} layouts: payloads in program order", [r["payload"] for r in got], sorted(expected))
+        for row in got:
+            k = row["payload"]
+            where = f"rank {q} layouts case {k} ({ts.LAYOUT_CASES[k]})"
+            want = {"name": "user", "kind": "instant", "pid": 0, "pid_m": 0, "pid_n": k, "cur_rank": q,
+                    "target_rank": q, "op_index": k - 1, "duration_cycles": -2, "address": expected[k][0],
+                    "payload_size": expected[k][1]}
+            for field, value in want.items():
+                _check(f"{where}: {field}", row[field], value)
+            _check_physical(c, row, res, where)
+
+
 @pytest.mark.parametrize("api", APIS)
 @pytest.mark.parametrize("world_size", WORLD_SIZES)
 @pytest.mark.parametrize("backend", backends())

@@ -7,12 +7,26 @@ import triton
 
 from iris.tracing.export import device_clock
 from iris.tracing.hw import XCC_ID_LIMIT, cu_id_limit
-from tests.ops.suites import NUM_WARPS, host, kernels
+from tests.ops.suites import NUM_WARPS, host, kernels, world_constexprs
 
 BLOCK = 32
 N = 100
 MAX_EVENTS = 64
 MASK_SEED = 1234
+LAYOUT_TILE = (16, 32)  # BM, BN of trace_layouts_kernel
+LAYOUT_FLAGS = (1, 0)  # its scalar masks: on, off
+# trace_layouts_kernel's instants by payload (Gluon layouts in brackets; tile = [BM, BN] of blocked_2d).
+LAYOUT_CASES = {
+    1: "row buf + j, j < BN [SliceLayout(0)], lane mask bits[j]",
+    2: "column buf + i BN, i < BM [SliceLayout(1)], lane mask bits[BN + i]",
+    3: "tile [BlockedLayout 2-D], no mask",
+    4: "tile, scalar mask on",
+    5: "tile, scalar mask off",
+    6: "tile, row mask bits[BN + i] broadcast over the columns",
+    7: "scalar pointer buf + 3, scalar mask on",
+    8: "scalar pointer buf + 3, scalar mask off",
+    9: "scalar pointer buf + 3, no mask",
+}
 
 
 def mask_bits(case: str, rank: int, numel: int) -> torch.Tensor:
@@ -31,6 +45,7 @@ def tracing_suite(api: str) -> dict:
     shmem = host(api)
     r, w = shmem.get_rank(), shmem.get_num_ranks()
     ctx = shmem.get_device_context()
+    wc = world_constexprs(api, r, w)
     dev = shmem.device
     out = {"rank": r, "heap_base": shmem.heap.bases[r], "cu_limit": cu_id_limit(shmem.tracing.backend, dev),
            "xcc_limit": XCC_ID_LIMIT[shmem.tracing.backend]}
@@ -51,39 +66,47 @@ def tracing_suite(api: str) -> dict:
     for use_mask, n in ((True, N), (False, 128)):
         name = "1d_masked" if use_mask else "1d_full"
         run(name, lambda n=n, use_mask=use_mask: k.trace_1d_kernel[(triton.cdiv(n, BLOCK),)](
-            ctx, buf, n, target, 5, r, w, BLOCK=BLOCK, USE_MASK=use_mask, TRACING=True, num_warps=NUM_WARPS),
+            ctx, buf, n, target, 5, **wc, BLOCK=BLOCK, USE_MASK=use_mask, TRACING=True, num_warps=NUM_WARPS),
             buf=buf.data_ptr(), n=n, target=target)
 
     for case in ("all", "none", "random"):
         bits = shmem.zeros(128, dtype=torch.int8).copy_(mask_bits(case, r, 128))
-        run(f"mask_{case}", lambda bits=bits: k.trace_mask_kernel[(4,)](ctx, buf, bits, r, w, BLOCK=BLOCK,
+        run(f"mask_{case}", lambda bits=bits: k.trace_mask_kernel[(4,)](ctx, buf, bits, **wc, BLOCK=BLOCK,
                                                                         num_warps=NUM_WARPS),
             buf=buf.data_ptr(), bits=bits.cpu().tolist())
 
     mat = shmem.zeros(64, 64, dtype=torch.int64)
     grid_2d = (triton.cdiv(50, 16), triton.cdiv(40, 32))
-    run("2d", lambda: k.trace_2d_kernel[grid_2d](ctx, mat, 50, 40, 64, r, w, BM=16, BN=32, num_warps=NUM_WARPS),
+    run("2d", lambda: k.trace_2d_kernel[grid_2d](ctx, mat, 50, 40, 64, **wc, BM=16, BN=32, num_warps=NUM_WARPS),
         buf=mat.data_ptr(), M=50, N=40, BM=16, BN=32, stride=64)
     out["2d"]["data"] = mat.cpu().tolist()
 
-    run("loop", lambda: k.trace_loop_kernel[(2,)](ctx, buf, 3, r, w, num_warps=NUM_WARPS), buf=buf.data_ptr())
-    run("overflow", lambda: k.trace_loop_kernel[(4,)](ctx, buf, 3, r, w, num_warps=NUM_WARPS), max_events=5,
+    bm, bn = LAYOUT_TILE
+    tile = shmem.zeros(bm * bn, dtype=torch.int32)
+    tile_bits = shmem.zeros(bn + bm, dtype=torch.int8).copy_(mask_bits("random", r, bn + bm))
+    flags = shmem.zeros(2, dtype=torch.int32).copy_(torch.tensor(LAYOUT_FLAGS, dtype=torch.int32))
+    run("layouts", lambda: k.trace_layouts_kernel[(1,)](ctx, tile, tile_bits, flags, **wc, BM=bm, BN=bn,
+                                                        num_warps=NUM_WARPS),
+        buf=tile.data_ptr(), bits=tile_bits.cpu().tolist())
+
+    run("loop", lambda: k.trace_loop_kernel[(2,)](ctx, buf, 3, **wc, num_warps=NUM_WARPS), buf=buf.data_ptr())
+    run("overflow", lambda: k.trace_loop_kernel[(4,)](ctx, buf, 3, **wc, num_warps=NUM_WARPS), max_events=5,
         buf=buf.data_ptr())
     out["overflow"]["raw"] = shmem.tracing._records.cpu().tolist()
-    run("unfinished", lambda: k.trace_unfinished_kernel[(3,)](ctx, buf, r, w, num_warps=NUM_WARPS),
+    run("unfinished", lambda: k.trace_unfinished_kernel[(3,)](ctx, buf, **wc, num_warps=NUM_WARPS),
         buf=buf.data_ptr())
 
     # Compiled on, switched off at run time: nothing recorded, buffers untouched.
     shmem.tracing.enable(MAX_EVENTS)
     shmem.tracing.disable()
-    k.trace_1d_kernel[(4,)](ctx, buf, N, target, 5, r, w, BLOCK=BLOCK, USE_MASK=True, TRACING=True,
+    k.trace_1d_kernel[(4,)](ctx, buf, N, target, 5, **wc, BLOCK=BLOCK, USE_MASK=True, TRACING=True,
                             num_warps=NUM_WARPS)
     shmem.barrier()
     out["runtime_off"] = {"counter": shmem.tracing._counter.cpu().tolist(),
                           "nonzero": int(shmem.tracing._records.count_nonzero())}
     # Compiled off while enabled: nothing recorded either.
     shmem.tracing.enable(MAX_EVENTS)
-    k.trace_1d_kernel[(4,)](ctx, buf, N, target, 5, r, w, BLOCK=BLOCK, USE_MASK=True, TRACING=False,
+    k.trace_1d_kernel[(4,)](ctx, buf, N, target, 5, **wc, BLOCK=BLOCK, USE_MASK=True, TRACING=False,
                             num_warps=NUM_WARPS)
     shmem.barrier()
     out["compiled_off"] = {"attempted": shmem.tracing.attempted,
@@ -91,9 +114,9 @@ def tracing_suite(api: str) -> dict:
 
     # Reset between launches: only the second launch remains, numbered from 0.
     shmem.tracing.enable(MAX_EVENTS)
-    k.trace_loop_kernel[(2,)](ctx, buf, 2, r, w, num_warps=NUM_WARPS)
+    k.trace_loop_kernel[(2,)](ctx, buf, 2, **wc, num_warps=NUM_WARPS)
     shmem.tracing.reset()
-    k.trace_unfinished_kernel[(2,)](ctx, buf, r, w, num_warps=NUM_WARPS)
+    k.trace_unfinished_kernel[(2,)](ctx, buf, **wc, num_warps=NUM_WARPS)
     shmem.barrier()
     ev = shmem.tracing.events()
     out["reset"] = {"rows": ev.rows(), "attempted": ev.attempted}

@@ -119,6 +119,33 @@ def untraced_1d_kernel(ctx_t, buf, n, target, payload, rank: tl.constexpr, world
 
 
 @triton.jit
+def trace_layouts_kernel(ctx_t, buf, bits, flags, rank: tl.constexpr, world: tl.constexpr, BM: tl.constexpr,
+                         BN: tl.constexpr):
+    """One program; one ``user`` instant per pointer shape x mask kind, numbered by payload (``LAYOUT_CASES``)."""
+    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    on = tl.load(flags) != 0
+    off = tl.load(flags + 1) != 0
+    row = buf + rn
+    col = buf + rm * BN
+    tile = buf + rm[:, None] * BN + rn[None, :]
+    row_bits = tl.load(bits + rn) != 0
+    col_bits = tl.load(bits + BN + rm) != 0
+    me = rank
+    ev = TraceEvent().user
+    ctx.tracing.record_event(ev, me, row, 0, 1, mask=row_bits, payload=1)
+    ctx.tracing.record_event(ev, me, col, 0, 2, mask=col_bits, payload=2)
+    ctx.tracing.record_event(ev, me, tile, 0, 3, payload=3)
+    ctx.tracing.record_event(ev, me, tile, 0, 4, mask=on, payload=4)
+    ctx.tracing.record_event(ev, me, tile, 0, 5, mask=off, payload=5)
+    ctx.tracing.record_event(ev, me, tile, 0, 6, mask=col_bits[:, None], payload=6)
+    ctx.tracing.record_event(ev, me, buf + 3, 0, 7, mask=on, payload=7)
+    ctx.tracing.record_event(ev, me, buf + 3, 0, 8, mask=off, payload=8)
+    ctx.tracing.record_event(ev, me, buf + 3, 0, 9, payload=9)
+
+
+@triton.jit
 def trace_unfinished_kernel(ctx_t, buf, rank: tl.constexpr, world: tl.constexpr):
     """Opens a range on a scalar pointer and never ends it."""
     ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)

@@ -1,0 +1,18 @@
+"""Compile-time values of a trace record that are not language: shared by both tracing implementations.
+
+``DeviceTracing`` (Triton, ``iris/tracing/device.py``) and ``GluonDeviceTracing`` (Gluon,
+``iris/experimental/tracing.py``) each write their own claim, guard, reductions and stores; what they
+compute from is defined here once: the bytes per element of a pointer block and the no-address sentinel.
+"""
+
+import triton
+import triton.language as tl
+
+# Identity of the min-reduction over masked-off lanes; a block whose minimum is still this had no active lane.
+NO_ADDRESS = tl.constexpr(0x7FFFFFFFFFFFFFFF)
+
+
+@triton.constexpr_function
+def element_bytes(pointer_dtype):
+    """Bytes per element pointed to by a pointer (block) of ``pointer_dtype``."""
+    return pointer_dtype.element_ty.primitive_bitwidth // 8
