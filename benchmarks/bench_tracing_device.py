@@ -1,0 +1,177 @@
+"""Device cost of trace events, both APIs, each against its untraced twin measured in the same run (GPU).
+
+    python -m benchmarks.bench_tracing_device [--pairs 1000] [--reps 30]
+
+Prints, per API:
+  one program   ns per start+end pair: one program recording ``--pairs`` pairs in a loop, minus the same loop
+                compiled without tracing (``tracing=False``: no tracing code at all);
+  all SMs busy  ns per pair amortized: 8 programs per SM, 64 pairs each, minus the untraced twin;
+  all-scatter   traced/untraced time of a GEMM-style all-scatter (each tile stored to every rank, one range
+                per tile and target) on a world of ``--ranks`` ranks sharing the GPUs.
+Every timed launch starts with a zeroed trace counter and room for every event, so no store is skipped for
+lack of capacity. Times are medians of CUDA-event timings over ``--reps`` launches after a warm-up. Not a
+test: it prints figures and asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+
+import torch
+import triton
+import triton.language as tl
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+
+import iris
+from iris import DeviceContext, TraceEvent
+from iris.experimental.iris_gluon import IrisDeviceCtx
+from iris.experimental.layouts import blocked_2d, warp_size
+from iris.ranks import backend_env, launch
+
+
+@triton.jit(do_not_specialize=["n"])
+def triton_pairs(ctx_t, out, n, rank: tl.constexpr, world: tl.constexpr, TRACING: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=TRACING)
+    pid = tl.program_id(0)
+    acc = pid * 0
+    for i in range(n):
+        h = ctx.tracing.record_event_start(TraceEvent().put, 0, out + pid, pid, 0, payload=i)
+        acc += i
+        ctx.tracing.record_event_end(h)
+    tl.store(out + pid, acc)
+
+
+@gluon.jit(do_not_specialize=["n"])
+def gluon_pairs(ctx_t, out, n, TRACING: gl.constexpr):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACING)
+    pid = gl.program_id(0)
+    acc = pid * 0
+    for i in range(n):
+        h = ctx.tracing.record_event_start(TraceEvent().put, 0, out + pid, pid, 0, payload=i)
+        acc += i
+        ctx.tracing.record_event_end(h)
+    gl.store(out + pid, acc)
+
+
+@triton.jit(do_not_specialize=["M", "N"])
+def triton_all_scatter(ctx_t, out, M, N, rank: tl.constexpr, world: tl.constexpr, BM: tl.constexpr,
+                       BN: tl.constexpr, TRACING: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=TRACING)
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    tile = (rank * 1000 + rm[:, None] + rn[None, :]).to(out.dtype.element_ty)
+    ptrs = out + (rank * M + rm[:, None]) * N + rn[None, :]
+    for i in range(world):
+        t = (rank + i) % world
+        h = ctx.tracing.record_event_start(TraceEvent().put, t, ptrs, pid_m, pid_n, mask=mask, payload=i)
+        ctx.store(ptrs, tile, t, mask=mask)
+        ctx.tracing.record_event_end(h)
+
+
+@gluon.jit(do_not_specialize=["M", "N"])
+def gluon_all_scatter(ctx_t, out, M, N, BM: gl.constexpr, BN: gl.constexpr, TRACING: gl.constexpr):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACING)
+    layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
+    pid_m = gl.program_id(0)
+    pid_n = gl.program_id(1)
+    rm = gl.expand_dims(pid_m * BM + gl.arange(0, BM, layout=gl.SliceLayout(1, layout)), 1)
+    rn = gl.expand_dims(pid_n * BN + gl.arange(0, BN, layout=gl.SliceLayout(0, layout)), 0)
+    mask = (rm < M) & (rn < N)
+    tile = (ctx.cur_rank * 1000 + rm + rn).to(out.dtype.element_ty)
+    ptrs = out + (ctx.cur_rank * M + rm) * N + rn
+    for i in range(ctx.num_ranks):
+        t = (ctx.cur_rank + i) % ctx.num_ranks
+        h = ctx.tracing.record_event_start(TraceEvent().put, t, ptrs, pid_m, pid_n, mask=mask, payload=i)
+        ctx.store(ptrs, tile, t, mask=mask)
+        ctx.tracing.record_event_end(h)
+
+
+def _median_ms(shmem, launch_once, reps: int) -> float:
+    """Median time of ``launch_once()`` over ``reps`` launches, trace counter zeroed before each one."""
+    for _ in range(3):
+        shmem.tracing.reset()
+        launch_once()
+    times = []
+    for _ in range(reps):
+        shmem.tracing.reset()
+        shmem.barrier()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        launch_once()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def _pairs_launcher(api: str, shmem, out, n: int, programs: int, tracing: bool):
+    ctx, rank, world = shmem.get_device_context(), shmem.get_rank(), shmem.get_num_ranks()
+    if api == "triton":
+        return lambda: triton_pairs[(programs,)](ctx, out, n, rank, world, TRACING=tracing, num_warps=4)
+    return lambda: gluon_pairs[(programs,)](ctx, out, n, TRACING=tracing, num_warps=4)
+
+
+def _scatter_launcher(api: str, shmem, out, m: int, n: int, tracing: bool, bm: int = 64, bn: int = 64):
+    ctx, rank, world = shmem.get_device_context(), shmem.get_rank(), shmem.get_num_ranks()
+    grid = (triton.cdiv(m, bm), triton.cdiv(n, bn))
+    if api == "triton":
+        return lambda: triton_all_scatter[grid](ctx, out, m, n, rank, world, BM=bm, BN=bn, TRACING=tracing,
+                                                num_warps=4)
+    return lambda: gluon_all_scatter[grid](ctx, out, m, n, BM=bm, BN=bn, TRACING=tracing, num_warps=4)
+
+
+def measure(pairs: int, reps: int, m: int, n: int) -> dict:
+    """Rank job: every figure for both APIs on this rank's GPU (all ranks run the all-scatter together)."""
+    shmem = iris.iris(1 << 30)
+    sms = torch.cuda.get_device_properties(shmem.device).multi_processor_count
+    busy_programs, busy_pairs = 8 * sms, 64
+    shmem.tracing.enable(max(pairs, busy_programs * busy_pairs, 4 * triton.cdiv(m, 64) * triton.cdiv(n, 64)))
+    out = shmem.zeros(max(busy_programs, 1), dtype=torch.int32)
+    scatter = shmem.zeros((shmem.get_num_ranks() * m, n), dtype=torch.float32)
+    figures: dict = {"rank": shmem.get_rank(), "sms": sms}
+    for api in ("triton", "gluon"):
+        one = {t: _median_ms(shmem, _pairs_launcher(api, shmem, out, pairs, 1, t), reps) for t in (False, True)}
+        busy = {t: _median_ms(shmem, _pairs_launcher(api, shmem, out, busy_pairs, busy_programs, t), reps)
+                for t in (False, True)}
+        scat = {t: _median_ms(shmem, _scatter_launcher(api, shmem, scatter, m, n, t), reps) for t in (False, True)}
+        figures[api] = {
+            "one_program_ns_per_pair": (one[True] - one[False]) * 1e6 / pairs,
+            "one_program_untraced_ms": one[False],
+            "busy_ns_per_pair": (busy[True] - busy[False]) * 1e6 / (busy_programs * busy_pairs),
+            "all_scatter_ratio": scat[True] / scat[False],
+            "all_scatter_untraced_ms": scat[False],
+        }
+    shmem.barrier()
+    shmem.close()
+    return figures
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--pairs", type=int, default=1000, help="start+end pairs of the one-program loop")
+    p.add_argument("--reps", type=int, default=30, help="timed launches per figure (median)")
+    p.add_argument("--ranks", type=int, default=2, help="ranks of the all-scatter world (sharing the GPUs)")
+    p.add_argument("--size", type=int, default=4096, help="all-scatter output rows and columns per rank")
+    args = p.parse_args()
+    if not torch.cuda.is_available():
+        raise SystemExit("bench_tracing_device needs a GPU (torch.cuda.is_available() is False)")
+    results = launch(measure, args.ranks, args.pairs, args.reps, args.size, args.size, timeout=600,
+                     env=backend_env("gpu"))
+    r0 = results[0]
+    print(f"{args.ranks} ranks, {r0['sms']} SMs; one program: {args.pairs} pairs; all SMs: 8 programs/SM x 64 pairs; "
+          f"all-scatter {args.size}x{args.size} per rank, 64x64 tiles; medians of {args.reps} launches (rank 0)")
+    print(f"{'api':8s} {'one program ns/pair':>20s} {'all SMs ns/pair':>16s} {'all-scatter traced/untraced':>28s}")
+    for api in ("triton", "gluon"):
+        f = r0[api]
+        print(f"{api:8s} {f['one_program_ns_per_pair']:20.1f} {f['busy_ns_per_pair']:16.2f} "
+              f"{f['all_scatter_ratio']:28.4f}   (untraced: loop {f['one_program_untraced_ms']:.3f} ms, "
+              f"all-scatter {f['all_scatter_untraced_ms']:.3f} ms)")
+
+
+if __name__ == "__main__":
+    main()
