@@ -2,7 +2,7 @@
 
 Messages are pickled tuples ``(kind, seq, payload)``: the parent sends ``job`` (a pickled ``(fn, args,
 kwargs)``) and ``stop``; the rank answers ``ready`` (its pid) once, then ``ok`` or ``error`` (a formatted
-traceback) per job. A rank exits when its parent disappears, so no rank outlives the process that made it.
+traceback) per job, or ``fatal`` (the memory checker reported an error) before it exits. A rank exits when its parent disappears, so no rank outlives the process that made it.
 """
 
 from __future__ import annotations
@@ -47,11 +47,23 @@ def _close_state() -> None:
     _RANK_STATE.clear()
 
 
+def _alive(pid: int) -> bool:
+    """True if ``pid`` runs (a zombie does not count)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def _watch_parent(parent_pid: int) -> None:
-    """Exit this rank if the process that started it disappears (so orphans never linger)."""
+    """Exit this rank if the process that started it disappears (so orphans never linger).
+
+    The rank may run under a wrapper (the memory checker), so its own parent can be the wrapper: watch the pool.
+    """
     while True:
         time.sleep(1.0)
-        if os.getppid() != parent_pid:
+        if os.getppid() != parent_pid and not _alive(parent_pid):
             os._exit(70)
 
 
@@ -74,6 +86,7 @@ def rank_main(rank: int, world_size: int, env: dict[str, str], parent_pid: int, 
 
     import torch.distributed as dist
 
+    from iris.ranks.sanitizer import new_errors, own_log
     from iris.world import install_interpreter
 
     try:
@@ -84,6 +97,7 @@ def rank_main(rank: int, world_size: int, env: dict[str, str], parent_pid: int, 
         send(conn, ("error", 0, traceback.format_exc()))
         return
     send(conn, ("ready", 0, os.getpid()))
+    log, offset = own_log(), 0
     try:
         while True:
             try:
@@ -101,6 +115,11 @@ def rank_main(rank: int, world_size: int, env: dict[str, str], parent_pid: int, 
                 reply: tuple = ("ok", seq, fn(*args, **kwargs))
             except BaseException:
                 reply = ("error", seq, traceback.format_exc())
+            if log is not None:
+                errors, offset = new_errors(log, offset)
+                if errors:  # the device context may be unusable now: report, then leave (the pool rebuilds)
+                    send(conn, ("fatal", seq, f"compute-sanitizer memcheck reported (rank log {log}):\n{errors}"))
+                    break
             send(conn, reply)
     finally:
         try:

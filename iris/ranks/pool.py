@@ -27,13 +27,17 @@ import multiprocessing as mp
 import os
 import pickle
 import signal
+import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from iris.checks import is_int, is_positive_number
+from iris.ranks import sanitizer
 from iris.ranks.child import rank_main
 from iris.ranks.env import backend_env, free_port, patched_environ, rank_env
 
@@ -94,10 +98,11 @@ class RankPool:
 
     def __init__(self, world_size: int, backend: str | None = "cpu", *, env: Mapping[str, str] | None = None,
                  device_offset: int = 0, start_timeout: float = 120.0, failure_grace: float = FAILURE_GRACE_S,
-                 persistent: bool = True, name: str = "RankPool") -> None:
+                 persistent: bool = True, sanitize: bool = False, name: str = "RankPool") -> None:
         """``backend``: "cpu", "gpu" or None (only ``env``); ``env``: extra variables of every rank;
         ``device_offset``: rank r uses GPU ``(device_offset + r) % count``; ``failure_grace``: how long the
-        other ranks may still answer once one raised; ``persistent=False`` for a pool
+        other ranks may still answer once one raised; ``sanitize``: run every rank under the CUDA memory checker
+        (:mod:`iris.ranks.sanitizer`), failing a job on any error it reports; ``persistent=False`` for a pool
         that runs one job (its messages do not promise a rebuild); ``name`` labels its messages."""
         if not is_int(world_size) or world_size < 1:
             raise ValueError(f"{name}: world_size must be an int >= 1, got {world_size!r}")
@@ -111,6 +116,11 @@ class RankPool:
         _check_timeout("start_timeout", start_timeout)
         _check_timeout("failure_grace", failure_grace)
         self._failure_grace = float(failure_grace)
+        self._executable: str | None = None
+        if sanitize:
+            log_dir = tempfile.mkdtemp(prefix="iris-sanitize-")
+            self._executable = sanitizer.wrapper(sys.executable, log_dir)
+            self._env[sanitizer.LOG_ENV] = log_dir
         self._world_size = world_size
         self._backend = backend
         self._device_offset = device_offset
@@ -254,7 +264,7 @@ class RankPool:
                 name=f"iris-{self._backend or 'rank'}{self._world_size}-g{self._generation}-rank{rank}",
                 daemon=True,  # stopped by multiprocessing at interpreter exit if nobody closed the pool
             )
-            with patched_environ(env):
+            with patched_environ(env), _spawn_executable(self._executable):
                 p.start()
             child_conn.close()
             self._procs.append(p)
@@ -334,7 +344,9 @@ class RankPool:
                 if status == expect:
                     results[i] = value
                 else:
-                    errors[i] = value if status == "error" else f"unexpected reply {status!r}: {value!r}"
+                    errors[i] = value if status in ("error", "fatal") else f"unexpected reply {status!r}: {value!r}"
+                    if status == "fatal":  # the rank leaves after this reply: replace the ranks before the next job
+                        self._broken = True
                     stop = min(stop, time.monotonic() + grace)
         if died or waiting:
             self._broken = True
@@ -377,6 +389,22 @@ class RankPool:
             return pickle.loads(data)
         except Exception as e:
             return ("error", seq, f"the reply of rank {rank} could not be unpickled: {e!r}")
+
+
+@contextmanager
+def _spawn_executable(path: str | None) -> Iterator[None]:
+    """Spawn children through ``path`` (a wrapper of Python) instead of Python itself, for one start."""
+    if path is None:
+        yield
+        return
+    from multiprocessing import spawn
+
+    saved = spawn.get_executable()
+    spawn.set_executable(path)
+    try:
+        yield
+    finally:
+        spawn.set_executable(saved)
 
 
 def job_payload(where: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> bytes:

@@ -15,10 +15,14 @@ __all__ = ["Pools"]
 
 
 class Pools:
-    """``get(world_size, backend)`` returns this owner's pool for that world, made on first use."""
+    """``get(world_size, backend)`` returns this owner's pool for that world, made on first use.
 
-    def __init__(self, worker_index: int | None = None) -> None:
+    ``sanitize=True``: the pools run their ranks under the CUDA memory checker (see ``RankPool``).
+    """
+
+    def __init__(self, worker_index: int | None = None, *, sanitize: bool = False) -> None:
         self._worker = xdist_worker_index() if worker_index is None else worker_index
+        self._sanitize = sanitize
         self._pools: dict[tuple[int, str], RankPool] = {}
         self._lock = threading.Lock()
 
@@ -31,7 +35,8 @@ class Pools:
         with self._lock:
             pool = self._pools.get((world_size, backend))
             if pool is None or pool.closed:
-                pool = RankPool(world_size, backend, device_offset=self.device_offset(world_size))
+                pool = RankPool(world_size, backend, device_offset=self.device_offset(world_size),
+                                sanitize=self._sanitize)
                 self._pools[(world_size, backend)] = pool
             return pool
 

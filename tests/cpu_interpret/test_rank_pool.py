@@ -250,3 +250,39 @@ def test_no_orphans_when_the_parent_exits(tmp_path, how):
     pids = [int(x) for x in out.stdout.split()]
     assert len(pids) == 2
     assert _wait_gone(pids, 5) == [], f"ranks {pids} outlived their parent ({how})"
+
+
+FAKE_TOOL = """#!/bin/sh
+# Stands in for compute-sanitizer: writes a memcheck report to --log-file (%p = this pid), then runs the program.
+while [ "$1" != "--log-file" ]; do shift; done
+log=$(echo "$2" | sed "s/%p/$$/"); shift 2
+if [ -n "$IRIS_FAKE_REPORT" ]; then
+  printf '========= Invalid __global__ write of size 4 bytes\\n=========     Address 0x10 is out of bounds\\n' > "$log"
+fi
+exec "$@"
+"""
+
+
+@pytest.mark.parametrize("report", [False, True], ids=["clean", "error"])
+def test_sanitized_pool_fails_the_job_that_the_checker_reported(tmp_path, monkeypatch, report):
+    """Ranks spawned through the checker's wrapper; a reported error fails the job, quoting it, then a rebuild."""
+    from iris.ranks import sanitizer
+
+    tool = tmp_path / "compute-sanitizer"
+    tool.write_text(FAKE_TOOL)
+    tool.chmod(0o755)
+    monkeypatch.setattr(sanitizer, "find_tool", lambda: str(tool))
+    env = {"IRIS_FAKE_REPORT": "1"} if report else {}
+    with RankPool(2, "cpu", env=env, sanitize=True) as p:
+        if not report:
+            assert [r["rank"] for r in p.run(jobs.whoami, "x", timeout=120)] == [0, 1]
+            return
+        with pytest.raises(RankError) as info:
+            p.run(jobs.whoami, "x", timeout=120)
+        message = str(info.value)
+        assert "compute-sanitizer memcheck reported" in message and "Invalid __global__ write of size 4" in message
+        assert info.value.ranks == [0, 1], f"ranks={info.value.ranks}, but both ranks' logs hold the report"
+        generation = p.generation
+        with pytest.raises(RankError):  # the rebuilt ranks run under the checker again, and it reports again
+            p.run(jobs.whoami, "x", timeout=120)
+        assert p.generation == generation + 1, "ranks that reported must be replaced"
