@@ -2,7 +2,8 @@
 
 Messages are pickled tuples ``(kind, seq, payload)``: the parent sends ``job`` (a pickled ``(fn, args,
 kwargs)``) and ``stop``; the rank answers ``ready`` (its pid) once, then ``ok`` or ``error`` (a formatted
-traceback) per job, or ``fatal`` (the memory checker reported an error) before it exits. A rank exits when its parent disappears, so no rank outlives the process that made it.
+traceback) per job, or ``fatal`` (the memory checker reported an error) before it exits. A rank exits when its
+parent disappears, so no rank outlives the process that made it.
 """
 
 from __future__ import annotations
