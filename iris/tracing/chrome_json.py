@@ -18,6 +18,7 @@ from typing import IO
 
 import numpy as np
 
+from iris.tracing import chunks
 from iris.tracing.records import KIND_INSTANT, KIND_RANGE, KIND_UNFINISHED
 from iris.tracing.timeline import UNFINISHED_ARG, Timeline
 
@@ -95,12 +96,10 @@ class _Row:
         self.parts.append(fn)
         return self
 
-    def write(self, f: IO[bytes], n: int) -> None:
-        for lo in range(0, n, CHUNK):
-            idx = np.arange(lo, min(n, lo + CHUNK))
-            blocks = [np.broadcast_to(p, (len(idx), len(p))) if isinstance(p, np.ndarray) else p(idx)
-                      for p in self.parts]
-            f.write(np.concatenate(blocks, axis=1).tobytes())
+    def encode(self, idx: np.ndarray) -> bytes:
+        blocks = [np.broadcast_to(p, (len(idx), len(p))) if isinstance(p, np.ndarray) else p(idx)
+                  for p in self.parts]
+        return np.concatenate(blocks, axis=1).tobytes()
 
 
 def _event_rows(tl: Timeline, sel: np.ndarray, set_index: int, kind: int) -> tuple[_Row, int]:
@@ -118,7 +117,7 @@ def _event_rows(tl: Timeline, sel: np.ndarray, set_index: int, kind: int) -> tup
         row.text(', "dur": ').col(lambda i: us_column(tl.end[sel[i]] - tl.start[sel[i]]))
     for k, a in enumerate(sset.arg_names):
         row.text((', "args": {' if k == 0 else ", ") + f'"{a}": ')
-        row.col(lambda i, k=k: int_column(sset.args[sel[i] - sset.lo, k]))
+        row.col(lambda i, k=k: int_column(sset.args[k][sel[i] - sset.lo]))
     row.text(f', "{UNFINISHED_ARG}": true}}}}' if kind == KIND_UNFINISHED else "}}")
     return row, len(sel)
 
@@ -161,6 +160,6 @@ def write(f: IO[bytes], tl: Timeline, metadata: dict) -> None:
     if tl.flows:
         rows.append(_flow_rows(tl, np.nonzero(tl.flow_out)[0], tl.flow_out, "s"))
         rows.append(_flow_rows(tl, np.nonzero(tl.flow_in)[0], tl.flow_in, "f"))
-    for row, n in rows:
-        row.write(f, n)
+    work = [(row, np.arange(lo, min(n, lo + CHUNK))) for row, n in rows for lo in range(0, n, CHUNK)]
+    chunks.write_in_order(f, lambda item: item[0].encode(item[1]), work)
     f.write(b"\n]}\n")

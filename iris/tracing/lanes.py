@@ -28,9 +28,13 @@ def point_order(start: np.ndarray, end: np.ndarray, is_range: np.ndarray) -> tup
     """
     n = len(start)
     ranges = np.nonzero(is_range)[0]
-    slice_of = np.concatenate([np.arange(n), ranges])
+    # Begins and ends sorted apart (records come nearly in time order), then merged: a stable sort of
+    # two sorted runs is a linear merge.
+    begins = np.argsort(start, kind="stable")
+    ends = ranges[np.argsort(end[ranges], kind="stable")]
+    slice_of = np.concatenate([begins, ends])
     is_end = np.concatenate([np.zeros(n, dtype=bool), np.ones(len(ranges), dtype=bool)])
-    time = np.concatenate([start, end[ranges]])
+    time = np.concatenate([start[begins], end[ends]])
     order = np.argsort(time, kind="stable")
     t = time[order]
     tied = np.zeros(len(t), dtype=bool)
@@ -50,11 +54,26 @@ def point_order(start: np.ndarray, end: np.ndarray, is_range: np.ndarray) -> tup
     return slice_of[order], is_end[order]
 
 
+def dense_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)``, by counting instead of sorting when the range is small."""
+    values = np.asarray(values, dtype=np.int64)
+    if not len(values):
+        return values.copy(), np.zeros(0, dtype=np.int64)
+    low, high = int(values.min()), int(values.max())
+    if high - low > 4 * len(values) + 4096:
+        uniq, inverse = np.unique(values, return_inverse=True)
+        return uniq, inverse.astype(np.int64)
+    present = np.bincount(values - low, minlength=high - low + 1) > 0
+    rank = np.cumsum(present) - 1
+    return np.nonzero(present)[0] + low, rank[values - low]
+
+
 def _grouped(group_of_point: np.ndarray) -> np.ndarray:
     """Permutation that gathers the points of each group, keeping their order within the group."""
-    n = len(group_of_point)
-    _, dense = np.unique(group_of_point, return_inverse=True)
-    return np.argsort(dense.astype(np.int64) * max(n, 1) + np.arange(n))
+    _, dense = dense_ids(group_of_point)
+    if dense.max(initial=0) < 1 << 16:
+        return np.argsort(dense.astype(np.uint16), kind="stable")  # a radix sort
+    return np.argsort(dense, kind="stable")
 
 
 def fits_one_track(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.ndarray,
@@ -97,7 +116,7 @@ def lanes(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.ndarray, is_
     s, e, g = s[perm], e[perm], group[s[perm]]
     after = np.cumsum(np.where(e, 1, -1))  # free lanes, relative to the group's start
     level = np.where(e, after, after + 1)  # a begin's level is the count before it takes a lane
-    _, g_dense = np.unique(g, return_inverse=True)
+    _, g_dense = dense_ids(g)
     span = 2 * len(s) + 1
     bucket = np.argsort(g_dense.astype(np.int64) * span + (level + len(s)), kind="stable")
     bs, be, bl = s[bucket], e[bucket], level[bucket]

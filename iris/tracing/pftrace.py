@@ -13,19 +13,18 @@ Layout, all on one packet sequence (``trusted_packet_sequence_id`` 1):
   ``terminating_flow_ids`` on the incoming one); ``TYPE_SLICE_END`` carries only the track.
 
 Event packets are encoded in chunks of rows through ``protowire.Rows``; with ``compress`` each chunk
-is deflated into a ``compressed_packets`` packet (zlib, as Perfetto's own tracing service writes it),
-on a thread pool.
+is deflated into a ``compressed_packets`` packet (zlib, as Perfetto's own tracing service writes it);
+chunks are encoded on a thread pool (``chunks``).
 """
 
 from __future__ import annotations
 
-import os
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 from typing import IO
 
 import numpy as np
 
+from iris.tracing import chunks
 from iris.tracing import protowire as pw
 from iris.tracing.records import KIND_INSTANT, KIND_UNFINISHED
 from iris.tracing.timeline import POINTER_ARGS, UNFINISHED_ARG, Timeline
@@ -131,7 +130,9 @@ class _Slots:
             n_args = len(sset.arg_names)
             iid[rows] = self.iids[k]
             vkey[rows] = self.value_keys[k]
-            value[rows, :n_args] = sset.args[s[rows] - sset.lo]
+            at = s[rows] - sset.lo
+            for a in range(n_args):
+                value[rows, a] = sset.args[a][at]
         unfinished = self.tl.kind[s] == KIND_UNFINISHED
         iid[:, -1] = np.where(unfinished, self.unfinished_iid, 0)
         value[:, -1] = 1
@@ -174,16 +175,12 @@ def _compressed(data: bytes) -> bytes:
 def write(f: IO[bytes], tl: Timeline, metadata: dict, compress: bool = True) -> None:
     """The binary trace of ``tl`` to the binary file ``f``; ``compress`` deflates the packets in chunks."""
     slots = _Slots(tl)
-    chunks = [(lo, min(lo + CHUNK, len(tl.point_slice))) for lo in range(0, len(tl.point_slice), CHUNK)]
+    n = len(tl.point_slice)
     header = _header(tl, metadata)
-    if not compress:
-        f.write(header)
-        for lo, hi in chunks:
-            f.write(_event_packets(tl, slots, lo, hi))
-        return
-    with ThreadPoolExecutor(max_workers=max(1, min(8, (os.cpu_count() or 1)))) as pool:
-        pending = [pool.submit(_compressed, header)]
-        for lo, hi in chunks:
-            pending.append(pool.submit(_compressed, _event_packets(tl, slots, lo, hi)))
-        for job in pending:
-            f.write(job.result())
+    f.write(_compressed(header) if compress else header)
+
+    def encode(lo: int) -> bytes:
+        data = _event_packets(tl, slots, lo, min(lo + CHUNK, n))
+        return _compressed(data) if compress else data
+
+    chunks.write_in_order(f, encode, range(0, n, CHUNK))

@@ -1,12 +1,14 @@
 """Protobuf wire encoding, written by hand: scalars for the few header messages, numpy columns for events.
 
 Only what a Perfetto trace needs: field keys, varints (uint64; int64 as its two's complement), fixed64
-and length-delimited fields. ``Rows`` lays out one message per row as a byte matrix, column by column
-(each column a byte block and a mask of the bytes in use), and compacts it once: encoding N messages
-costs a few numpy operations per field, never a Python step per message.
+and length-delimited fields. ``Rows`` lays out one message per row as a byte matrix, field by field
+(each field a range of columns, and a mask of the bytes in use), and compacts it once: encoding N
+messages costs a few numpy operations per field and byte, never a Python step per message.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -49,13 +51,23 @@ def field_fixed64(field: int, value: int) -> bytes:
     return key(field, FIXED64) + (value & ((1 << 64) - 1)).to_bytes(8, "little")
 
 
+_THRESHOLDS = [np.uint64(1 << (7 * k)) for k in range(1, _MAX_VARINT)]
+
+
 def varint_sizes(values: np.ndarray) -> np.ndarray:
     """Encoded length (1..10) of every value of a uint64 column."""
-    values = np.asarray(values, dtype=np.uint64)
+    values = np.asarray(values).astype(np.uint64, copy=False)
     size = np.ones(values.shape, dtype=np.int64)
-    for k in range(1, _MAX_VARINT):
-        size += values >= np.uint64(1 << (7 * k))
+    top = values.max(initial=0)
+    for t in _THRESHOLDS:
+        if top < t:
+            break
+        size += values >= t
     return size
+
+
+# A field writes its bytes into matrix columns [c, c + width) and clears the mask where it has none.
+_Writer = Callable[[np.ndarray, np.ndarray, int], None]
 
 
 class Rows:
@@ -68,21 +80,25 @@ class Rows:
     def __init__(self, n: int) -> None:
         self.n = n
         self.size = np.zeros(n, dtype=np.int64)
-        self._blocks: list[np.ndarray] = []
-        self._masks: list[np.ndarray | None] = []
+        self._fields: list[tuple[int, _Writer]] = []  # (width, writer)
 
-    def _append(self, block: np.ndarray, mask: np.ndarray | None, sizes) -> None:
-        self._blocks.append(block)
-        self._masks.append(mask)
-        self.size += sizes
+    @property
+    def width(self) -> int:
+        return sum(w for w, _ in self._fields)
 
     def add_bytes(self, data: bytes, present: np.ndarray | None = None) -> None:
         """The same bytes in every row (a key, or a whole constant field)."""
         if not data:
             return
-        block = np.broadcast_to(np.frombuffer(data, dtype=np.uint8), (self.n, len(data)))
-        mask = None if present is None else np.broadcast_to(present[:, None], block.shape)
-        self._append(block, mask, len(data) if present is None else present * len(data))
+        row = np.frombuffer(data, dtype=np.uint8)
+
+        def write(matrix, mask, c):
+            matrix[:, c:c + len(row)] = row
+            if present is not None:
+                mask[:, c:c + len(row)] &= present[:, None]
+
+        self._fields.append((len(row), write))
+        self.size += len(row) if present is None else present * len(row)
 
     def add_raw_varint(self, values: np.ndarray, present: np.ndarray | None = None) -> None:
         """A varint per row (no key): a length prefix or a field's value."""
@@ -93,12 +109,21 @@ class Rows:
         width = int(sizes.max(initial=0))
         if width == 0:
             return
-        shifts = np.arange(width, dtype=np.uint64) * np.uint64(7)
-        block = ((v[:, None] >> shifts) & np.uint64(0x7F)).astype(np.uint8)
-        j = np.arange(width)
-        block |= np.where(j < sizes[:, None] - 1, 0x80, 0).astype(np.uint8)
-        mask = None if (width == 1 and present is None) else j < sizes[:, None]
-        self._append(block, mask, sizes)
+
+        def write(matrix, mask, c):
+            rest = v
+            for j in range(width):
+                low = (rest & np.uint64(0x7F)).astype(np.uint8)
+                rest = rest >> np.uint64(7)
+                more = rest != 0
+                matrix[:, c + j] = low | (more.astype(np.uint8) << 7) if j < width - 1 else low
+                if j:
+                    mask[:, c + j] &= (sizes > j)
+                elif present is not None:
+                    mask[:, c] &= present
+
+        self._fields.append((width, write))
+        self.size += sizes
 
     def add_varint(self, field: int, values: np.ndarray, present: np.ndarray | None = None) -> None:
         """Field ``field`` as a varint per row (uint64, or int64 as two's complement)."""
@@ -107,35 +132,59 @@ class Rows:
 
     def add_tagged_varint(self, keys: np.ndarray, values: np.ndarray, present: np.ndarray | None = None) -> None:
         """A varint field whose one-byte key differs per row (e.g. int_value or pointer_value)."""
-        block = np.asarray(keys, dtype=np.uint8)[:, None]
-        self._append(block, None if present is None else present[:, None], 1 if present is None else present * 1)
+        keys = np.asarray(keys, dtype=np.uint8)
+
+        def write(matrix, mask, c):
+            matrix[:, c] = keys
+            if present is not None:
+                mask[:, c] &= present
+
+        self._fields.append((1, write))
+        self.size += 1 if present is None else present * 1
         self.add_raw_varint(values, present)
 
     def add_fixed64(self, field: int, values: np.ndarray, present: np.ndarray | None = None) -> None:
         """Field ``field`` as 8 little-endian bytes per row."""
+        if present is not None and not present.any():
+            return
         self.add_bytes(key(field, FIXED64), present)
         block = np.ascontiguousarray(np.asarray(values, dtype="<u8")).view(np.uint8).reshape(self.n, 8)
-        mask = None if present is None else np.broadcast_to(present[:, None], block.shape)
-        self._append(block, mask, 8 if present is None else present * 8)
+
+        def write(matrix, mask, c):
+            matrix[:, c:c + 8] = block
+            if present is not None:
+                mask[:, c:c + 8] &= present[:, None]
+
+        self._fields.append((8, write))
+        self.size += 8 if present is None else present * 8
 
     def add_message(self, field: int, inner: Rows, present: np.ndarray | None = None) -> None:
         """Field ``field`` holding ``inner``'s row as a length-delimited message."""
         self.add_bytes(key(field, LEN), present)
         self.add_raw_varint(inner.size, present)
-        for block, mask in zip(inner._blocks, inner._masks, strict=True):
+        width = inner.width
+
+        def write(matrix, mask, c):
+            inner._fill(matrix[:, c:c + width], mask[:, c:c + width])
             if present is not None:
-                mask = np.broadcast_to(present[:, None], block.shape) if mask is None else mask & present[:, None]
-            self._blocks.append(block)
-            self._masks.append(mask)
+                mask[:, c:c + width] &= present[:, None]
+
+        self._fields.append((width, write))
         self.size += inner.size if present is None else np.where(present, inner.size, 0)
+
+    def _fill(self, matrix: np.ndarray, mask: np.ndarray) -> None:
+        c = 0
+        for width, write in self._fields:
+            write(matrix, mask, c)
+            c += width
 
     def tobytes(self) -> bytes:
         """Every row's bytes, rows one after another."""
-        if self.n == 0 or not self._blocks:
+        width = self.width
+        if self.n == 0 or width == 0:
             return b""
-        matrix = np.concatenate(self._blocks, axis=1)
-        if all(m is None for m in self._masks):
-            return matrix.tobytes()
-        mask = np.concatenate([np.ones(b.shape, dtype=bool) if m is None else m
-                               for b, m in zip(self._blocks, self._masks, strict=True)], axis=1)
-        return matrix[mask].tobytes()
+        # Filled column-major (each field's columns contiguous), compacted row-major.
+        matrix = np.empty((self.n, width), dtype=np.uint8, order="F")
+        mask = np.ones((self.n, width), dtype=bool, order="F")
+        self._fill(matrix, mask)
+        return np.compress(np.ascontiguousarray(mask).ravel(), np.ascontiguousarray(matrix).ravel()).tobytes()

@@ -53,7 +53,7 @@ class SliceSet:
     lo: int
     hi: int
     arg_names: tuple[str, ...]
-    args: np.ndarray  # int64 [hi - lo, len(arg_names)]
+    args: list[np.ndarray]  # one int64 column of length hi - lo per argument
 
 
 @dataclass
@@ -142,10 +142,10 @@ def build(traces: list[RankTrace], flows: bool = True) -> Timeline:
     flow_ids = np.arange(1, n_in + 1, dtype=np.int64)
 
     # Names: "<op>", "<op> (unfinished)", "<op> from rank R" (+ the suffix), one table for every slice.
-    ev_ids, ev_dense = np.unique(cols["event_id"], return_inverse=True)
+    ev_ids, ev_dense = lanes.dense_ids(cols["event_id"])
     unfinished = (kind == KIND_UNFINISHED).astype(np.int64)
     base = (ev_dense.astype(np.int64) * 2 + unfinished) * (len(traces) + 1)
-    keys, name = np.unique(np.concatenate([base, base[src] + 1 + proc[src]]), return_inverse=True)
+    keys, name = lanes.dense_ids(np.concatenate([base, base[src] + 1 + proc[src]]))
     names = []
     for k in keys.tolist():
         ev, source = divmod(k, len(traces) + 1)
@@ -160,7 +160,7 @@ def build(traces: list[RankTrace], flows: bool = True) -> Timeline:
     point_slice, point_is_end = lanes.point_order(s_start, s_end, is_range)
 
     # Tracks: (process, class, program, lane); a program whose ranges do not nest, and "incoming", get lanes.
-    programs, prog_dense = np.unique(cols["pid"], return_inverse=True)
+    programs, prog_dense = lanes.dense_ids(cols["pid"])
     klass = np.concatenate([np.full(n_ev, _PROGRAM), np.full(n_in, _INCOMING)])
     prog = np.concatenate([prog_dense.astype(np.int64), np.zeros(n_in, dtype=np.int64)])
     group = (s_proc * 2 + klass) * max(len(programs), 1) + prog
@@ -169,16 +169,16 @@ def build(traces: list[RankTrace], flows: bool = True) -> Timeline:
     spread = np.isin(group, group[~fits]) | incoming
     lane = lanes.lanes(point_slice, point_is_end, group, is_range, spread)
     n_lanes = int(lane.max(initial=0)) + 1
-    keys, track = np.unique(group * n_lanes + lane, return_inverse=True)
+    keys, track = lanes.dense_ids(group * n_lanes + lane)
     t_group, t_lane = np.divmod(keys, n_lanes)
     t_pc, t_prog = np.divmod(t_group, max(len(programs), 1))
     t_proc, t_class = np.divmod(t_pc, 2)
     track_names = [(f"program {int(programs[p])}" if c == _PROGRAM else "incoming") + (f" #{n + 1}" if n else "")
                    for c, p, n in zip(t_class.tolist(), t_prog.tolist(), t_lane.tolist(), strict=True)]
 
-    ev_args = np.stack([cols[a] for a in EVENT_ARGS], axis=1).reshape(n_ev, len(EVENT_ARGS))
-    in_args = np.stack([rank_of[proc[src]], cols["pid"][src], cols["op_index"][src], cols["address"][src],
-                        cols["payload_size"][src]], axis=1).reshape(n_in, len(INCOMING_ARGS))
+    ev_args = [cols[a] for a in EVENT_ARGS]
+    in_args = [rank_of[proc[src]], cols["pid"][src], cols["op_index"][src], cols["address"][src],
+               cols["payload_size"][src]]
     flow_out = np.zeros(n_ev + n_in, dtype=np.int64)
     flow_out[src] = flow_ids
     return Timeline(

@@ -161,8 +161,7 @@ def test_many_events_span_chunks_and_round_trip(tmp_path, monkeypatch):
     rec = tc.records(1)
     n = 500
     rows = np.zeros((len(tc.TRACE_FIELDS), n), dtype=np.int64)
-    for i, f in enumerate(tc.TRACE_FIELDS):
-        rows[i] = rng.integers(-(2**62), 2**62, n)
+    rows[:] = rng.integers(-(2**62), 2**62, rows.shape)
     rows[tc.FIELD_INDEX["event_id"]] = rng.integers(0, 18, n)
     rows[tc.FIELD_INDEX["pid"]] = np.arange(n)  # one program each: every range fits its track
     rows[tc.FIELD_INDEX["timestamp"]] = rng.integers(0, 10**6, n)
