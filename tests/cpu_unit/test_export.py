@@ -13,6 +13,7 @@ from iris.tracing import chrome_json, export
 from iris.tracing.timeline import RankTrace
 from tests.cpu_unit import trace_cases as tc
 from tests.cpu_unit.checks import check, check_raises, check_that
+from tests.trace_readers import read_json
 
 pytestmark = pytest.mark.cpu_unit
 
@@ -24,41 +25,15 @@ def _write(path, ticks_per_second=1e9, backend="cuda", **kw) -> dict:
         return json.load(f)
 
 
-def decode(trace: dict) -> list[tc.Slice]:
-    """The file's slices as a viewer sees them: processes and tracks by name, times in ns, arrows by id."""
-    events = trace["traceEvents"]
-    procs = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
-    tracks = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
-    slices = {}
-    for e in events:
-        if e["ph"] not in ("X", "i"):
-            continue
-        where = f"{e['name']} at {e['ts']}"
-        check("cat", e["cat"], "iris", where)
-        if e["ph"] == "i":
-            check("s", e["s"], "t", where)
-        s = tc.Slice(procs[e["pid"]], tracks[(e["pid"], e["tid"])], e["name"], round(e["ts"] * 1000),
-                     round(e["dur"] * 1000) if e["ph"] == "X" else None, e["args"])
-        slices[(e["pid"], e["tid"], s.start_ns)] = s
-    for e in events:  # arrows bind to the slice that starts where they stand
-        if e["ph"] in ("s", "f"):
-            where = f"flow {e['id']} ({e['ph']})"
-            check("flow name", (e["name"], e["cat"]), ("remote op", "iris"), where)
-            check("bp", e.get("bp"), "e" if e["ph"] == "f" else None, where)
-            s = slices[(e["pid"], e["tid"], round(e["ts"] * 1000))]
-            setattr(s, "flow_out" if e["ph"] == "s" else "flow_in", e["id"])
-    return list(slices.values())
-
-
 @pytest.mark.parametrize("backend,ticks_per_second", [("cuda", 1e9), ("hip", 1e8)])
 def test_slices_tracks_and_arrows(tmp_path, backend, ticks_per_second):
     trace = _write(tmp_path / "trace.json", ticks_per_second, backend)
-    tc.check_slices(check, decode(trace), tc.expected_slices(ticks_per_second), backend)
+    tc.check_slices(check, read_json(trace), tc.expected_slices(ticks_per_second), backend)
 
 
 def test_without_arrows_there_are_no_flows_and_no_incoming_tracks(tmp_path):
     trace = _write(tmp_path / "trace.json", flows=False)
-    tc.check_slices(check, decode(trace), tc.expected_slices(flows=False))
+    tc.check_slices(check, read_json(trace), tc.expected_slices(flows=False))
     check("flow events", [e for e in trace["traceEvents"] if e["ph"] in ("s", "f")], [])
     check("metadata.flows", trace["metadata"]["flows"], 0)
 

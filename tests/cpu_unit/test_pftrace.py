@@ -8,8 +8,6 @@ expectation of ``trace_cases``, field by field. Skipped where the ``perfetto`` p
 
 from __future__ import annotations
 
-import zlib
-
 import numpy as np
 import pytest
 
@@ -17,91 +15,16 @@ from iris.tracing import export, pftrace
 from iris.tracing.timeline import RankTrace
 from tests.cpu_unit import trace_cases as tc
 from tests.cpu_unit.checks import check, check_that
+from tests.trace_readers import PerfettoTrace, perfetto_pb2
 
 pytestmark = pytest.mark.cpu_unit
 
-pb = pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2",
-                         reason="the perfetto package (pip install perfetto protobuf, in the test extra) "
-                                "reads the binary traces back")
-TE = pb.TrackEvent
+perfetto_pb2()  # skips this module where the perfetto package is missing
 
 
-def packets(data: bytes) -> list:
-    """Every TracePacket of a file, compressed chunks inflated in place."""
-    out = []
-    for p in pb.Trace.FromString(data).packet:
-        if p.HasField("compressed_packets"):
-            out.extend(pb.Trace.FromString(zlib.decompress(p.compressed_packets)).packet)
-        else:
-            out.append(p)
-    return out
-
-
-def _annotation(a, names: dict) -> tuple[str, object]:
-    name = names[a.name_iid] if a.HasField("name_iid") else a.name
-    which = a.WhichOneof("value")
-    if which is not None:
-        return name, getattr(a, which)
-    if len(a.dict_entries):
-        return name, dict(_annotation(e, names) for e in a.dict_entries)
-    return name, [_annotation(e, names)[1] for e in a.array_values]
-
-
-class Decoded:
-    """Slices, tracks and metadata of a binary trace, rebuilt from its packets."""
-
-    def __init__(self, data: bytes) -> None:
-        self.packets = packets(data)
-        first = self.packets[0]
-        check("first packet: sequence_flags", first.sequence_flags, 3)
-        self.event_names = {e.iid: e.name for e in first.interned_data.event_names}
-        self.arg_names = {e.iid: e.name for e in first.interned_data.debug_annotation_names}
-        self.processes, self.tracks, self.info = {}, {}, None
-        open_slices: dict[int, list] = {}
-        self.slices: list[tc.Slice] = []
-        self.event_ts: list[int] = []
-        for i, p in enumerate(self.packets):
-            where = f"packet {i}"
-            check("trusted_packet_sequence_id", p.trusted_packet_sequence_id, pftrace.SEQUENCE, where)
-            if p.HasField("track_descriptor"):
-                d = p.track_descriptor
-                if d.HasField("process"):
-                    check("process uuid", d.uuid, d.process.pid, where)
-                    self.processes[d.process.pid] = d.process.process_name
-                elif d.HasField("thread"):
-                    self.tracks[d.uuid] = (self.processes[d.thread.pid], d.thread.thread_name, d.thread.tid)
-                else:
-                    self.tracks[d.uuid] = (None, d.name, None)
-                continue
-            if not p.HasField("track_event"):
-                continue
-            e = p.track_event
-            check("sequence_flags", p.sequence_flags, 2, where)
-            if e.track_uuid == pftrace.METADATA_TRACK_UUID:
-                self.info = (e.name, p.timestamp, dict(_annotation(a, {}) for a in e.debug_annotations))
-                continue
-            self.event_ts.append(p.timestamp)
-            process, track, _ = self.tracks[e.track_uuid]
-            if e.type == TE.TYPE_SLICE_END:
-                check("end packet fields", sorted(f.name for f, _ in e.ListFields()), ["track_uuid", "type"], where)
-                s = open_slices[e.track_uuid].pop()
-                s.dur_ns = p.timestamp - s.start_ns
-                continue
-            check_that("type", e.type, e.type in (TE.TYPE_SLICE_BEGIN, TE.TYPE_INSTANT), "begin or instant", where)
-            check("flow ids", len(e.flow_ids) <= 1 and len(e.terminating_flow_ids) <= 1, True, where)
-            s = tc.Slice(process, track, self.event_names[e.name_iid], p.timestamp, None,
-                         dict(_annotation(a, self.arg_names) for a in e.debug_annotations),
-                         flow_out=e.flow_ids[0] if e.flow_ids else None,
-                         flow_in=e.terminating_flow_ids[0] if e.terminating_flow_ids else None)
-            self.slices.append(s)
-            if e.type == TE.TYPE_SLICE_BEGIN:
-                open_slices.setdefault(e.track_uuid, []).append(s)
-        check("slices left open", sum(len(v) for v in open_slices.values()), 0)
-
-
-def _write(path, per_rank=None, **kw) -> Decoded:
+def _write(path, per_rank=None, **kw) -> PerfettoTrace:
     export.write_trace(path, per_rank or tc.traces(), **kw)
-    return Decoded(path.read_bytes())
+    return PerfettoTrace(path.read_bytes())
 
 
 @pytest.mark.parametrize("compress", [True, False])

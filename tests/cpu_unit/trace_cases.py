@@ -11,13 +11,12 @@ and records a load instant. Remote ops: rank 0's store, get and put, rank 1's at
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from iris.tracing.events import DURATION_INSTANT, DURATION_OPEN, EVENT_IDS, FIELD_INDEX, TRACE_FIELDS
 from iris.tracing.records import TraceRecords
 from iris.tracing.timeline import EVENT_ARGS, RankTrace
+from tests.trace_readers import Slice
 
 OPEN, INSTANT = DURATION_OPEN.value, DURATION_INSTANT.value
 ORIGINS = {0: 10_000_000, 1: 77_000_000}
@@ -50,24 +49,6 @@ def records(rank: int, ticks_per_second: float = 1e9, backend: str = "cuda", att
 
 def traces(ticks_per_second: float = 1e9, backend: str = "cuda", api: str = "triton") -> list[RankTrace]:
     return [RankTrace(records(r, ticks_per_second, backend), ORIGINS[r], api) for r in (0, 1)]
-
-
-@dataclass
-class Slice:
-    """One slice or instant as a viewer shows it. ``flow_out``/``flow_in``: arrow labels (or file ids)."""
-
-    process: str
-    track: str
-    name: str
-    start_ns: int
-    dur_ns: int | None  # None: an instant
-    args: dict = field(default_factory=dict)
-    flow_out: object = None
-    flow_in: object = None
-
-    @property
-    def key(self) -> tuple:
-        return (self.process, self.track, self.name, self.start_ns)
 
 
 def _event_args(rank: int, slot: int, unfinished: bool) -> dict:
