@@ -83,20 +83,17 @@ def _check_writable(path: Path) -> None:
         raise PermissionError(f"cannot write trace to {str(path)!r}: folder {str(parent)!r} is not writable")
 
 
-FORMATS = {".json": "json", ".pftrace": "pftrace", ".perfetto-trace": "pftrace"}
+BINARY_SUFFIXES = (".pftrace", ".perfetto-trace")
 
 
 def trace_format(path, format: str | None = None) -> str:
-    """``format`` if given ("json" or "pftrace"), else the one the file suffix names."""
+    """``format`` if given ("json" or "pftrace"); else "pftrace" for ``*.pftrace``/``*.perfetto-trace``,
+    "json" for any other name (as before binary export existed)."""
     if format is not None:
         if format not in ("json", "pftrace"):
             raise ValueError(f"trace format {format!r}; expected 'json' or 'pftrace'")
         return format
-    suffix = Path(path).suffix.lower()
-    if suffix not in FORMATS:
-        raise ValueError(f"cannot tell the trace format of {str(path)!r} from its suffix {suffix!r}; "
-                         f"name it *.json or *.pftrace, or pass format='json' or format='pftrace'")
-    return FORMATS[suffix]
+    return "pftrace" if Path(path).suffix.lower() in BINARY_SUFFIXES else "json"
 
 
 def trace_metadata(traces: list[RankTrace], line: timeline.Timeline, clock: dict | None) -> dict:

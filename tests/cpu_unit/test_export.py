@@ -107,7 +107,8 @@ def test_us_column_has_three_exact_decimals():
 
 
 @pytest.mark.parametrize("name,fmt", [("t.json", "json"), ("t.JSON", "json"), ("t.pftrace", "pftrace"),
-                                      ("t.perfetto-trace", "pftrace")])
+                                      ("t.perfetto-trace", "pftrace"), ("t.PFTRACE", "pftrace"), ("trace", "json"),
+                                      ("t.txt", "json")])
 def test_format_follows_the_suffix(name, fmt):
     check("format", export.trace_format(name), fmt, name)
 
@@ -117,9 +118,7 @@ def test_format_argument_overrides_the_suffix(tmp_path):
     check("first byte (a protobuf packet, not JSON)", (tmp_path / "t.json").read_bytes()[:1], b"\x0a")
 
 
-def test_unknown_suffix_and_unknown_format_are_refused(tmp_path):
-    check_raises(ValueError, lambda: export.write_trace(tmp_path / "t.txt", tc.traces()),
-                 mentions=["t.txt", ".txt", "*.json", "*.pftrace", "format="])
+def test_unknown_format_is_refused(tmp_path):
     check_raises(ValueError, lambda: export.write_trace(tmp_path / "t.json", tc.traces(), format="proto"),
                  mentions=["'proto'", "'json'", "'pftrace'"])
     check("files", os.listdir(tmp_path), [])
