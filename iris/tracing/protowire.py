@@ -111,14 +111,17 @@ class Rows:
             return
 
         def write(matrix, mask, c):
-            rest = v
+            rest = v if width > 4 else v.astype(np.uint32)  # narrower words where the values allow
+            seven, low7 = rest.dtype.type(7), rest.dtype.type(0x7F)
             for j in range(width):
-                low = (rest & np.uint64(0x7F)).astype(np.uint8)
-                rest = rest >> np.uint64(7)
-                more = rest != 0
-                matrix[:, c + j] = low | (more.astype(np.uint8) << 7) if j < width - 1 else low
+                if j == width - 1:
+                    matrix[:, c + j] = rest
+                else:
+                    low = (rest & low7).astype(np.uint8)
+                    rest = rest >> seven
+                    matrix[:, c + j] = low | ((rest != 0).view(np.uint8) << 7)
                 if j:
-                    mask[:, c + j] &= (sizes > j)
+                    mask[:, c + j] &= sizes > j
                 elif present is not None:
                     mask[:, c] &= present
 
