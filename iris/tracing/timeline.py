@@ -106,9 +106,6 @@ def _check_traces(traces: list[RankTrace]) -> None:
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise ValueError(f"ranks {dupes} appear more than once in one export; each (api, rank) may appear once")
-    for t in traces:
-        if len(t.records) and t.records["pid"].min() < 0:
-            raise ValueError(f"{t.name}: program id {int(t.records['pid'].min())} < 0; program ids are >= 0")
 
 
 def build(traces: list[RankTrace], flows: bool = True) -> Timeline:

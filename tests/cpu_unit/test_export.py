@@ -91,6 +91,15 @@ def test_event_before_its_origin_moves_every_time_up(tmp_path):
     check("metadata.time_shift_ns", trace["metadata"]["time_shift_ns"], 500)
 
 
+def test_garbage_program_ids_still_export(tmp_path):
+    """A decoder bug can leave any program id: the trace still shows it (the conformance report relies on it)."""
+    rec = tc.records(0)
+    rec.columns["pid"][:] = [-3, 2**40, -3, 5]
+    export.write_trace(tmp_path / "t.json", [RankTrace(rec, tc.ORIGINS[0])])
+    slices = read_json(json.loads((tmp_path / "t.json").read_text()))
+    check("tracks", sorted({s.track for s in slices}), ["program -3", "program 1099511627776", "program 5"])
+
+
 @pytest.mark.parametrize("values", [[0, 7, -7, 10_000, -10_000, 2**63 - 1, -(2**63)], [5], [], [0, 0, 0],
                                     [9999, 10**15, -(10**15)]])
 def test_int_column_is_the_decimal_text(values):
