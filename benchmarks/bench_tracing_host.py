@@ -1,9 +1,13 @@
 """Host-side trace read-back and export throughput: ``Tracing.events()`` and ``Tracing.export()`` on N events.
 
 Not a test: prints figures. The trace buffers are filled with realistic synthetic records (what a kernel
-leaves: mixed ops, ranges with a few instants and unfinished ranges, increasing timestamps) through a
-stand-in owner, so no world and no kernel are needed. With a GPU visible the same runs with the buffers
-on the GPU, so ``events()`` includes the device-to-host copy.
+leaves: 1024 programs, each recording mixed ops one after another, ranges with a few instants and
+unfinished ranges) through a stand-in owner, so no world and no kernel are needed. With a GPU visible the
+same runs with the buffers on the GPU, so ``events()`` includes the device-to-host copy.
+
+Printed per device: ``events()``; per format (JSON, binary Perfetto) the export with and without
+``events()``, and the file's bytes per event. Goals for 1,000,000 events on a GPU host: ``events()`` plus
+the binary export within 1 s, the JSON export within 2 s, the binary file within 40 bytes per event.
 
 Needs iris importable (``pip install -e .``, or ``PYTHONPATH=.`` from the repository root):
 
@@ -24,7 +28,8 @@ import torch
 
 from iris.tracing.core import Tracing
 from iris.tracing.events import DURATION_INSTANT, DURATION_OPEN, EVENT_IDS, FIELD_INDEX, TRACE_FIELDS
-from iris.tracing.export import chrome_events
+from iris.tracing.export import write_trace
+from iris.tracing.timeline import RankTrace
 
 
 class _Owner:
@@ -33,6 +38,7 @@ class _Owner:
     def __init__(self, device: torch.device) -> None:
         self.rank = 0
         self.device = device
+        self.api = "triton"
 
     def _write_tracing_block(self, block) -> None:
         pass
@@ -47,22 +53,28 @@ def synthetic_records(n: int, seed: int = 0) -> np.ndarray:
         rows[FIELD_INDEX[field]] = values
 
     programs = 1024
-    pid = rng.integers(0, programs, n)
-    put("event_id", rng.choice(np.array(list(EVENT_IDS.values())), n))
-    put("pid", pid)
-    put("pid_m", pid // 32)
-    put("pid_n", pid % 32)
-    put("cur_rank", 0)
-    put("target_rank", rng.integers(0, 8, n))
-    put("xcc_id", rng.integers(0, 8, n))
-    put("cu_id", rng.integers(0, 304, n))
-    put("timestamp", 1_700_000_000_000_000_000 + np.cumsum(rng.integers(1, 40, n)))
-    put("address", 0x7F3A_0000_0000 + rng.integers(0, 1 << 30, n) * 4)
+    pid = np.arange(n) % programs
     duration = rng.integers(200, 20_000, n)
     kind = rng.random(n)
     duration[kind < 0.10] = DURATION_INSTANT.value
     duration[kind > 0.999] = DURATION_OPEN.value
-    put("duration_cycles", duration)
+    # Each program's events follow one another: start = the program's previous start + its length + a gap.
+    step = np.maximum(duration, 0) + rng.integers(10, 400, n)
+    start = np.zeros(n, dtype=np.int64)
+    for p0 in range(0, programs):  # cumulative sum along each program's events (a strided view per program)
+        start[p0::programs] = np.cumsum(step[p0::programs]) - step[p0::programs] + rng.integers(0, 1000)
+    slot = np.argsort(start, kind="stable")  # slots are drawn in time order
+    put("event_id", rng.choice(np.array(list(EVENT_IDS.values())), n))
+    put("pid", pid[slot])
+    put("pid_m", pid[slot] // 32)
+    put("pid_n", pid[slot] % 32)
+    put("cur_rank", 0)
+    put("target_rank", rng.integers(0, 8, n))
+    put("xcc_id", rng.integers(0, 8, n))
+    put("cu_id", rng.integers(0, 304, n))
+    put("timestamp", 1_700_000_000_000_000_000 + start[slot])
+    put("address", 0x7F3A_0000_0000 + rng.integers(0, 1 << 30, n) * 4)
+    put("duration_cycles", duration[slot])
     put("op_index", np.arange(n))
     put("payload_size", rng.choice(np.array([4, 128, 256, 512, 1024]), n))
     put("payload", rng.integers(0, 1000, n))
@@ -81,7 +93,7 @@ def _time(fn, repeat: int) -> tuple[float, object]:
 
 def _line(what: str, n: int, seconds: float, extra: str = "") -> str:
     rate = f"{n / seconds / 1e6:7.2f} M events/s   {seconds / n * 1e9:7.1f} ns/event"
-    return f"  {what:<10} {seconds * 1e3:9.1f} ms   {rate}{extra}"
+    return f"  {what:<14} {seconds * 1e3:9.1f} ms   {rate}{extra}"
 
 
 def bench(device: torch.device, n: int, repeat: int, out_dir: str) -> None:
@@ -95,14 +107,16 @@ def bench(device: torch.device, n: int, repeat: int, out_dir: str) -> None:
     print(_line("events()", n, seconds))
     assert len(records) == n and records.dropped == 0, (len(records), records.dropped)
 
-    # export() = events() + formatting + writing; the formatting alone shows how much the disk adds.
-    seconds, _ = _time(lambda: chrome_events(records, 0), repeat)
-    print(_line("formatting", n, seconds, "   (chrome_events, in memory)"))
-    path = os.path.join(out_dir, f"trace-{device.type}.json")
-    seconds, _ = _time(lambda: tracing.export(path), repeat)
-    size = os.path.getsize(path)
-    print(_line("export()", n, seconds, f"   file {size / 1e6:.1f} MB ({size / n:.0f} B/event) in {out_dir}"))
-    os.unlink(path)
+    # export() = events() + timeline + formatting + writing; also timed on the decoded records alone.
+    for fmt, suffix in (("json", "json"), ("pftrace", "pftrace")):
+        path = os.path.join(out_dir, f"trace-{device.type}.{suffix}")
+        seconds, _ = _time(lambda p=path: write_trace(p, [RankTrace(records, 0)]), repeat)
+        print(_line(f"{fmt} write", n, seconds, "   (write_trace of decoded records)"))
+        seconds, _ = _time(lambda p=path: tracing.export(p), repeat)
+        size = os.path.getsize(path)
+        extra = f"   events() + write: file {size / 1e6:.1f} MB, {size / n:.1f} B/event"
+        print(_line(f"{fmt} export", n, seconds, extra))
+        os.unlink(path)
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from conformance import profiles
-from conformance.report import CaseResult, summary_table, write_results, write_trace
+from conformance.report import CaseResult, summary_table, write_example_trace, write_results
 from conformance.runner import detect_backend
 from conformance.scaffold import scaffold
 from conformance.scenario import all_scenarios, load, names
@@ -83,7 +83,7 @@ def cmd_run(args) -> int:
             if last is not None and ws >= traced.get(s.name, (0, None))[0]:
                 traced[s.name] = (ws, last)
     for name, (_, last) in traced.items():
-        write_trace(args.out / "traces" / f"{name}.json", last)
+        write_example_trace(args.out / "traces" / f"{name}.json", last)
     meta = {"backend": backend, "profile": profile_name, "seconds": time.perf_counter() - start,
             "python": platform.python_version(), "argv": sys.argv[1:]}
     write_results(args.out / "results.json", results, meta)

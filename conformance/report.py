@@ -10,10 +10,9 @@ import numpy as np
 
 from conformance.runner import ExampleResult
 from iris.tracing.events import TRACE_FIELDS
-from iris.tracing.export import write_chrome_trace
+from iris.tracing.export import write_trace
 from iris.tracing.records import TraceRecords
-
-API_PID_BASE = {"triton": 0, "gluon": 1000}  # Perfetto process ids: triton rank r -> r, gluon rank r -> 1000 + r
+from iris.tracing.timeline import RankTrace
 
 
 @dataclass
@@ -96,14 +95,19 @@ def _records(rows: list[dict], rank: int, backend: str, tps: float, attempted: i
                                     backend=backend, ticks_per_second=tps)
 
 
-def write_trace(path: Path, result: ExampleResult) -> str:
-    """Perfetto trace of one example: every rank of both APIs, aligned on each API's launch start."""
-    per_rank = []
+def write_example_trace(path: Path, result: ExampleResult) -> str:
+    """Perfetto trace of one example: every rank of both APIs, aligned on each API's launch start.
+
+    The format follows the suffix of ``path`` (``.json`` or ``.pftrace``).
+    """
+    traces = []
     for obs in result.observations:
         for api, a in obs["apis"].items():
-            rec = _records(a["rows"], API_PID_BASE[api] + obs["rank"], obs["backend"], obs["ticks_per_second"],
-                           a["attempted"], a["capacity"])
-            per_rank.append((rec, a["window"][0], f"{api} rank {obs['rank']}"))
-    if not per_rank:
+            rec = _records(a["rows"], obs["rank"], obs["backend"], obs["ticks_per_second"], a["attempted"],
+                           a["capacity"])
+            traces.append(RankTrace(rec, a["window"][0], api))
+    if not traces:
         raise ValueError(f"{result.scenario}: no observations to trace")
-    return write_chrome_trace(path, per_rank)
+    clock = {"method": "each rank and API from its own launch start: a device clock read after a barrier",
+             "error_bound_ns": None}
+    return write_trace(path, traces, clock=clock)

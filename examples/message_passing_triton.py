@@ -4,7 +4,10 @@
 
 Rank r sends a block to rank (r+1) % R and raises a flag there (release); it then waits for its own
 flag (acquire) and checks the block it received from rank (r-1) % R. The trace shows, per rank, a
-``put`` range, a ``wait`` range around the spin and a ``load`` instant on the received data.
+``put`` range, an ``atomic_xchg`` range (the flag release), a ``wait`` range around the spin and a
+``load`` instant on the received data. In the merged trace, arrows lead from the put and the flag
+release of rank r to the "incoming" track of rank (r+1) % R (the trace's format follows the suffix of
+``out``: ``.json`` or ``.pftrace``).
 """
 
 import triton
@@ -23,6 +26,8 @@ def exchange(context_tensor, data, inbox, flag, result, n, rank: tl.constexpr, w
     mask = offs < n
     h = ctx.tracing.record_event_start(TraceEvent().put, dst, inbox + offs, 0, 0, mask=mask)
     ctx.put(data + offs, inbox + offs, dst, mask=mask)
+    ctx.tracing.record_event_end(h)
+    h = ctx.tracing.record_event_start(TraceEvent().atomic_xchg, dst, flag, 0, 0)
     ctx.atomic_xchg(flag, 1, dst, sem="release", scope="sys")
     ctx.tracing.record_event_end(h)
     h = ctx.tracing.record_event_start(TraceEvent().wait, rank, flag, 0, 0)

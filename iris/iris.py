@@ -34,6 +34,8 @@ def _shape(size) -> tuple[int, ...]:
 class Iris:
     """One rank's handle on the symmetric heap (create with ``iris.iris(heap_size)``)."""
 
+    api = "triton"  # the device API this host object serves; trace exports name processes after it
+
     def __init__(self, heap_size: int, world: World | None = None) -> None:
         if not is_int(heap_size) or heap_size <= 0:
             raise ValueError(f"heap_size={heap_size!r}; expected a positive int number of bytes")

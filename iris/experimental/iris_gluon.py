@@ -26,6 +26,8 @@ from iris.iris import Iris
 class IrisGluon(Iris):
     """Host object of the Gluon API: the foundation's ``Iris`` (heap, barrier, context, tracing)."""
 
+    api = "gluon"
+
 
 def iris(heap_size: int = 1 << 30) -> IrisGluon:
     """Create this rank's Gluon host object (collective over the current torch.distributed world)."""

@@ -113,13 +113,21 @@ class Tracing:
         return TraceRecords.from_buffer(rows, attempted, self.max_events, rank=self._owner.rank,
                                         backend=self.backend, ticks_per_second=self.ticks_per_second)
 
-    def export(self, path, merge: bool = False) -> str:
-        """Write a Chrome/Perfetto JSON trace; returns the path written.
+    @property
+    def api(self) -> str:
+        """The device API of the owner ("triton" or "gluon"): exports name processes "<api> rank <r>"."""
+        return getattr(self._owner, "api", "triton")
 
-        ``merge=False``: this rank's events. ``merge=True``: collective; rank 0 writes every rank's
-        events in one file, ranks aligned on a clock reference taken at a barrier.
+    def export(self, path, merge: bool = False, *, format: str | None = None, flows: bool = True) -> str:
+        """Write a Perfetto trace; returns the path written.
+
+        ``format``: "json" (Chrome/Perfetto JSON) or "pftrace" (binary Perfetto); by default the suffix of
+        ``path`` decides (``*.json``, ``*.pftrace``). ``merge=False``: this rank's events. ``merge=True``:
+        collective; rank 0 writes every rank's events in one file, ranks aligned on a clock reference taken
+        at a barrier, with arrows from each remote op to its target rank's "incoming" track (``flows=False``:
+        no arrows).
         """
         from iris.tracing.export import export_ranks
 
         self._require_buffers("export")
-        return export_ranks(self._owner, self.events(), path, merge)
+        return export_ranks(self._owner, self.events(), path, merge, api=self.api, format=format, flows=flows)

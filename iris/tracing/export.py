@@ -1,29 +1,30 @@
-"""Chrome/Perfetto JSON export of trace records.
+"""Trace export: choose the format, align the ranks' clocks, write the file atomically.
 
-``ts`` and ``dur`` are microseconds. Ranges are ``X`` events, instants ``i`` events, ranges that
-never ended are instants flagged ``unfinished``. One process per rank (``pid`` = rank, named
-"rank N"), one thread per program (``tid`` = linear program id). A merged file aligns ranks on a
-clock reference each rank reads right after a common barrier.
+Formats: Chrome/Perfetto JSON (``*.json``, ``chrome_json``) for chrome://tracing and older tools, and
+binary Perfetto (``*.pftrace``, ``pftrace``); both write the same ``timeline``. A merged export
+(collective) aligns the ranks on a clock reference: after a barrier every rank reads its device clock,
+and each rank's times are measured from its own read. How far apart the reads can be is bounded by the
+host's monotonic clock around them (``alignment``), and the method and the bound go into the file's
+metadata (``clock_alignment``).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import torch
 import torch.distributed as dist
 import triton
 import triton.language as tl
 
-from iris.tracing import hw
-from iris.tracing.records import KIND_INSTANT, KIND_RANGE, TraceRecords
+from iris.tracing import chrome_json, hw, pftrace, timeline
+from iris.tracing.records import TraceRecords
+from iris.tracing.timeline import RankTrace
 from iris.world import gather_or_raise
-
-_ARGS = ("target_rank", "address", "payload_size", "payload", "op_index", "pid_m", "pid_n", "cu_id", "xcc_id")
 
 
 @triton.jit
@@ -38,10 +39,39 @@ def device_clock(device: torch.device) -> int:
     return int(out.cpu()[0])
 
 
-def clock_reference(owner) -> int:
+@dataclass(frozen=True)
+class ClockReference:
+    """A rank's device clock read after a barrier, and the host monotonic clock (ns) just before and after."""
+
+    ticks: int
+    host_before_ns: int
+    host_after_ns: int
+
+
+def clock_reference(owner) -> ClockReference:
     """Collective: barrier, then this rank's device clock (ranks read it at about the same instant)."""
     owner.barrier()
-    return device_clock(owner.device)
+    before = time.monotonic_ns()
+    ticks = device_clock(owner.device)
+    return ClockReference(ticks, before, time.monotonic_ns())
+
+
+ALIGNMENT_METHOD = ("barrier, then each rank reads its device clock; each rank's times are measured from its "
+                    "own read, so the ranks line up at that read")
+BOUND_METHOD = ("latest end minus earliest start of the reads, on the host monotonic clock (valid for ranks "
+                "on one host): two ranks' reads, and so their aligned times, differ by at most this")
+
+
+def alignment(refs: list[ClockReference], traces: list[RankTrace]) -> dict:
+    """The ``clock_alignment`` metadata of a merged export: method, error bound (ns) and each rank's read."""
+    first = min(r.host_before_ns for r in refs)
+    return {
+        "method": ALIGNMENT_METHOD,
+        "error_bound_ns": max(r.host_after_ns for r in refs) - first,
+        "error_bound": BOUND_METHOD,
+        "reads_host_ns": {t.name: [r.host_before_ns - first, r.host_after_ns - first]
+                          for r, t in zip(refs, traces, strict=True)},
+    }
 
 
 def _check_writable(path: Path) -> None:
@@ -54,65 +84,59 @@ def _check_writable(path: Path) -> None:
         raise PermissionError(f"cannot write trace to {str(path)!r}: folder {str(parent)!r} is not writable")
 
 
-def chrome_events(records: TraceRecords, origin_ticks: int, label: str | None = None) -> list[str]:
-    """JSON strings of ``records``' events, times relative to ``origin_ticks``; ``label`` names the process."""
-    c = records.columns
-    us_per_tick = 1e6 / records.ticks_per_second
-    ts = ((c["timestamp"] - origin_ticks) * us_per_tick).tolist()
-    dur = np.maximum(c["duration_cycles"], 0) * us_per_tick
-    names = records.names()
-    kind = c["kind"].tolist()
-    pid = c["pid"].tolist()
-    args = [c[a].tolist() for a in _ARGS]
-    rank = records.rank
-    out = [
-        json.dumps({"name": "process_name", "ph": "M", "pid": rank, "args": {"name": label or f"rank {rank}"}}),
-        json.dumps({"name": "process_sort_index", "ph": "M", "pid": rank, "args": {"sort_index": rank}}),
-    ]
-    # One %-template per kind, filled from zipped columns: no per-field work per event.
-    head = '{"name": "%s", "cat": "iris", "pid": ' + str(rank) + ', "tid": %d, "ts": %.3f, '
-    fields = ", ".join(f'"{k}": %d' for k in _ARGS)
-    templates = {
-        KIND_RANGE: head + '"ph": "X", "dur": %.3f, "args": {' + fields + "}}",
-        KIND_INSTANT: head + '"ph": "i", "s": "t", "args": {' + fields + "}}",
-    }
-    unfinished = head + '"ph": "i", "s": "t", "args": {' + fields + ', "unfinished": true}}'
-    for row in zip(kind, names, pid, ts, dur.tolist(), *args, strict=True):
-        k = row[0]
-        if k == KIND_RANGE:
-            out.append(templates[KIND_RANGE] % row[1:])
-        else:
-            out.append((templates[KIND_INSTANT] if k == KIND_INSTANT else unfinished) % (row[1:4] + row[5:]))
-    return out
+BINARY_SUFFIXES = (".pftrace", ".perfetto-trace")
 
 
-def write_chrome_trace(path, per_rank: list[tuple]) -> str:
-    """Write ``(records, origin_ticks[, label])`` of one or more ranks to ``path`` atomically; returns the path."""
-    path = Path(path)
-    _check_writable(path)
-    lines: list[str] = []
-    for records, origin, *label in per_rank:
-        lines.extend(chrome_events(records, origin, *label))
-    first = per_rank[0][0]
-    metadata = {
+def trace_format(path, format: str | None = None) -> str:
+    """``format`` if given ("json" or "pftrace"); else "pftrace" for ``*.pftrace``/``*.perfetto-trace``,
+    "json" for any other name (as before binary export existed)."""
+    if format is not None:
+        if format not in ("json", "pftrace"):
+            raise ValueError(f"trace format {format!r}; expected 'json' or 'pftrace'")
+        return format
+    return "pftrace" if Path(path).suffix.lower() in BINARY_SUFFIXES else "json"
+
+
+def trace_metadata(traces: list[RankTrace], line: timeline.Timeline, clock: dict | None) -> dict:
+    """What a reader needs besides the events: clock, origins, counts, drops, the clock alignment."""
+    first = traces[0].records
+    meta = {
         "backend": first.backend,
         "ticks_per_second": first.ticks_per_second,
-        "ranks": [r[0].rank for r in per_rank],
-        "events": {str(r[0].rank): len(r[0]) for r in per_rank},
-        "dropped": {str(r[0].rank): r[0].dropped for r in per_rank},
-        "clock_origin_ticks": {str(r[0].rank): int(r[1]) for r in per_rank},
+        "processes": [t.name for t in traces],
+        "events": {t.name: len(t.records) for t in traces},
+        "dropped": {t.name: t.records.dropped for t in traces},
+        "clock_origin_ticks": {t.name: int(t.origin_ticks) for t in traces},
+        "flows": line.flows,
+        "clock_alignment": clock or {"method": "none: times of each rank from its own origin", "error_bound_ns": None},
     }
-    fd, tmp = tempfile.mkstemp(prefix=".trace-", suffix=".json", dir=path.parent)
+    meta.update(line.metadata)
+    return meta
+
+
+def write_trace(path, traces: list[RankTrace], *, format: str | None = None, flows: bool = True,
+                clock: dict | None = None, compress: bool = True) -> str:
+    """Write ``traces`` (one per rank and API) to ``path`` atomically as JSON or binary Perfetto; returns the path.
+
+    ``format``: "json" or "pftrace" (default: from the suffix). ``flows``: arrows from remote ops to their
+    target's incoming track. ``clock``: how the ranks' clocks were aligned (goes into the metadata).
+    ``compress``: deflate the binary trace's packets.
+    """
+    path = Path(path)
+    fmt = trace_format(path, format)
+    _check_writable(path)
+    line = timeline.build(traces, flows=flows)
+    metadata = trace_metadata(traces, line, clock)
+    fd, tmp = tempfile.mkstemp(prefix=".trace-", suffix=path.suffix, dir=path.parent)
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the trace ordinary file permissions
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write('{"displayTimeUnit": "ns", "metadata": ')
-            f.write(json.dumps(metadata))
-            f.write(', "traceEvents": [\n')
-            f.write(",\n".join(lines))
-            f.write("\n]}\n")
+        with os.fdopen(fd, "wb") as f:
+            if fmt == "json":
+                chrome_json.write(f, line, metadata)
+            else:
+                pftrace.write(f, line, metadata, compress=compress)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
@@ -120,20 +144,27 @@ def write_chrome_trace(path, per_rank: list[tuple]) -> str:
     return str(path)
 
 
-def export_ranks(owner, records: TraceRecords, path, merge: bool) -> str:
+def export_ranks(owner, records: TraceRecords, path, merge: bool, *, api: str = "triton",
+                 format: str | None = None, flows: bool = True) -> str:
     """Export this rank's records, or (merge, collective) every rank's from rank 0."""
+    fmt = trace_format(path, format)  # a bad name or format fails on every rank, before any collective
     if not merge:
         origin = int(records["timestamp"].min()) if len(records) else 0
-        return write_chrome_trace(path, [(records, origin)])
+        clock = {"method": "one rank: times from its first event", "error_bound_ns": 0}
+        return write_trace(path, [RankTrace(records, origin, api)], format=fmt, flows=flows, clock=clock)
     gather_or_raise(owner.group, owner.num_ranks, "trace export: checking the path",
                     lambda: _check_writable(Path(path)) if owner.rank == 0 else None)
     reference = clock_reference(owner)
     gathered: list = [None] * owner.num_ranks
     dist.all_gather_object(gathered, (records, reference), group=owner.group)
     # Each rank's times are measured from its own barrier reference; then one common shift makes them >= 0.
-    starts = [int(r["timestamp"].min()) - ref for r, ref in gathered if len(r)]
+    starts = [int(r["timestamp"].min()) - ref.ticks for r, ref in gathered if len(r)]
     shift = min(starts, default=0)
+
+    def write_merged() -> None:
+        traces = [RankTrace(r, ref.ticks + shift, api) for r, ref in gathered]
+        write_trace(path, traces, format=fmt, flows=flows, clock=alignment([ref for _, ref in gathered], traces))
+
     gather_or_raise(owner.group, owner.num_ranks, "trace export: writing the merged file",
-                    lambda: write_chrome_trace(path, [(r, ref + shift) for r, ref in gathered]) if owner.rank == 0
-                    else None)
+                    lambda: write_merged() if owner.rank == 0 else None)
     return str(path)

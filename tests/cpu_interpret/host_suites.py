@@ -158,6 +158,8 @@ def export_suite(out_dir: str) -> dict:
     events = shmem.tracing.events()
     out = {"rank": rank, "rows": events.rows()}
     out["merged"] = shmem.tracing.export(os.path.join(out_dir, "merged.json"), merge=True)
+    out["merged_binary"] = shmem.tracing.export(os.path.join(out_dir, "merged.pftrace"), merge=True)
+    out["no_arrows"] = shmem.tracing.export(os.path.join(out_dir, "no_arrows.json"), merge=True, flows=False)
     out["own"] = shmem.tracing.export(os.path.join(out_dir, f"rank{rank}.json"))
     shmem.barrier()
     bad = os.path.join(out_dir, "refused")  # a folder of its own, so "writes nothing" is easy to see

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from iris.ranks import launch
+from iris.tracing.export import ALIGNMENT_METHOD
 from tests.cpu_interpret import host_suites as hs
 from tests.cpu_unit.checks import check, check_that
+from tests.trace_readers import PerfettoTrace, perfetto_pb2, read_json
 from tests.worlds import ENV, run_world
 
 pytestmark = pytest.mark.cpu_interpret
@@ -110,31 +112,44 @@ def _export(out_dir: str):
     return run_world(hs.export_suite, "cpu", WORLD, out_dir)
 
 
-def _trace_events(path) -> list[dict]:
+def _trace(path) -> dict:
     with open(path) as f:
-        return json.load(f)["traceEvents"]
+        return json.load(f)
 
 
-def _ranges(events: list[dict], pid: int) -> list[dict]:
-    return sorted((e for e in events if e["ph"] == "X" and e["pid"] == pid), key=lambda e: e["args"]["op_index"])
-
-
-def _check_rank_events(events: list[dict], res: dict, where: str) -> None:
-    """The file's ranges of ``res``'s rank are its recorded events, field by field."""
+def _check_rank_events(slices: list, res: dict, where: str) -> None:
+    """The file's program slices of ``res``'s rank are its recorded events, field by field."""
     __tracebackhide__ = True
     rank = res["rank"]
-    got = _ranges(events, rank)
+    got = sorted((s for s in slices if s.process == f"triton rank {rank}" and s.track.startswith("program")),
+                 key=lambda s: s.args["op_index"])
     check("number of ranges", len(got), len(res["rows"]), f"{where}, rank {rank}")
-    for e, row in zip(got, res["rows"], strict=True):
+    for s, row in zip(got, res["rows"], strict=True):
         w = f"{where}, rank {rank}, op_index {row['op_index']}"
-        check("name", e["name"], row["name"], w)
-        check("tid", e["tid"], row["pid"], w)
+        check("name", s.name, row["name"], w)
+        check("track", s.track, f"program {row['pid']}", w)
         for field in ("target_rank", "address", "payload_size", "payload"):
-            check(f"args.{field}", e["args"][field], row[field], w)
-        check_that("ts", e["ts"], e["ts"] >= 0, ">= 0", w)
+            check(f"args.{field}", s.args[field], row[field], w)
+        check_that("start_ns", s.start_ns, s.start_ns >= 0, ">= 0", w)
 
 
-def test_merged_export_has_every_rank(export_dir):
+def _check_arrows(slices: list, results, where: str) -> None:
+    """Every remote store has an arrow to a slice of the same span on its target's incoming track."""
+    __tracebackhide__ = True
+    sources = {s.flow_out: s for s in slices if s.flow_out is not None}
+    targets = {s.flow_in: s for s in slices if s.flow_in is not None}
+    check("arrow ids", sorted(sources), sorted(targets), where)
+    check("arrows", len(sources), sum(len(r["rows"]) for r in results), where)
+    for fid, src in sources.items():
+        dst, w = targets[fid], f"{where}, arrow from {src.key}"
+        target = src.args["target_rank"]
+        rank = int(src.process.split()[-1])
+        check("arrow lands on", (dst.process, dst.track.split(" #")[0], dst.name),
+              (f"triton rank {target}", "incoming", f"{src.name} from rank {rank}"), w)
+        check("arrow target span", (dst.start_ns, dst.dur_ns), (src.start_ns, src.dur_ns), w)
+
+
+def test_merged_export_has_every_rank_and_the_arrows(export_dir):
     results = _export(str(export_dir))
     path = export_dir / "merged.json"
     for res in results:
@@ -142,11 +157,40 @@ def test_merged_export_has_every_rank(export_dir):
     expected_rows = (hs.TRACE_N + hs.TRACE_BLOCK - 1) // hs.TRACE_BLOCK
     for res in results:
         check("rows recorded", len(res["rows"]), expected_rows, f"rank {res['rank']}")
-    events = _trace_events(path)
-    names = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
-    check("process names", names, {r: f"rank {r}" for r in range(WORLD)}, str(path))
+    trace = _trace(path)
+    names = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "process_name"}
+    check("process names", sorted(names.values()), [f"triton rank {r}" for r in range(WORLD)], str(path))
+    slices = read_json(trace)
     for res in results:
-        _check_rank_events(events, res, str(path))
+        _check_rank_events(slices, res, str(path))
+    _check_arrows(slices, results, str(path))
+
+
+def test_merged_binary_export_has_the_same_slices(export_dir):
+    perfetto_pb2()
+    results = _export(str(export_dir))
+    path = export_dir / "merged.pftrace"
+    for res in results:
+        check("export(merge=True) returned", res["merged_binary"], str(path), f"rank {res['rank']}")
+    slices = PerfettoTrace(path.read_bytes()).slices
+    for res in results:
+        _check_rank_events(slices, res, str(path))
+    _check_arrows(slices, results, str(path))
+
+
+def test_merged_export_states_its_clock_alignment(export_dir):
+    results = _export(str(export_dir))
+    meta = _trace(export_dir / "merged.json")["metadata"]
+    clock = meta["clock_alignment"]
+    check("clock_alignment.method", clock["method"], ALIGNMENT_METHOD)
+    reads = clock["reads_host_ns"]
+    check("ranks with a read", sorted(reads), [f"triton rank {r}" for r in range(WORLD)])
+    for name, (before, after) in reads.items():
+        check_that("read window", (before, after), 0 <= before <= after, "0 <= before <= after", name)
+    check("error_bound_ns", clock["error_bound_ns"], max(a for _, a in reads.values()))
+    check("metadata.flows", meta["flows"], sum(len(r["rows"]) for r in results))
+    no_arrows = _trace(export_dir / "no_arrows.json")
+    check("flows without arrows", [e for e in no_arrows["traceEvents"] if e["ph"] in ("s", "f")], [])
 
 
 def test_per_rank_export_has_only_its_rank(export_dir):
@@ -154,9 +198,11 @@ def test_per_rank_export_has_only_its_rank(export_dir):
         rank = res["rank"]
         path = export_dir / f"rank{rank}.json"
         check("export() returned", res["own"], str(path), f"rank {rank}")
-        events = _trace_events(path)
-        check("pids in the file", sorted({e["pid"] for e in events}), [rank], str(path))
-        _check_rank_events(events, res, str(path))
+        trace = _trace(path)
+        slices = read_json(trace)
+        check("processes in the file", sorted({s.process for s in slices}), [f"triton rank {rank}"], str(path))
+        check("arrows in a one-rank file", [s for s in slices if s.flow_out or s.flow_in], [], str(path))
+        _check_rank_events(slices, res, str(path))
 
 
 def test_export_to_an_unwritable_path_raises_and_writes_nothing(export_dir):

@@ -1,4 +1,4 @@
-"""Chrome/Perfetto JSON export of synthetic records of two ranks, and refusals to write where it cannot."""
+"""Chrome/Perfetto JSON export of a hand-written two-rank trace, format choice, and refusals to write."""
 
 from __future__ import annotations
 
@@ -9,102 +9,134 @@ import stat
 import numpy as np
 import pytest
 
-from iris.tracing import export
-from iris.tracing.events import DURATION_INSTANT, DURATION_OPEN, EVENT_IDS, FIELD_INDEX, TRACE_FIELDS
-from iris.tracing.records import TraceRecords
-from tests.cpu_unit.checks import check, check_raises
+from iris.tracing import chrome_json, export
+from iris.tracing.timeline import RankTrace
+from tests.cpu_unit import trace_cases as tc
+from tests.cpu_unit.checks import check, check_raises, check_that
+from tests.trace_readers import read_json
 
 pytestmark = pytest.mark.cpu_unit
 
-OPEN, INSTANT = DURATION_OPEN.value, DURATION_INSTANT.value
-ARGS = ("target_rank", "address", "payload_size", "payload", "op_index", "pid_m", "pid_n", "cu_id", "xcc_id")
-# Per rank: (event, pid, ticks after the origin, duration_cycles); origins differ per rank.
-EVENTS = {
-    0: [("store", 0, 1000, 250), ("user", 1, 2000, INSTANT), ("get", 0, 3000, OPEN), ("put", 2, 4000, 0)],
-    1: [("atomic_add", 5, 500, 1_000_000), ("load", 3, 1500, INSTANT)],
-}
-ORIGINS = {0: 10_000_000, 1: 77_000_000}
 
-
-def _records(rank: int, ticks_per_second: float = 1e9, backend: str = "cuda", attempted: int | None = None,
-             capacity: int = 16) -> TraceRecords:
-    events = EVENTS[rank]
-    rows = np.zeros((len(TRACE_FIELDS), capacity), dtype=np.int64)
-    for s, (name, pid, dt, dur) in enumerate(events):
-        for f in TRACE_FIELDS:
-            rows[FIELD_INDEX[f], s] = 1000 * (FIELD_INDEX[f] + 1) + 10 * rank + s
-        values = {"event_id": EVENT_IDS[name], "pid": pid, "cur_rank": rank, "timestamp": ORIGINS[rank] + dt,
-                  "duration_cycles": dur, "op_index": s, "address": 0x7F00_0000_0000 + 64 * s}
-        for f, v in values.items():
-            rows[FIELD_INDEX[f], s] = v
-    attempted = len(events) if attempted is None else attempted
-    return TraceRecords.from_buffer(rows, attempted, capacity, rank=rank, backend=backend,
-                                    ticks_per_second=ticks_per_second)
-
-
-def _write(path, ticks_per_second=1e9, backend="cuda", attempted=(None, None), capacity=16) -> dict:
-    per_rank = [(_records(r, ticks_per_second, backend, attempted[r], capacity), ORIGINS[r]) for r in (0, 1)]
-    written = export.write_chrome_trace(path, per_rank)
+def _write(path, ticks_per_second=1e9, backend="cuda", **kw) -> dict:
+    written = export.write_trace(path, tc.traces(ticks_per_second, backend), **kw)
     check("returned path", written, str(path))
     with open(path) as f:
         return json.load(f)
 
 
-def _by_rank(trace: dict, ph: set[str]) -> dict[int, list[dict]]:
-    out: dict[int, list[dict]] = {0: [], 1: []}
-    for e in trace["traceEvents"]:
-        if e["ph"] in ph:
-            out[e["pid"]].append(e)
-    return out
-
-
 @pytest.mark.parametrize("backend,ticks_per_second", [("cuda", 1e9), ("hip", 1e8)])
-def test_events_field_by_field(tmp_path, backend, ticks_per_second):
+def test_slices_tracks_and_arrows(tmp_path, backend, ticks_per_second):
     trace = _write(tmp_path / "trace.json", ticks_per_second, backend)
-    us_per_tick = 1e6 / ticks_per_second
-    events = _by_rank(trace, {"X", "i"})
-    for rank in (0, 1):
-        rec = _records(rank, ticks_per_second, backend)
-        check(f"rank {rank}: number of events", len(events[rank]), len(EVENTS[rank]))
-        for s, (e, (name, pid, dt, dur)) in enumerate(zip(events[rank], EVENTS[rank], strict=True)):
-            where = f"rank {rank} slot {s} ({name})"
-            check("name", e["name"], name, where)
-            check("pid", e["pid"], rank, where)
-            check("tid", e["tid"], pid, where)
-            check("ts", e["ts"], round(dt * us_per_tick, 3), where)
-            for a in ARGS:
-                check(f"args.{a}", e["args"][a], int(rec[a][s]), where)
-            if dur >= 0:
-                check("ph", e["ph"], "X", where)
-                check("dur", e["dur"], round(dur * us_per_tick, 3), where)
-                check("args.unfinished", e["args"].get("unfinished"), None, where)
-            else:
-                check("ph", e["ph"], "i", where)
-                check("s", e.get("s"), "t", where)
-                check("dur", e.get("dur"), None, where)
-                check("args.unfinished", e["args"].get("unfinished"), True if dur == OPEN else None, where)
+    tc.check_slices(check, read_json(trace), tc.expected_slices(ticks_per_second), backend)
 
 
-def test_process_metadata_per_rank(tmp_path):
-    trace = _write(tmp_path / "trace.json")
-    names = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "process_name"}
-    check("process_name by pid", names, {0: "rank 0", 1: "rank 1"})
-    phases = sorted({e["ph"] for e in trace["traceEvents"]})
-    check("phases in the file", phases, ["M", "X", "i"])
-    order = {e["pid"]: e["args"]["sort_index"] for e in trace["traceEvents"] if e["name"] == "process_sort_index"}
-    check("process_sort_index by pid", order, {0: 0, 1: 1})
+def test_without_arrows_there_are_no_flows_and_no_incoming_tracks(tmp_path):
+    trace = _write(tmp_path / "trace.json", flows=False)
+    tc.check_slices(check, read_json(trace), tc.expected_slices(flows=False))
+    check("flow events", [e for e in trace["traceEvents"] if e["ph"] in ("s", "f")], [])
+    check("metadata.flows", trace["metadata"]["flows"], 0)
+
+
+def test_one_rank_has_no_arrows(tmp_path):
+    export.write_trace(tmp_path / "t.json", tc.traces()[:1])
+    trace = json.loads((tmp_path / "t.json").read_text())
+    check("flow events", [e for e in trace["traceEvents"] if e["ph"] in ("s", "f")], [])
+    tracks = sorted(e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "thread_name")
+    check("tracks", tracks, ["program 0", "program 1", "program 2"])
+
+
+def test_processes_and_tracks_are_named_sorted_and_unique(tmp_path):
+    export.write_trace(tmp_path / "trace.json", tc.traces(api="gluon"))
+    trace = json.loads((tmp_path / "trace.json").read_text())
+    events = trace["traceEvents"]
+    names = [(e["pid"], e["args"]["name"]) for e in events if e["name"] == "process_name"]
+    check("process names", names, [(1, "gluon rank 0"), (2, "gluon rank 1")])
+    order = [(e["pid"], e["args"]["sort_index"]) for e in events if e["name"] == "process_sort_index"]
+    check("process sort index", order, [(1, 0), (2, 1)])
+    tracks = [(e["pid"], e["args"]["name"]) for e in events if e["name"] == "thread_name"]
+    check("tracks in order", tracks, [(1, "incoming"), (1, "program 0"), (1, "program 1"), (1, "program 2"),
+                                      (2, "incoming"), (2, "incoming #2"), (2, "program 3"), (2, "program 5"),
+                                      (2, "program 5 #2")])
+    tids = [e["tid"] for e in events if e["name"] == "thread_name"]
+    check("distinct tids", len(set(tids)), len(tids))
+    check_that("tids clear of pids", min(tids), min(tids) > 2, "> every pid")
 
 
 def test_file_metadata(tmp_path):
-    trace = _write(tmp_path / "trace.json", 1e8, "hip", attempted=(10, None), capacity=4)
+    per_rank = [RankTrace(tc.records(0, 1e8, "hip", attempted=10, capacity=4), tc.ORIGINS[0]),
+                RankTrace(tc.records(1, 1e8, "hip"), tc.ORIGINS[1])]
+    clock = {"method": "test", "error_bound_ns": 1234}
+    export.write_trace(tmp_path / "t.json", per_rank, clock=clock)
+    trace = json.loads((tmp_path / "t.json").read_text())
     meta = trace["metadata"]
     check("metadata.backend", meta["backend"], "hip")
     check("metadata.ticks_per_second", meta["ticks_per_second"], 1e8)
-    check("metadata.ranks", meta["ranks"], [0, 1])
-    check("metadata.events", meta["events"], {"0": 4, "1": 2})
-    check("metadata.dropped", meta["dropped"], {"0": 6, "1": 0})
-    check("metadata.clock_origin_ticks", meta["clock_origin_ticks"], {"0": ORIGINS[0], "1": ORIGINS[1]})
+    check("metadata.processes", meta["processes"], ["triton rank 0", "triton rank 1"])
+    check("metadata.events", meta["events"], {"triton rank 0": 4, "triton rank 1": 5})
+    check("metadata.dropped", meta["dropped"], {"triton rank 0": 6, "triton rank 1": 0})
+    check("metadata.clock_origin_ticks", meta["clock_origin_ticks"],
+          {"triton rank 0": tc.ORIGINS[0], "triton rank 1": tc.ORIGINS[1]})
+    check("metadata.clock_alignment", meta["clock_alignment"], clock)
+    check("metadata.flows", meta["flows"], 4)
     check("displayTimeUnit", trace["displayTimeUnit"], "ns")
+
+
+def test_event_before_its_origin_moves_every_time_up(tmp_path):
+    per_rank = [RankTrace(tc.records(0), tc.ORIGINS[0] + 1500)]  # the store starts 500 ticks before the origin
+    export.write_trace(tmp_path / "t.json", per_rank)
+    trace = json.loads((tmp_path / "t.json").read_text())
+    starts = sorted(round(e["ts"] * 1000) for e in trace["traceEvents"] if e["ph"] in ("X", "i"))
+    check("starts (ns)", starts, [0, 1000, 2000, 3000])
+    check("metadata.time_shift_ns", trace["metadata"]["time_shift_ns"], 500)
+
+
+def test_garbage_program_ids_still_export(tmp_path):
+    """A decoder bug can leave any program id: the trace still shows it (the conformance report relies on it)."""
+    rec = tc.records(0)
+    rec.columns["pid"][:] = [-3, 2**40, -3, 5]
+    export.write_trace(tmp_path / "t.json", [RankTrace(rec, tc.ORIGINS[0])])
+    slices = read_json(json.loads((tmp_path / "t.json").read_text()))
+    check("tracks", sorted({s.track for s in slices}), ["program -3", "program 1099511627776", "program 5"])
+
+
+@pytest.mark.parametrize("values", [[0, 7, -7, 10_000, -10_000, 2**63 - 1, -(2**63)], [5], [], [0, 0, 0],
+                                    [9999, 10**15, -(10**15)]])
+def test_int_column_is_the_decimal_text(values):
+    text = chrome_json.int_column(np.array(values, dtype=np.int64))
+    got = [row.tobytes().decode() for row in text]
+    width = max((len(str(v)) for v in values), default=1)
+    check("text", got, [str(v).rjust(width) for v in values])
+
+
+def test_us_column_has_three_exact_decimals():
+    ns = np.array([0, 1, 999, 1000, 123_456_789, 10**18 + 7])
+    got = [row.tobytes().decode().strip() for row in chrome_json.us_column(ns)]
+    check("text", got, ["0.000", "0.001", "0.999", "1.000", "123456.789", "1000000000000000.007"])
+
+
+@pytest.mark.parametrize("name,fmt", [("t.json", "json"), ("t.JSON", "json"), ("t.pftrace", "pftrace"),
+                                      ("t.perfetto-trace", "pftrace"), ("t.PFTRACE", "pftrace"), ("trace", "json"),
+                                      ("t.txt", "json")])
+def test_format_follows_the_suffix(name, fmt):
+    check("format", export.trace_format(name), fmt, name)
+
+
+def test_format_argument_overrides_the_suffix(tmp_path):
+    export.write_trace(tmp_path / "t.json", tc.traces(), format="pftrace")
+    check("first byte (a protobuf packet, not JSON)", (tmp_path / "t.json").read_bytes()[:1], b"\x0a")
+
+
+def test_unknown_format_is_refused(tmp_path):
+    check_raises(ValueError, lambda: export.write_trace(tmp_path / "t.json", tc.traces(), format="proto"),
+                 mentions=["'proto'", "'json'", "'pftrace'"])
+    check("files", os.listdir(tmp_path), [])
+
+
+def test_duplicate_rank_is_refused(tmp_path):
+    per_rank = tc.traces()[:1] * 2
+    check_raises(ValueError, lambda: export.write_trace(tmp_path / "t.json", per_rank),
+                 mentions=["triton rank 0", "more than once"])
 
 
 def test_relative_path_is_written_in_the_working_folder(tmp_path, monkeypatch):
@@ -116,19 +148,19 @@ def test_relative_path_is_written_in_the_working_folder(tmp_path, monkeypatch):
 def _check_refused(tmp_path, target, error, mentions):
     __tracebackhide__ = True
     before = sorted(os.listdir(tmp_path))
-    per_rank = [(_records(r), ORIGINS[r]) for r in (0, 1)]
-    check_raises(error, lambda: export.write_chrome_trace(target, per_rank), mentions=mentions, where=str(target))
+    check_raises(error, lambda: export.write_trace(target, tc.traces()), mentions=mentions, where=str(target))
     check("files after the refused export", sorted(os.listdir(tmp_path)), before, str(target))
 
 
-def test_missing_folder_is_refused(tmp_path):
-    target = tmp_path / "missing" / "trace.json"
+@pytest.mark.parametrize("suffix", [".json", ".pftrace"])
+def test_missing_folder_is_refused(tmp_path, suffix):
+    target = tmp_path / "missing" / f"trace{suffix}"
     _check_refused(tmp_path, target, FileNotFoundError, [str(target), str(target.parent)])
     check("missing folder exists afterwards", target.parent.exists(), False)
 
 
 def test_directory_target_is_refused(tmp_path):
-    target = tmp_path / "a_folder"
+    target = tmp_path / "a_folder.json"
     target.mkdir()
     _check_refused(tmp_path, target, IsADirectoryError, [str(target)])
     check("files in the target folder", os.listdir(target), [])
@@ -145,15 +177,15 @@ def test_read_only_folder_is_refused(tmp_path):
         folder.chmod(stat.S_IRWXU)
 
 
-def test_failed_write_leaves_no_temp_file_and_keeps_the_old_trace(tmp_path, monkeypatch):
-    target = tmp_path / "trace.json"
+@pytest.mark.parametrize("suffix", [".json", ".pftrace"])
+def test_failed_write_leaves_no_temp_file_and_keeps_the_old_trace(tmp_path, monkeypatch, suffix):
+    target = tmp_path / f"trace{suffix}"
     target.write_text("old")
 
     def fail(src, dst):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(export.os, "replace", fail)
-    per_rank = [(_records(r), ORIGINS[r]) for r in (0, 1)]
-    check_raises(OSError, lambda: export.write_chrome_trace(target, per_rank), mentions=["No space left"])
-    check("files", sorted(os.listdir(tmp_path)), ["trace.json"])
+    check_raises(OSError, lambda: export.write_trace(target, tc.traces()), mentions=["No space left"])
+    check("files", sorted(os.listdir(tmp_path)), [target.name])
     check("old trace", target.read_text(), "old")

@@ -12,6 +12,7 @@ from iris import layout
 from iris.tracing.core import Tracing
 from iris.tracing.events import DURATION_INSTANT, EVENT_IDS, FIELD_INDEX, TRACE_FIELDS
 from tests.cpu_unit.checks import check, check_raises
+from tests.trace_readers import PerfettoTrace
 
 pytestmark = pytest.mark.cpu_unit
 
@@ -175,5 +176,19 @@ def test_export_writes_this_ranks_events(owner, tmp_path):
     trace = json.loads(path.read_text())
     instants = [e for e in trace["traceEvents"] if e["ph"] == "i"]
     check("number of instants", len(instants), 3)
-    check("pids", sorted({e["pid"] for e in instants}), [owner.rank])
-    check("metadata.dropped", trace["metadata"]["dropped"], {str(owner.rank): 0})
+    names = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "process_name"}
+    check("processes", sorted({names[e["pid"]] for e in instants}), [f"triton rank {owner.rank}"])
+    check("metadata.dropped", trace["metadata"]["dropped"], {f"triton rank {owner.rank}": 0})
+
+
+@pytest.mark.parametrize("api", ["triton", "gluon"])
+def test_export_binary_names_the_owners_api(owner, tmp_path, api):
+    owner.api = api
+    tracing = Tracing(owner)
+    tracing.enable(8)
+    _record(tracing, 3, 3)
+    path = tmp_path / "rank.trace"
+    check("export() returned", tracing.export(str(path), format="pftrace"), str(path))
+    trace = PerfettoTrace(path.read_bytes())
+    check("processes", sorted({s.process for s in trace.slices}), [f"{api} rank {owner.rank}"])
+    check("number of instants", len(trace.slices), 3)

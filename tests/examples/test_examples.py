@@ -5,6 +5,7 @@ import json
 import pytest
 
 from examples import message_passing_gluon, message_passing_triton, trace_store_gluon, trace_store_triton
+from tests.trace_readers import PerfettoTrace, perfetto_pb2, read_json
 from tests.worlds import backends, run_world
 
 STORE = [trace_store_triton.main, trace_store_gluon.main]
@@ -19,18 +20,46 @@ def test_trace_store_example(main, backend, tmp_path):
     for q, r in enumerate(results):
         assert r == {"rank": q, "events": 4, "received_ok": True}, f"rank {q}: result={r}"
     trace = json.loads(out.read_text())
-    ranges = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
-    assert sorted((e["pid"], e["tid"]) for e in ranges) == [(r, p) for r in range(2) for p in range(4)]
-    assert {e["name"] for e in ranges} == {"store"}, {e["name"] for e in ranges}
-    assert {e["args"]["target_rank"] for e in ranges if e["pid"] == 0} == {1}
+    api = "triton" if main is trace_store_triton.main else "gluon"
+    slices = [s for s in read_json(trace) if s.track.startswith("program")]
+    got = sorted((s.process, s.track) for s in slices)
+    assert got == [(f"{api} rank {r}", f"program {p}") for r in range(2) for p in range(4)], got
+    assert {s.name for s in slices} == {"store"}, {s.name for s in slices}
+    assert {s.args["target_rank"] for s in slices if s.process == f"{api} rank 0"} == {1}
+
+
+def _message_slices(path) -> list:
+    if path.suffix == ".json":
+        return read_json(json.loads(path.read_text()))
+    return PerfettoTrace(path.read_bytes()).slices
 
 
 @pytest.mark.parametrize("backend", backends())
+@pytest.mark.parametrize("suffix", [".json", ".pftrace"])
 @pytest.mark.parametrize("main", MESSAGES, ids=["triton", "gluon"])
-def test_message_passing_example(main, backend, tmp_path):
-    out = tmp_path / "trace.json"
+def test_message_passing_example(main, suffix, backend, tmp_path):
+    """Each rank's put and flag release point at the next rank's incoming track, at their own times."""
+    if suffix == ".pftrace":
+        perfetto_pb2()
+    out = tmp_path / f"trace{suffix}"
     results = run_world(main, backend, 2, str(out), 100)
+    events = ["put", "atomic_xchg", "wait", "load"]
     for q, r in enumerate(results):
-        assert r == {"rank": q, "events": ["put", "wait", "load"], "received_ok": True}, f"rank {q}: result={r}"
-    names = [e["name"] for e in json.loads(out.read_text())["traceEvents"] if e.get("ph") in ("X", "i")]
-    assert sorted(names) == sorted(["put", "wait", "load"] * 2), names
+        assert r == {"rank": q, "events": events, "received_ok": True}, f"rank {q}: result={r}"
+    api = "triton" if main is message_passing_triton.main else "gluon"
+    slices = _message_slices(out)
+    by_flow = {}
+    for s in slices:
+        for side in ("flow_out", "flow_in"):
+            if getattr(s, side) is not None:
+                by_flow.setdefault(getattr(s, side), {})[side] = s
+    arrows = sorted((v["flow_out"].process, v["flow_out"].track, v["flow_out"].name, v["flow_in"].process,
+                     v["flow_in"].track, v["flow_in"].name) for v in by_flow.values())
+    expected = sorted((f"{api} rank {r}", "program 0", op, f"{api} rank {1 - r}", "incoming",
+                       f"{op} from rank {r}") for r in (0, 1) for op in ("put", "atomic_xchg"))
+    assert arrows == expected, f"arrows={arrows}, but should be {expected}"
+    for v in by_flow.values():
+        src, dst = v["flow_out"], v["flow_in"]
+        assert (dst.start_ns, dst.dur_ns) == (src.start_ns, src.dur_ns), f"{dst} should span {src}"
+    names = sorted(s.name for s in slices if s.track == "program 0")
+    assert names == sorted(events * 2), names

@@ -1,0 +1,41 @@
+"""Encode a file in chunks on a thread pool and write the chunks in order (numpy and zlib release the GIL).
+
+At most ``2 * workers`` chunks are in flight, so memory stays bounded however long the file is.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import IO, TypeVar
+
+T = TypeVar("T")
+MAX_WORKERS = 8
+
+
+def workers() -> int:
+    """Threads used for encoding: the CPUs this process may run on, at most ``MAX_WORKERS``."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(MAX_WORKERS, cpus))
+
+
+def write_in_order(f: IO[bytes], encode: Callable[[T], bytes], items: Iterable[T]) -> None:
+    """``f.write(encode(item))`` for every item, in order; the encoding runs on a thread pool."""
+    n = workers()
+    if n == 1:
+        for item in items:
+            f.write(encode(item))
+        return
+    with ThreadPoolExecutor(max_workers=n) as pool:
+        pending: deque = deque()
+        for item in items:
+            pending.append(pool.submit(encode, item))
+            if len(pending) >= 2 * n:
+                f.write(pending.popleft().result())
+        while pending:
+            f.write(pending.popleft().result())

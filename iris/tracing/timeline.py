@@ -1,0 +1,198 @@
+"""The timeline: which process, track, name and time every exported slice, instant and arrow gets.
+
+One model, built with numpy from the decoded records of one or more ranks, written by both exporters
+(``chrome_json`` and ``pftrace``), so the two formats always show the same thing:
+
+- one process per rank and API ("triton rank 0"), pid = 1 + its position in the file;
+- per program a track "program P"; a program whose ranges do not nest is spread over lanes
+  "program P #2", ... (see ``lanes``); every track has a tid unique in the file;
+- ranges become slices, instants zero-length instants, a range never ended becomes a slice named
+  "<op> (unfinished)" that ends where the trace window ends (the latest time of any event);
+- in a file with several processes, every remote op (target rank != issuing rank, target in the file)
+  gets an arrow (flow) from its slice to a slice "<op> from rank R" of the same span on the target's
+  track "incoming" (lanes "incoming #2", ... where such slices overlap);
+- times are integer ns from each process's origin tick (the clock reference of a merged export).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from iris.tracing import lanes
+from iris.tracing.events import event_name
+from iris.tracing.records import KIND_INSTANT, KIND_RANGE, KIND_UNFINISHED, TraceRecords
+
+EVENT_ARGS = ("target_rank", "address", "payload_size", "payload", "op_index", "pid_m", "pid_n", "cu_id", "xcc_id")
+INCOMING_ARGS = ("from_rank", "from_program", "op_index", "address", "payload_size")
+POINTER_ARGS = frozenset({"address"})  # shown as hex pointers where the format can
+UNFINISHED_ARG = "unfinished"
+UNFINISHED_SUFFIX = " (unfinished)"
+TID_BASE = 1 << 16  # track tids start here, clear of the process pids
+_PROGRAM, _INCOMING = 1, 0  # track classes, incoming first within a process
+
+
+@dataclass
+class RankTrace:
+    """One rank's records for an export: times are measured from ``origin_ticks`` (raw clock ticks)."""
+
+    records: TraceRecords
+    origin_ticks: int
+    api: str = "triton"
+
+    @property
+    def name(self) -> str:
+        return f"{self.api} rank {self.records.rank}"
+
+
+@dataclass
+class SliceSet:
+    """Slices ``[lo, hi)`` of the timeline's columns that share argument names (events, or incoming)."""
+
+    lo: int
+    hi: int
+    arg_names: tuple[str, ...]
+    args: list[np.ndarray]  # one int64 column of length hi - lo per argument
+
+
+@dataclass
+class Timeline:
+    """Columns over every slice (events first, then incoming), plus the process and track tables."""
+
+    process_names: list[str]
+    track_process: np.ndarray  # int64 per track: process index
+    track_names: list[str]
+    names: list[str]  # slice names; ``name`` columns index this
+    track: np.ndarray  # per slice
+    name: np.ndarray
+    kind: np.ndarray  # KIND_RANGE / KIND_INSTANT / KIND_UNFINISHED
+    start: np.ndarray  # ns
+    end: np.ndarray  # ns (== start for instants)
+    flow_out: np.ndarray  # flow id leaving this slice, 0 for none
+    flow_in: np.ndarray  # flow id arriving at this slice, 0 for none
+    sets: list[SliceSet]
+    window_end: int
+    point_slice: np.ndarray  # begins and ends in viewer order (see lanes.point_order)
+    point_is_end: np.ndarray
+    metadata: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    def pid(self, process: int) -> int:
+        return 1 + process
+
+    def tid(self, track: int) -> int:
+        return TID_BASE + track
+
+    @property
+    def flows(self) -> int:
+        return int(np.count_nonzero(self.flow_out))
+
+
+def ticks_to_ns(ticks: np.ndarray, ticks_per_second: float) -> np.ndarray:
+    """Integer ns of ``ticks`` (exact when a tick is a whole number of ns)."""
+    ns_per_tick = 1e9 / ticks_per_second
+    if ns_per_tick == int(ns_per_tick):
+        return ticks.astype(np.int64) * int(ns_per_tick)
+    return np.rint(ticks * ns_per_tick).astype(np.int64)
+
+
+def _check_traces(traces: list[RankTrace]) -> None:
+    if not traces:
+        raise ValueError("no ranks to export; give at least one RankTrace")
+    names = [t.name for t in traces]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"ranks {dupes} appear more than once in one export; each (api, rank) may appear once")
+
+
+def build(traces: list[RankTrace], flows: bool = True) -> Timeline:
+    """The timeline of ``traces`` (one per process, in file order); ``flows=False`` draws no arrows."""
+    _check_traces(traces)
+    cols = {f: np.concatenate([t.records[f] for t in traces]) for f in ("event_id", "pid", "kind", *EVENT_ARGS)}
+    proc = np.repeat(np.arange(len(traces)), [len(t.records) for t in traces])
+    start = np.concatenate([ticks_to_ns(t.records["timestamp"] - int(t.origin_ticks), t.records.ticks_per_second)
+                            for t in traces])
+    dur = np.concatenate([ticks_to_ns(np.maximum(t.records["duration_cycles"], 0), t.records.ticks_per_second)
+                          for t in traces])
+    kind = cols["kind"].astype(np.int64)
+    shift = min(0, int(start.min(initial=0)))  # an event before its origin moves every time up, to start at 0
+    start = start - shift
+    end = np.where(kind == KIND_RANGE, start + dur, start)
+    window_end = int(end.max(initial=0))
+    end = np.where(kind == KIND_UNFINISHED, window_end, end)
+    rank_of = np.array([t.records.rank for t in traces], dtype=np.int64)
+
+    # Arrows: to the target's process, where (api, target_rank) is in the file and is not the issuer.
+    target_proc = np.full(len(start), -1, dtype=np.int64)
+    if flows and len(traces) > 1:
+        target = cols["target_rank"]
+        for api in sorted({t.api for t in traces}):
+            members = np.array([p for p, t in enumerate(traces) if t.api == api])
+            in_api = np.isin(proc, members)
+            for p in members:
+                target_proc[in_api & (target == rank_of[p])] = p
+    src = np.nonzero((target_proc >= 0) & (target_proc != proc))[0]
+    n_ev, n_in = len(start), len(src)
+    flow_ids = np.arange(1, n_in + 1, dtype=np.int64)
+
+    # Names: "<op>", "<op> (unfinished)", "<op> from rank R" (+ the suffix), one table for every slice.
+    ev_ids, ev_dense = lanes.dense_ids(cols["event_id"])
+    unfinished = (kind == KIND_UNFINISHED).astype(np.int64)
+    base = (ev_dense.astype(np.int64) * 2 + unfinished) * (len(traces) + 1)
+    keys, name = lanes.dense_ids(np.concatenate([base, base[src] + 1 + proc[src]]))
+    names = []
+    for k in keys.tolist():
+        ev, source = divmod(k, len(traces) + 1)
+        event, unf = divmod(ev, 2)
+        text = event_name(ev_ids[event]) + (f" from rank {int(rank_of[source - 1])}" if source else "")
+        names.append(text + (UNFINISHED_SUFFIX if unf else ""))
+
+    # Slices: the events, then their incoming copies on the target processes.
+    s_proc = np.concatenate([proc, target_proc[src]])
+    s_start, s_end, s_kind = (np.concatenate([a, a[src]]) for a in (start, end, kind))
+    is_range = s_kind != KIND_INSTANT
+    point_slice, point_is_end = lanes.point_order(s_start, s_end, is_range)
+
+    # Tracks: (process, class, program, lane); a program whose ranges do not nest, and "incoming", get lanes.
+    programs, prog_dense = lanes.dense_ids(cols["pid"])
+    klass = np.concatenate([np.full(n_ev, _PROGRAM), np.full(n_in, _INCOMING)])
+    prog = np.concatenate([prog_dense.astype(np.int64), np.zeros(n_in, dtype=np.int64)])
+    group = (s_proc * 2 + klass) * max(len(programs), 1) + prog
+    incoming = klass == _INCOMING
+    fits = lanes.fits_one_track(point_slice, point_is_end, group, is_range & ~incoming)
+    spread = np.isin(group, group[~fits]) | incoming
+    lane = lanes.lanes(point_slice, point_is_end, group, is_range, spread)
+    n_lanes = int(lane.max(initial=0)) + 1
+    keys, track = lanes.dense_ids(group * n_lanes + lane)
+    t_group, t_lane = np.divmod(keys, n_lanes)
+    t_pc, t_prog = np.divmod(t_group, max(len(programs), 1))
+    t_proc, t_class = np.divmod(t_pc, 2)
+    track_names = [(f"program {int(programs[p])}" if c == _PROGRAM else "incoming") + (f" #{n + 1}" if n else "")
+                   for c, p, n in zip(t_class.tolist(), t_prog.tolist(), t_lane.tolist(), strict=True)]
+
+    ev_args = [cols[a] for a in EVENT_ARGS]
+    in_args = [rank_of[proc[src]], cols["pid"][src], cols["op_index"][src], cols["address"][src],
+               cols["payload_size"][src]]
+    flow_out = np.zeros(n_ev + n_in, dtype=np.int64)
+    flow_out[src] = flow_ids
+    return Timeline(
+        process_names=[t.name for t in traces],
+        track_process=t_proc.astype(np.int64),
+        track_names=track_names,
+        names=names,
+        track=track.astype(np.int64),
+        name=name.astype(np.int64),
+        kind=s_kind,
+        start=s_start,
+        end=s_end,
+        flow_out=flow_out,
+        flow_in=np.concatenate([np.zeros(n_ev, dtype=np.int64), flow_ids]),
+        sets=[SliceSet(0, n_ev, EVENT_ARGS, ev_args), SliceSet(n_ev, n_ev + n_in, INCOMING_ARGS, in_args)],
+        window_end=window_end,
+        point_slice=point_slice,
+        point_is_end=point_is_end,
+        metadata={"time_shift_ns": -shift} if shift else {},
+    )

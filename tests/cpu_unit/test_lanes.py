@@ -1,0 +1,108 @@
+"""Viewer order of slice begins and ends, the one-track test, and lanes, against a plain stack simulation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from iris.tracing import lanes
+from tests.cpu_unit.checks import check, check_that
+
+pytestmark = pytest.mark.cpu_unit
+
+# (group, start, length or None for an instant)
+_SLICES = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 12), st.one_of(st.none(), st.integers(0, 6))),
+                   min_size=1, max_size=30)
+
+
+def _arrays(slices):
+    group = np.array([g for g, _, _ in slices], dtype=np.int64)
+    start = np.array([s for _, s, _ in slices], dtype=np.int64)
+    is_range = np.array([n is not None for _, _, n in slices])
+    end = start + np.array([n or 0 for _, _, n in slices], dtype=np.int64)
+    return group, start, end, is_range
+
+
+def _stack_fits(points, group, is_range) -> dict:
+    """Per group: does a viewer's stack (an end closes the slice opened last) close every range itself?"""
+    stacks, ok = {}, {}
+    for s, is_end in points:
+        if not is_range[s]:
+            continue
+        g = int(group[s])
+        stack = stacks.setdefault(g, [])
+        ok.setdefault(g, True)
+        if is_end:
+            ok[g] &= stack.pop() == s
+        else:
+            stack.append(s)
+    return ok
+
+
+@settings(max_examples=200)
+@given(_SLICES)
+def test_point_order(slices):
+    group, start, end, is_range = _arrays(slices)
+    s, is_end = lanes.point_order(start, end, is_range)
+    check("points", len(s), len(slices) + int(is_range.sum()))
+    times = np.where(is_end, end[s], start[s])
+    check_that("times", times.tolist(), bool(np.all(np.diff(times) >= 0)), "non-decreasing")
+    seen = set()
+    for i, e in zip(s.tolist(), is_end.tolist(), strict=True):
+        check("end after its begin", (i in seen) if e else (i not in seen), True, f"slice {i}")
+        seen.add(i)
+    # Ranges that nest (one inside another, equal bounds included) keep nesting: a single group of
+    # pairwise nested-or-disjoint ranges always fits one track.
+    pts = list(zip(s.tolist(), is_end.tolist(), strict=True))
+    ranges = [(int(start[i]), int(end[i])) for i in np.nonzero(is_range)[0]]
+    laminar = all(a1 <= b0 or b1 <= a0 or (a0 <= b0 and b1 <= a1) or (b0 <= a0 and a1 <= b1)
+                  for k, (a0, a1) in enumerate(ranges) for (b0, b1) in ranges[k + 1:])
+    if laminar:
+        check("laminar ranges fit", _stack_fits(pts, np.zeros_like(group), is_range).get(0, True), True)
+
+
+@settings(max_examples=200)
+@given(_SLICES)
+def test_fits_one_track_agrees_with_a_stack(slices):
+    group, start, end, is_range = _arrays(slices)
+    s, is_end = lanes.point_order(start, end, is_range)
+    fits = lanes.fits_one_track(s, is_end, group, is_range)
+    want = _stack_fits(zip(s.tolist(), is_end.tolist(), strict=True), group, is_range)
+    for g, ok in want.items():
+        check("group fits", bool(fits[group == g].all()), ok, f"group {g}")
+    check("instants always fit", bool(fits[~is_range].all()), True)
+
+
+@settings(max_examples=200)
+@given(_SLICES)
+def test_lanes_never_overlap_and_are_as_few_as_the_depth(slices):
+    group, start, end, is_range = _arrays(slices)
+    s, is_end = lanes.point_order(start, end, is_range)
+    lane = lanes.lanes(s, is_end, group, is_range, np.ones(len(group), dtype=bool))
+    check("instants on lane 0", lane[~is_range].tolist(), [0] * int((~is_range).sum()))
+    open_lane, depth, most = {}, {}, {}
+    for i, e in zip(s.tolist(), is_end.tolist(), strict=True):
+        if not is_range[i]:
+            continue
+        key, g = (int(group[i]), int(lane[i])), int(group[i])
+        if e:
+            check("lane closes its own range", open_lane.pop(key), i, f"slice {i}")
+            depth[g] -= 1
+        else:
+            check_that("lane free", key, key not in open_lane, "no open range on this lane", f"slice {i}")
+            open_lane[key] = i
+            depth[g] = depth.get(g, 0) + 1
+            most[g] = max(most.get(g, 0), depth[g])
+    for g, d in most.items():
+        check("lanes used", int(lane[is_range & (group == g)].max()) + 1, d, f"group {g}")
+
+
+def test_dense_ids_match_unique():
+    for values in ([5, 3, 5, 9, 3], [0], [], [-(2**40), 7, 2**40], list(range(100, 0, -3))):
+        v = np.array(values, dtype=np.int64)
+        uniq, inverse = lanes.dense_ids(v)
+        want_u, want_i = np.unique(v, return_inverse=True)
+        check("uniques", uniq.tolist(), want_u.tolist(), str(values))
+        check("inverse", inverse.tolist(), want_i.tolist(), str(values))
