@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import torch
 
-from conformance.scenario import APIS, load
+from conformance.scenario import APIS, ScenarioError, load
+from iris.ranks import progress
+from iris.world import synchronize
 
 _DTYPES = {
     "int8": torch.int8, "int16": torch.int16, "int32": torch.int32, "int64": torch.int64,
@@ -79,6 +81,15 @@ def _shmem():
     return state["shmem"]
 
 
+def _step(scenario, what: str, api: str, fn, *args):
+    """A scenario function, its failure reported as the scenario module's (``ScenarioError``), not the harness's."""
+    progress(f"{scenario.ref or scenario.name}: {what} ({api} kernel)")
+    try:
+        return fn(*args)
+    except Exception as e:
+        raise ScenarioError(f"{scenario.where}: {what} ({api} kernel) raised {type(e).__name__}: {e}") from e
+
+
 def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
     """Pool job: run scenario ``name`` with ``params`` through each API on this rank; returns observations."""
     from iris.tracing.export import device_clock
@@ -94,13 +105,17 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
         rank = Rank(shmem, api)
         max_events = params.get("max_events", scenario.max_events)
         shmem.tracing.enable(max_events)
-        scenario.setup(rank, params)
+        _step(scenario, "setup", api, scenario.setup, rank, params)
         shmem.barrier()
         t0 = device_clock(shmem.device)
         kernel = scenario.kernel(api)
         compiles_before = _compiles(kernel)
         launched = LaunchRecorder(kernel)
-        scenario.launch(launched, rank, params)
+        _step(scenario, "launch", api, scenario.launch, launched, rank, params)
+        name = scenario.ref or scenario.name
+        progress(f"{name}: waiting for the {api} kernel to finish on this rank's device")
+        synchronize(shmem.device)
+        progress(f"{name}: barrier after the {api} kernel (this rank's kernel finished; waiting for the others)")
         shmem.barrier()
         t1 = device_clock(shmem.device)
         events = shmem.tracing.events()

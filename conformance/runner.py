@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from conformance.compare import Divergence, compare
 from conformance.rank_side import HEAP_BYTES
-from conformance.scenario import APIS, Scenario
+from conformance.scenario import APIS, Scenario, ScenarioError
 from iris.ranks import Pools
 
 JOB_TIMEOUT_S = 300.0
@@ -89,10 +89,14 @@ def run_example(pools: Pools, scenario: Scenario, world_size: int, params: dict,
     if world_size not in scenario.world_sizes:
         raise ValueError(f"{scenario.name} supports world sizes {scenario.world_sizes}, not {world_size}")
     start = time.perf_counter()
-    observations = pools.get(world_size, backend).run(rank_job, scenario.name, params, apis, timeout=timeout)
-    model = scenario.model(params, world_size)
+    ref = scenario.ref or scenario.name
+    observations = pools.get(world_size, backend).run(rank_job, ref, params, apis, timeout=timeout)
+    try:
+        model = scenario.model(params, world_size)
+    except Exception as e:
+        raise ScenarioError(f"{scenario.where or ref}: model raised {type(e).__name__}: {e}") from e
     divergences = compare(model, observations, apis, HEAP_BYTES)
     compiles = {api: sum(o["apis"][api]["compiles"] for o in observations) for api in apis}
     variants = {api: variants_per_config(observations, api) for api in apis}
-    return ExampleResult(scenario.name, world_size, backend, params, divergences, time.perf_counter() - start,
+    return ExampleResult(ref, world_size, backend, params, divergences, time.perf_counter() - start,
                          compiles, variants, observations)

@@ -16,6 +16,7 @@ A scenario module in ``conformance/scenarios/`` defines ``SCENARIO = Scenario(..
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import pkgutil
@@ -41,6 +42,8 @@ class Scenario:
     world_sizes: tuple[int, ...] = (1, 2, 4)
     max_events: int = 1024
     tags: tuple[str, ...] = field(default=())
+    ref: str = ""  # what load() was given (a name, or a dotted module path): the rank side loads it the same way
+    where: str = ""  # the module's file, for messages
 
     def compile_key(self, params: dict) -> tuple:
         """The example's compile-time values: params named like a constexpr kernel parameter, and dtypes."""
@@ -57,24 +60,60 @@ class Scenario:
         return self.triton_kernel if api == "triton" else self.gluon_kernel
 
 
+class ScenarioError(Exception):
+    """A scenario module that is wrong (cannot be imported, no SCENARIO, kernels that do not pair, ...).
+
+    The message names the module and the problem; the case of that scenario fails with it and the run goes on.
+    """
+
+
 def _modules() -> list[str]:
     import conformance.scenarios as pkg
 
     return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_"))
 
 
+def _parameters(kernel) -> list[str]:
+    fn = getattr(kernel, "fn", kernel)
+    return list(inspect.signature(fn).parameters)
+
+
+def check(scenario: Scenario, where: str) -> None:
+    """Raise :class:`ScenarioError` naming ``where`` if ``scenario`` breaks the scenario contract."""
+    for member in ("params", "setup", "launch", "model"):
+        if not callable(getattr(scenario, member)):
+            raise ScenarioError(f"{where}: {member} must be a function, got {getattr(scenario, member)!r}")
+    triton = [n for n in _parameters(scenario.triton_kernel) if n not in WORLD_CONSTEXPRS]
+    gluon = _parameters(scenario.gluon_kernel)
+    if triton != gluon:
+        raise ScenarioError(
+            f"{where}: triton_kernel and gluon_kernel must take the same parameters (the Triton kernel also takes "
+            f"{', '.join(WORLD_CONSTEXPRS)}); triton has {triton}, gluon has {gluon}"
+        )
+
+
 def load(name: str) -> Scenario:
-    """The scenario ``name`` (module ``conformance.scenarios.<name>``)."""
-    known = _modules()
-    if name not in known:
-        raise KeyError(f"no scenario {name!r}; known scenarios: {', '.join(known)}")
-    module = importlib.import_module(f"conformance.scenarios.{name}")
+    """The scenario ``name``: module ``conformance.scenarios.<name>``, or a dotted module path holding ``SCENARIO``
+    (test-only scenarios kept outside the package, selected explicitly). Raises :class:`ScenarioError`."""
+    if "." in name:
+        module_name, short = name, name.rsplit(".", 1)[1]
+        where = name.replace(".", "/") + ".py"
+    else:
+        known = _modules()
+        if name not in known:
+            raise KeyError(f"no scenario {name!r}; known scenarios: {', '.join(known)}")
+        module_name, short, where = f"conformance.scenarios.{name}", name, f"conformance/scenarios/{name}.py"
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as e:
+        raise ScenarioError(f"{where}: importing it raised {type(e).__name__}: {e}") from e
     scenario = getattr(module, "SCENARIO", None)
     if not isinstance(scenario, Scenario):
-        raise TypeError(f"conformance/scenarios/{name}.py must define SCENARIO = Scenario(...)")
-    if scenario.name != name:
-        raise ValueError(f"conformance/scenarios/{name}.py defines a scenario named {scenario.name!r}; use {name!r}")
-    return scenario
+        raise ScenarioError(f"{where} must define SCENARIO = Scenario(...)")
+    if scenario.name != short:
+        raise ScenarioError(f"{where} defines a scenario named {scenario.name!r}; use {short!r}")
+    check(scenario, where)
+    return dataclasses.replace(scenario, ref=name, where=where)
 
 
 def names() -> list[str]:
@@ -83,5 +122,5 @@ def names() -> list[str]:
 
 
 def all_scenarios() -> list[Scenario]:
-    """Every scenario, sorted by name."""
+    """Every scenario, sorted by name (a broken module raises :class:`ScenarioError`)."""
     return [load(n) for n in names()]

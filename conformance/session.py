@@ -6,8 +6,8 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 from conformance.report import CaseResult
-from conformance.runner import ExampleResult, replay_command, run_example
-from conformance.scenario import Scenario
+from conformance.runner import JOB_TIMEOUT_S, ExampleResult, replay_command, run_example
+from conformance.scenario import Scenario, ScenarioError
 from iris.ranks import Pools, RankDied, RankError, RankTimeout
 
 
@@ -16,23 +16,26 @@ class ConformanceFailure(AssertionError):
 
 
 def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, profile: settings,
-             params: dict | None = None, on_example=None) -> tuple[CaseResult, ExampleResult | None]:
+             params: dict | None = None, on_example=None,
+             timeout: float = JOB_TIMEOUT_S) -> tuple[CaseResult, ExampleResult | None]:
     """Run the case and return its summary and last example (for its trace); never raises for a divergence.
 
     Hypothesis shrinks a failing example; ``case.failure`` holds the report of the smallest one.
     A hung or dead rank, or a broken scenario, sets ``case.error`` and skips the remaining examples.
     ``params`` runs exactly that example instead of drawing. ``on_example(result)`` sees each example.
+    ``timeout``: seconds one example may take on the ranks before they are killed and the case fails.
     """
-    case = CaseResult(scenario.name, world_size, backend)
+    ref = scenario.ref or scenario.name
+    case = CaseResult(ref, world_size, backend)
     last: list[ExampleResult] = []
 
     def one(p: dict) -> None:
         if case.error:
             return
         try:
-            result = run_example(pools, scenario, world_size, p, backend)
-        except (RankError, RankTimeout, RankDied, NotImplementedError) as e:
-            case.error = f"{type(e).__name__}: {e}\nreplay: {replay_command(scenario.name, world_size, backend, p)}"
+            result = run_example(pools, scenario, world_size, p, backend, timeout=timeout)
+        except (RankError, RankTimeout, RankDied, NotImplementedError, ScenarioError) as e:
+            case.error = f"{type(e).__name__}: {e}\nreplay: {replay_command(ref, world_size, backend, p)}"
             return
         case.add(result, scenario.compile_key(p))
         last[:] = [result]
@@ -50,7 +53,7 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
             @given(data=st.data())
             def check(data):
                 p = data.draw(scenario.params(world_size), label="params")
-                note(f"replay: {replay_command(scenario.name, world_size, backend, p)}")
+                note(f"replay: {replay_command(ref, world_size, backend, p)}")
                 one(p)
 
             check()

@@ -4,11 +4,11 @@
 of a run; ``backend_env`` says what a cpu or gpu rank needs; ``rank_state`` is a rank's cache across jobs.
 """
 
-from iris.ranks.child import rank_state
+from iris.ranks.child import progress, rank_state
 from iris.ranks.env import BACKENDS, backend_env, xdist_worker_index
 from iris.ranks.launch import launch
 from iris.ranks.pool import RankDied, RankError, RankPool, RankTimeout
 from iris.ranks.pools import Pools
 
 __all__ = ["BACKENDS", "Pools", "RankDied", "RankError", "RankPool", "RankTimeout", "backend_env", "launch",
-           "rank_state", "xdist_worker_index"]
+           "progress", "rank_state", "xdist_worker_index"]

@@ -20,6 +20,14 @@ from typing import Any
 _PG_TIMEOUT_S = 3600.0  # gloo's own collective timeout; the pool's job timeouts act long before it
 
 _RANK_STATE: dict[str, Any] = {}
+_PROGRESS: Any = None  # a shared char array the parent reads when this rank does not answer
+PROGRESS_BYTES = 200
+
+
+def progress(where: str) -> None:
+    """Say what this rank is doing now (e.g. "launch (gluon kernel)"); a timeout or death message quotes it."""
+    if _PROGRESS is not None:
+        _PROGRESS.value = where.encode(errors="replace")[: PROGRESS_BYTES - 1]
 
 
 def rank_state() -> dict[str, Any]:
@@ -78,8 +86,11 @@ def send(conn: Connection, message: tuple) -> None:
     conn.send_bytes(data)
 
 
-def rank_main(rank: int, world_size: int, env: dict[str, str], parent_pid: int, conn: Connection) -> None:
-    """Entry point of a rank process (see the module docstring)."""
+def rank_main(rank: int, world_size: int, env: dict[str, str], parent_pid: int, conn: Connection,
+              status: Any = None) -> None:
+    """Entry point of a rank process (see the module docstring); ``status`` receives :func:`progress`."""
+    global _PROGRESS
+    _PROGRESS = status
     os.environ.update(env)  # already inherited at exec time; repeated in case something reset it
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the parent decides
     threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
@@ -113,6 +124,7 @@ def rank_main(rank: int, world_size: int, env: dict[str, str], parent_pid: int, 
                 break
             try:
                 fn, args, kwargs = pickle.loads(payload)
+                progress(f"job {getattr(fn, '__qualname__', fn)}")
                 reply: tuple = ("ok", seq, fn(*args, **kwargs))
             except BaseException:
                 reply = ("error", seq, traceback.format_exc())
@@ -121,6 +133,7 @@ def rank_main(rank: int, world_size: int, env: dict[str, str], parent_pid: int, 
                 if errors:  # the device context may be unusable now: report, then leave (the pool rebuilds)
                     send(conn, ("fatal", seq, f"compute-sanitizer memcheck reported (rank log {log}):\n{errors}"))
                     break
+            progress("idle")
             send(conn, reply)
     finally:
         try:

@@ -38,7 +38,7 @@ from typing import Any
 
 from iris.checks import is_int, is_positive_number
 from iris.ranks import sanitizer
-from iris.ranks.child import rank_main
+from iris.ranks.child import PROGRESS_BYTES, rank_main
 from iris.ranks.env import backend_env, free_port, patched_environ, rank_env
 
 __all__ = ["RankDied", "RankError", "RankPool", "RankTimeout"]
@@ -129,6 +129,7 @@ class RankPool:
         self._name = name
         self._procs: list[mp.process.BaseProcess] = []
         self._conns: list[Connection] = []
+        self._status: list[Any] = []  # per rank: what it said it was doing (iris.ranks.progress)
         self._generation = 0
         self._seq = 0
         self._broken = False  # the current processes must be replaced before the next job
@@ -178,6 +179,11 @@ class RankPool:
             return f"{self._name} ({self._world_size} rank{'s' if self._world_size > 1 else ''})"
         return f"{self._name}({self._world_size} ranks, {self._backend}, generation {self._generation})"
 
+    def _doing(self, ranks) -> str:
+        """What each of ``ranks`` last said it was doing (``iris.ranks.progress``)."""
+        said = [(i, self._status[i].value.decode(errors="replace")) for i in sorted(ranks) if i < len(self._status)]
+        return "".join(f"\n    rank {i} was at: {text or 'start-up'}" for i, text in said)
+
     def _rebuilt(self) -> str:
         return "; the pool will be rebuilt on the next run" if self._persistent else ""
 
@@ -222,7 +228,7 @@ class RankPool:
             p.join(KILL_JOIN_S)
         for conn in self._conns:
             conn.close()
-        self._procs, self._conns, self._broken = [], [], False
+        self._procs, self._conns, self._status, self._broken = [], [], [], False
 
     def start(self) -> None:
         """Start the rank processes now instead of at the first job (no-op when they are up)."""
@@ -258,9 +264,10 @@ class RankPool:
         for rank in range(self._world_size):
             env = rank_env(rank, self._world_size, port, {**self._env, "IRIS_DEVICE_OFFSET": str(self._device_offset)})
             parent_conn, child_conn = ctx.Pipe(duplex=True)
+            status = ctx.Array("c", PROGRESS_BYTES, lock=False)
             p = ctx.Process(
                 target=rank_main,
-                args=(rank, self._world_size, env, os.getpid(), child_conn),
+                args=(rank, self._world_size, env, os.getpid(), child_conn, status),
                 name=f"iris-{self._backend or 'rank'}{self._world_size}-g{self._generation}-rank{rank}",
                 daemon=True,  # stopped by multiprocessing at interpreter exit if nobody closed the pool
             )
@@ -269,6 +276,7 @@ class RankPool:
             child_conn.close()
             self._procs.append(p)
             self._conns.append(parent_conn)
+            self._status.append(status)
 
     # -- jobs
 
@@ -356,7 +364,7 @@ class RankPool:
             msg += "".join(f"\n\nrank {i} raised:\n{tb}" for i, tb in sorted(errors.items()))
             if waiting:
                 msg += f"\n\n{_ranks(sorted(waiting))} had not answered and were killed"
-            msg += self._rebuilt()
+            msg += self._rebuilt() + self._doing(set(died) | waiting)
             raise RankDied(msg, sorted(died), died, job)
         if errors:
             msg = f"{self._where()}: job {job}: {_ranks(sorted(errors))} raised"
@@ -372,6 +380,7 @@ class RankPool:
             msg = (
                 f"{self._where()}: job {job} did not finish within {timeout:g} s: {_ranks(sorted(waiting))} had not "
                 f"answered" + (f" ({_ranks(done)} had)" if done else "") + "; all ranks were killed" + self._rebuilt()
+                + self._doing(waiting)
             )
             raise RankTimeout(msg, sorted(waiting), job, timeout)
         return [results[i] for i in range(n)]

@@ -1,0 +1,6 @@
+"""Test-only scenario modules that are wrong on purpose, selected explicitly by dotted path (never discovered).
+
+Each one breaks one rule (kernels that do not pair, a model that raises, a buffer allocated twice, a kernel that
+cannot be compiled in one API, a result that diverges, a rank that hangs or dies), so the tests can show that its
+own case fails with a message naming the module and the problem, and that the run goes on.
+"""

@@ -1,0 +1,5 @@
+"""The unbroken base scenario (the control: it passes)."""
+
+from tests.conformance.faulty._base import scenario
+
+SCENARIO = scenario("healthy")
