@@ -22,8 +22,10 @@ from conformance.runner import detect_backend, run_example
 from conformance.scenario import load, names
 from iris.ranks import Pools
 
+PHASES = ("dispatch", "reset", "setup", "barriers", "launch", "kernel", "readback", "model", "compare")
 
-def bench(pools: Pools, name: str, backend: str, world_size: int, examples: int) -> tuple[float, str, str, int]:
+
+def bench(pools: Pools, name: str, backend: str, world_size: int, examples: int) -> tuple[float, str, str, int, dict]:
     scenario = load(name)
     results, keys = [], []
 
@@ -44,7 +46,9 @@ def bench(pools: Pools, name: str, backend: str, world_size: int, examples: int)
     failures = sum(not r.ok for r in results)
     variants = {api: max((r.variants[api] for r in results if r.variants.get(api) is not None), default=None)
                 for api in ("triton", "gluon")}
-    return rate, f"{compiles} ({len(warm)} warm)", variants_cell(variants), failures
+    timed = results[1:] or results
+    phases = {k: 1e3 * sum(r.timings.get(k, 0.0) for r in timed) / len(timed) for k in PHASES}
+    return rate, f"{compiles} ({len(warm)} warm)", variants_cell(variants), failures, phases
 
 
 def main() -> None:
@@ -56,13 +60,21 @@ def main() -> None:
     args = p.parse_args()
     backend = args.backend or detect_backend()
     print(f"backend {backend}, {args.ranks} ranks, {args.examples} examples after one warm-up")
-    print(f"{'scenario':28s} {'examples/s':>10s} {'compiles/example':>17s} {'variants t/g':>12s} {'failures':>8s}")
+    print(f"{'scenario':28s} {'examples/s':>10s} {'compiles/example':>17s} {'variants t/g':>12s} {'failures':>8s}   "
+          "ms per example: " + " ".join(f"{k:>8s}" for k in PHASES))
+    totals = dict.fromkeys(PHASES, 0.0)
+    count = 0
     with Pools() as pools:
         for name in args.scenario or names():
             if args.ranks not in load(name).world_sizes:
                 continue
-            rate, compiles, variants, failures = bench(pools, name, backend, args.ranks, args.examples)
-            print(f"{name:28s} {rate:10.2f} {compiles:>17s} {variants:>12s} {failures:8d}", flush=True)
+            rate, compiles, variants, failures, phases = bench(pools, name, backend, args.ranks, args.examples)
+            print(f"{name:28s} {rate:10.2f} {compiles:>17s} {variants:>12s} {failures:8d}   {'':15s}"
+                  + " ".join(f"{phases[k]:8.1f}" for k in PHASES), flush=True)
+            totals = {k: totals[k] + phases[k] for k in PHASES}
+            count += 1
+    if count:
+        print(f"{'mean over scenarios':87s}   {'':15s}" + " ".join(f"{totals[k] / count:8.1f}" for k in PHASES))
 
 
 if __name__ == "__main__":

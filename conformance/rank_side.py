@@ -8,6 +8,10 @@ the compiled kernel variants it launched) as plain data.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import torch
 
 from conformance.scenario import APIS, ScenarioError, load
@@ -95,42 +99,66 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
     from iris.tracing.export import device_clock
     from iris.tracing.hw import cu_id_limit
 
+    clock = PhaseClock()
     scenario = load(name)
     shmem = _shmem()
     out = {"rank": shmem.get_rank(), "heap_bases": list(shmem.heap.bases),
            "cu_limit": cu_id_limit(shmem.tracing.backend, shmem.device),
            "backend": shmem.tracing.backend, "ticks_per_second": shmem.tracing.ticks_per_second, "apis": {}}
     for api in apis:
-        shmem.heap.reset()
-        rank = Rank(shmem, api)
-        max_events = params.get("max_events", scenario.max_events)
-        shmem.tracing.enable(max_events)
-        _step(scenario, "setup", api, scenario.setup, rank, params)
-        shmem.barrier()
-        t0 = device_clock(shmem.device)
-        kernel = scenario.kernel(api)
-        compiles_before = _compiles(kernel)
-        launched = LaunchRecorder(kernel)
-        _step(scenario, "launch", api, scenario.launch, launched, rank, params)
+        with clock("reset"):
+            shmem.heap.reset()
+            rank = Rank(shmem, api)
+            max_events = params.get("max_events", scenario.max_events)
+            shmem.tracing.enable(max_events)
+        with clock("setup"):
+            _step(scenario, "setup", api, scenario.setup, rank, params)
+        with clock("barriers"):
+            shmem.barrier()
+            t0 = device_clock(shmem.device)
+        with clock("launch"):
+            kernel = scenario.kernel(api)
+            compiles_before = _compiles(kernel)
+            launched = LaunchRecorder(kernel)
+            _step(scenario, "launch", api, scenario.launch, launched, rank, params)
         name = scenario.ref or scenario.name
-        progress(f"{name}: waiting for the {api} kernel to finish on this rank's device")
-        synchronize(shmem.device)
-        progress(f"{name}: barrier after the {api} kernel (this rank's kernel finished; waiting for the others)")
-        shmem.barrier()
-        t1 = device_clock(shmem.device)
-        events = shmem.tracing.events()
-        out["apis"][api] = {
-            "rows": events.rows(),
-            "attempted": events.attempted,
-            "capacity": max_events,
-            "layout": rank.layout(),
-            "memory": {n: t.cpu().tolist() for n, t in rank.buffers.items()},
-            "window": (t0, t1),
-            "compiles": _compiles(kernel) - compiles_before,
-            "variants": sorted(launched.hashes),
-        }
-        shmem.tracing.disable()
+        with clock("kernel"):
+            progress(f"{name}: waiting for the {api} kernel to finish on this rank's device")
+            synchronize(shmem.device)
+        with clock("barriers"):
+            progress(f"{name}: barrier after the {api} kernel (this rank's kernel finished; waiting for the others)")
+            shmem.barrier()
+            t1 = device_clock(shmem.device)
+        with clock("readback"):
+            events = shmem.tracing.events()
+            out["apis"][api] = {
+                "rows": events.rows(),
+                "attempted": events.attempted,
+                "capacity": max_events,
+                "layout": rank.layout(),
+                "memory": {n: t.cpu().tolist() for n, t in rank.buffers.items()},
+                "window": (t0, t1),
+                "compiles": _compiles(kernel) - compiles_before,
+                "variants": sorted(launched.hashes),
+            }
+            shmem.tracing.disable()
+    out["seconds"] = clock.seconds
     return out
+
+
+class PhaseClock:
+    """Seconds spent per named phase (``with clock("setup"): ...``), summed over repeats."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, phase: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - start
 
 
 class LaunchRecorder:

@@ -61,6 +61,7 @@ class ExampleResult:
     compiles: dict[str, int] = field(default_factory=dict)
     variants: dict[str, int | None] = field(default_factory=dict)
     observations: list[dict] = field(default_factory=list, repr=False)
+    timings: dict[str, float] = field(default_factory=dict)  # seconds by phase (``_breakdown``)
 
     @property
     def ok(self) -> bool:
@@ -91,12 +92,24 @@ def run_example(pools: Pools, scenario: Scenario, world_size: int, params: dict,
     start = time.perf_counter()
     ref = scenario.ref or scenario.name
     observations = pools.get(world_size, backend).run(rank_job, ref, params, apis, timeout=timeout)
+    job = time.perf_counter()
     try:
         model = scenario.model(params, world_size)
     except Exception as e:
         raise ScenarioError(f"{scenario.where or ref}: model raised {type(e).__name__}: {e}") from e
+    modelled = time.perf_counter()
     divergences = compare(model, observations, apis, HEAP_BYTES)
+    timings = _breakdown(observations, job - start, modelled - job, time.perf_counter() - modelled)
     compiles = {api: sum(o["apis"][api]["compiles"] for o in observations) for api in apis}
     variants = {api: variants_per_config(observations, api) for api in apis}
     return ExampleResult(ref, world_size, backend, params, divergences, time.perf_counter() - start,
-                         compiles, variants, observations)
+                         compiles, variants, observations, timings)
+
+
+def _breakdown(observations: list[dict], job: float, model: float, compare: float) -> dict[str, float]:
+    """Seconds of one example by phase: the phases of the rank whose kernels took longest (the others' barriers
+    include waiting for it), the pool's dispatch (job round trip minus that rank's time: pickling, pipes,
+    wake-up), the model and the comparison."""
+    slowest = max(observations, key=lambda o: o["seconds"].get("launch", 0.0) + o["seconds"].get("kernel", 0.0))
+    slowest = slowest["seconds"]
+    return {**slowest, "dispatch": max(job - sum(slowest.values()), 0.0), "model": model, "compare": compare}

@@ -1,0 +1,95 @@
+"""gpu tier: a hung kernel, a killed rank and many pool restarts cost one case each and leak nothing.
+
+Memory is read per process from NVML (the rank processes' own GPU memory), so other work on the GPU does not
+disturb the checks: a killed rank's memory must be released, and a pool that stopped holds none.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from conformance import profiles
+from conformance.scenario import load
+from conformance.session import run_case
+from iris.ranks import Pools, RankPool
+from tests.cpu_interpret import pool_jobs as jobs
+
+pytestmark = pytest.mark.gpu
+
+FAULTY = "tests.conformance.faulty."
+RELEASE_S = 60.0  # how long the driver may take to free a killed process's memory
+
+
+def _gpu_bytes_by_pid() -> dict[int, int]:
+    """GPU memory held by each process using the GPUs (NVML)."""
+    pynvml = pytest.importorskip("pynvml", reason="per-process GPU memory needs NVML (pip install nvidia-ml-py)")
+    pynvml.nvmlInit()
+    try:
+        held: dict[int, int] = {}
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            handle = pynvml.nvmlDeviceGetHandleByIndex(i)
+            for proc in pynvml.nvmlDeviceGetComputeRunningProcesses(handle):
+                held[proc.pid] = held.get(proc.pid, 0) + (proc.usedGpuMemory or 0)
+        return held
+    finally:
+        pynvml.nvmlShutdown()
+
+
+def _released(pids: list[int]) -> dict[int, int]:
+    """GPU memory still held by ``pids`` once the driver had ``RELEASE_S`` to free it (empty: all released)."""
+    deadline = time.monotonic() + RELEASE_S
+    while True:
+        held = {pid: b for pid, b in _gpu_bytes_by_pid().items() if pid in pids}
+        if not held or time.monotonic() > deadline:
+            return held
+        time.sleep(0.5)
+
+
+@pytest.fixture
+def pools():
+    with Pools() as owner:
+        yield owner
+
+
+def _case(pools, name: str, timeout: float = 120.0):
+    case, _ = run_case(pools, load(FAULTY + name), 2, "gpu", profiles.load("dev"), timeout=timeout)
+    return case
+
+
+@pytest.mark.parametrize(("name", "failure"), [
+    ("hangs", "rank 1 was at: tests.conformance.faulty.hangs: waiting for the triton kernel to finish"),
+    ("rank_dies", "rank 1 died (exit code -9, killed by SIGKILL)"),
+])
+def test_a_hung_or_killed_rank_fails_one_case_and_its_memory_is_released(pools, name, failure):
+    control = _case(pools, "healthy")
+    assert control.ok, control.error
+    pids = pools.get(2, "gpu").pids
+    before = {pid: b for pid, b in _gpu_bytes_by_pid().items() if pid in pids}
+    start = time.monotonic()
+    case = _case(pools, name, timeout=30.0)
+    detected = time.monotonic() - start
+    assert failure in case.error, case.error
+    assert _released(pids) == {}, f"GPU memory of the killed ranks {pids} was not released"
+    after = _case(pools, "healthy")
+    assert after.ok, f"the case after {name} failed: {after.error}"
+    now = {pid: b for pid, b in _gpu_bytes_by_pid().items() if pid in pools.get(2, "gpu").pids}
+    print(f"{name}: detected after {detected:.1f} s; rank GPU memory before {sorted(before.values())} bytes, "
+          f"after the rebuild {sorted(now.values())} bytes")
+    assert sorted(now.values()) == sorted(before.values()), (
+        f"rank GPU memory after the rebuild={sorted(now.values())}, but should be {sorted(before.values())} as before")
+
+
+def test_eight_ranks_on_one_gpu_start_and_stop_twenty_times_leaving_nothing():
+    leftovers = []
+    for cycle in range(20):
+        with RankPool(8, "gpu") as pool:
+            pool.run(jobs.open_heap, timeout=300)
+            pids = pool.pids
+        alive = [pid for pid in pids if os.path.exists(f"/proc/{pid}")]
+        held = _released(pids)
+        if alive or held:
+            leftovers.append((cycle, alive, held))
+    assert leftovers == [], f"(cycle, live rank processes, GPU bytes they hold) after stopping: {leftovers}"
