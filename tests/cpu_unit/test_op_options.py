@@ -1,0 +1,89 @@
+"""iris.op_options on the host: accepted values pass through unchanged; anything else names itself and the choices."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import triton.language as tl
+
+from iris import op_options as O
+
+pytestmark = pytest.mark.cpu_unit
+
+
+@pytest.mark.parametrize("value", [None, "", ".ca", ".cg", ".cv"])
+def test_load_cache_modifiers_pass_through(value):
+    assert O.load_cache_modifier(value) == value
+
+
+@pytest.mark.parametrize("value", [None, "", ".wb", ".cg", ".cs", ".wt"])
+def test_store_cache_modifiers_pass_through(value):
+    assert O.store_cache_modifier(value) == value
+
+
+@pytest.mark.parametrize("check, value, keyword, choices", [
+    (O.load_cache_modifier, ".wb", "load_cache_modifier", "None, '.ca', '.cg', '.cv'"),
+    (O.load_cache_modifier, "cg", "cache_modifier", "None, '.ca', '.cg', '.cv'"),
+    (O.load_cache_modifier, 1, "cache_modifier", "None, '.ca', '.cg', '.cv'"),
+    (O.store_cache_modifier, ".cv", "store_cache_modifier", "None, '.wb', '.cg', '.cs', '.wt'"),
+    (O.store_cache_modifier, ".CS", "cache_modifier", "None, '.wb', '.cg', '.cs', '.wt'"),
+])  # fmt: skip
+def test_bad_cache_modifier_names_value_and_choices(check, value, keyword, choices):
+    args = (value,) if keyword == "cache_modifier" else (value, keyword)
+    with pytest.raises(ValueError) as e:
+        check(*args)
+    assert str(e.value) == f"{keyword}={value!r} is not a {check.fn.__name__.replace('_', ' ')}; expected one of " \
+                           f"{choices}", str(e.value)
+
+
+@pytest.mark.parametrize("value", [None, "acquire", "release", "acq_rel", "relaxed"])
+def test_memory_semantics_pass_through(value):
+    assert O.memory_semantic(value) == value
+
+
+@pytest.mark.parametrize("value", [None, "gpu", "cta", "sys"], ids=repr)  # a bare "gpu" id would mark the gpu tier
+def test_memory_scopes_pass_through(value):
+    assert O.memory_scope(value) == value
+
+
+def test_bad_sem_and_scope_name_value_and_choices():
+    with pytest.raises(ValueError, match=re.escape("sem='seq_cst' is not a memory semantic; expected one of None, "
+                                                   "'acquire', 'release', 'acq_rel', 'relaxed'")):
+        O.memory_semantic("seq_cst")
+    with pytest.raises(ValueError, match=re.escape("scope='system' is not a scope; expected one of None, 'gpu', "
+                                                   "'cta', 'sys'")):
+        O.memory_scope("system")
+
+
+@pytest.mark.parametrize("hint, shape", [
+    (None, []), (None, [32, 64]),
+    (16, []), (16, [32]), (1, [32]),
+    ((16,), []), ((16,), [32]), ((1, 64), [16, 64]), ([1, 64], [16, 64]),
+    ((tl.constexpr(1), tl.constexpr(64)), [tl.constexpr(16), tl.constexpr(64)]),  # as a compiled kernel passes them
+])  # fmt: skip
+def test_valid_hints(hint, shape):
+    assert O.hint_error(hint, shape) is None
+    assert O.check_hint(hint, shape) is True
+
+
+@pytest.mark.parametrize("hint, shape, why", [
+    (0, [32], "hint=0 is not a valid pointer hint"),
+    (-4, [32], "hint=-4 is not a valid pointer hint"),
+    (True, [32], "hint=True is not a valid pointer hint"),
+    (2.0, [32], "hint=2.0 is not a valid pointer hint"),
+    ("16", [32], "hint='16' is not a valid pointer hint"),
+    ((), [32], "hint=() is not a valid pointer hint"),
+    ((16, 0), [4, 32], "hint=(16, 0) is not a valid pointer hint"),
+    (64, [16, 64], "hint=64 is one int, but the pointer block has 2 dimensions"),
+    ((1, 64), [64], "hint=(1, 64) has 2 entries, but the pointer block has 1"),
+    ((1, 1, 64), [16, 64], "hint=(1, 1, 64) has 3 entries, but the pointer block has 2"),
+])  # fmt: skip
+def test_invalid_hints_name_value_and_choices(hint, shape, why):
+    dims = len(shape)
+    expected = (f"{why}; expected None, a positive int (1-D block or scalar pointer) or a tuple of {dims} positive "
+                f"ints, one per dimension of the pointer block (shape {shape})")
+    assert O.hint_error(hint, shape) == expected
+    with pytest.raises(ValueError) as e:
+        O.check_hint(hint, shape)
+    assert str(e.value) == expected
