@@ -11,7 +11,7 @@ is checked by tests/cpu_compile/test_op_options_asm.py):
     store: None (the default), ".wb" (write back), ".cg" (bypass L1), ".cs" (streaming), ".wt" (write through)
 
 Pointer hint, applied to the pointer block an op translates to a peer's heap (the translation hides the
-block's structure from the compiler, so without a hint a remote access is never vectorized):
+block's structure from the compiler, which then keeps Triton's remote accesses one element wide):
 
     hint = None                no promise (default)
     hint = h (an int)          for a 1-D block or a scalar pointer
