@@ -24,6 +24,9 @@ block's structure from the compiler, which then keeps Triton's remote accesses o
 from __future__ import annotations
 
 import triton
+import triton.language as tl
+
+from iris._builtins import builtin
 
 LOAD_CACHE_MODIFIERS: tuple[str, ...] = (".ca", ".cg", ".cv")
 STORE_CACHE_MODIFIERS: tuple[str, ...] = (".wb", ".cg", ".cs", ".wt")
@@ -31,12 +34,9 @@ SEMANTICS: tuple[str, ...] = ("acquire", "release", "acq_rel", "relaxed")
 SCOPES: tuple[str, ...] = ("gpu", "cta", "sys")
 
 
-# Helpers are constexpr functions too: Triton refuses plain functions reached from a kernel.
-@triton.constexpr_function
-def _value(x):
-    return getattr(x, "value", x)  # a tl.constexpr (compiled) or the plain value (interpreter)
-
-
+# Helpers of the constexpr functions are constexpr functions too: Triton refuses plain functions reached from a
+# kernel. ``hint_values`` is a builtin (it returns a tuple of constexprs, which a constexpr function cannot), so
+# its helpers are plain functions, and layout_constexpr.SOURCE_KEY covers this file.
 @triton.constexpr_function
 def _one_of(keyword: str, value, accepted: tuple[str, ...], what: str):
     if value is None or (isinstance(value, str) and (value == "" or value in accepted)):
@@ -69,39 +69,47 @@ def memory_scope(value):
     return _one_of("scope", value, SCOPES, "a scope")
 
 
-@triton.constexpr_function
+def _value(x):
+    return getattr(x, "value", x)  # a tl.constexpr (compiled) or the plain value (interpreter)
+
+
+def _is_sequence(hint) -> bool:
+    return not isinstance(hint, str) and hasattr(hint, "__iter__")
+
+
+def _shown(hint) -> str:
+    return repr(tuple(_value(h) for h in hint)) if _is_sequence(hint) else repr(hint)
+
+
 def hint_error(hint, shape) -> str | None:
-    """Why ``hint`` cannot describe a pointer block of ``shape`` (a list of ints), or None if it can."""
+    """Why ``hint`` cannot describe a pointer block of ``shape`` (a sequence of ints), or None if it can."""
     shape = [int(_value(s)) for s in shape]
     dims = len(shape)
     expected = (f"None, a positive int (1-D block or scalar pointer) or a tuple of {dims} positive ints, one per "
                 f"dimension of the pointer block (shape {shape})")
+    hint = _value(hint)
     if hint is None:
         return None
-    if isinstance(hint, str) or not hasattr(hint, "__iter__"):
-        values, is_int = [hint], True
-    else:
-        values, is_int = [_value(h) for h in hint], False
+    values = [_value(h) for h in hint] if _is_sequence(hint) else [hint]
     if not values or any(isinstance(v, bool) or not isinstance(v, int) or v <= 0 for v in values):
         return f"hint={_shown(hint)} is not a valid pointer hint; expected {expected}"
-    if is_int and dims > 1:
+    if not _is_sequence(hint) and dims > 1:
         return f"hint={_shown(hint)} is one int, but the pointer block has {dims} dimensions; expected {expected}"
-    if not is_int and len(values) != max(1, dims):
+    if _is_sequence(hint) and len(values) != max(1, dims):
         return f"hint={_shown(hint)} has {len(values)} entries, but the pointer block has {dims}; expected {expected}"
     return None
 
 
-@triton.constexpr_function
-def _shown(hint):
-    if isinstance(hint, str) or not hasattr(hint, "__iter__"):
-        return repr(hint)
-    return repr(tuple(_value(h) for h in hint))
-
-
-@triton.constexpr_function
-def check_hint(hint, shape):
-    """Raise ValueError unless ``hint`` can describe a pointer block of ``shape``; returns True."""
-    error = hint_error(hint, shape)
+@builtin
+def hint_values(hint, pointer, _semantic=None):
+    """``hint`` for ``pointer``'s block as one int per dimension (a scalar pointer: one), for ``multiple_of`` and
+    ``max_contiguous``; ValueError if it cannot describe that block. Accepts a literal tuple written in a kernel
+    and a tuple passed in as a constexpr alike."""
+    error = hint_error(hint, pointer.shape)
     if error is not None:
         raise ValueError(error)
-    return True
+    hint = _value(hint)
+    values = [int(_value(h)) for h in hint] if _is_sequence(hint) else [int(hint)]
+    if _semantic is None:  # the interpreter takes plain ints
+        return values
+    return tl.tuple([tl.constexpr(v) for v in values])

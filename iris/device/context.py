@@ -70,11 +70,10 @@ class DeviceContext:
         to_base = tl.load(self.heap_bases + to_rank)
         offset = pointer.to(tl.int64, bitcast=False) - from_base
         translated = (to_base.to(tl.pointer_type(tl.int8)) + offset).to(pointer.dtype, bitcast=True)
-        if hint is not None:
-            O.check_hint(hint, pointer.shape)
-            translated = tl.multiple_of(translated, hint)
+        if hint is not None:  # inline: a name bound to hint_values' tuple would hold tensors, not constexprs
+            translated = tl.multiple_of(translated, O.hint_values(hint, translated))
             if len(pointer.shape) > 0:  # a scalar pointer takes the alignment only
-                translated = tl.max_contiguous(translated, hint)
+                translated = tl.max_contiguous(translated, O.hint_values(hint, translated))
         return translated
 
     @triton.jit

@@ -76,11 +76,10 @@ class IrisDeviceCtx:
         to_base = gl.load(self.heap_bases + to_rank)
         offset = pointer.to(gl.int64, bitcast=False) - from_base
         translated = (to_base.to(gl.pointer_type(gl.int8)) + offset).to(pointer.dtype, bitcast=True)
-        if hint is not None:
-            O.check_hint(hint, pointer.shape)
-            translated = gl.multiple_of(translated, hint)
+        if hint is not None:  # inline: a name bound to hint_values' tuple would hold tensors, not constexprs
+            translated = gl.multiple_of(translated, O.hint_values(hint, translated))
             if len(pointer.shape) > 0:  # a scalar pointer takes the alignment only
-                translated = gl.max_contiguous(translated, hint)
+                translated = gl.max_contiguous(translated, O.hint_values(hint, translated))
         return translated
 
     @gluon.jit

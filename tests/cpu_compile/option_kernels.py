@@ -73,4 +73,30 @@ def gluon_options_kernel(ctx_t, src, dst, n, other, rank: gl.constexpr, world: g
         gl.store(src + offs, ctx.atomic_add(dst + offs, offs, 1, mask=mask, sem="relaxed", hint=HINT), mask=mask)
 
 
+TILE_SIGNATURE = {"ctx_t": "*i64", "buf": "*i32", "rank": "constexpr", "world": "constexpr", "HINT": "constexpr",
+                  "BM": "constexpr", "BN": "constexpr"}
+
+
+@triton.jit
+def triton_tile_kernel(ctx_t, buf, rank: tl.constexpr, world: tl.constexpr, HINT: tl.constexpr, BM: tl.constexpr,
+                       BN: tl.constexpr):
+    """Store a ``BM`` x ``BN`` tile (rows of ``BN`` contiguous elements) into rank 1's ``buf`` with ``hint``."""
+    ctx = DeviceContext.initialize(ctx_t, rank, world)
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    ctx.store(buf + offs, offs, 1, hint=HINT)
+
+
+@gluon.jit
+def gluon_tile_kernel(ctx_t, buf, rank: gl.constexpr, world: gl.constexpr, HINT: gl.constexpr, BM: gl.constexpr,
+                      BN: gl.constexpr):
+    """Store a ``BM`` x ``BN`` tile (rows of ``BN`` contiguous elements) into rank 1's ``buf`` with ``hint``."""
+    ctx = IrisDeviceCtx.initialize(ctx_t)
+    layout: gl.constexpr = gl.BlockedLayout([1, 4], [1, warp_size()], [gl.num_warps(), 1], [1, 0])
+    rows = gl.arange(0, BM, layout=gl.SliceLayout(1, layout))
+    cols = gl.arange(0, BN, layout=gl.SliceLayout(0, layout))
+    offs = gl.expand_dims(rows, 1) * BN + gl.expand_dims(cols, 0)
+    ctx.store(buf + offs, offs, 1, hint=HINT)
+
+
 KERNELS = {"triton": triton_options_kernel, "gluon": gluon_options_kernel}
+TILE_KERNELS = {"triton": triton_tile_kernel, "gluon": gluon_tile_kernel}

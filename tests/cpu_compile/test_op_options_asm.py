@@ -24,7 +24,7 @@ import pytest
 
 from iris import op_options
 from tests.cpu_compile.compile_helpers import APIS, MACHINE_CODE, TARGETS, compile_function, normalize
-from tests.cpu_compile.option_kernels import KERNELS, SIGNATURE
+from tests.cpu_compile.option_kernels import KERNELS, SIGNATURE, TILE_KERNELS, TILE_SIGNATURE
 
 pytestmark = pytest.mark.cpu_compile
 
@@ -157,6 +157,20 @@ def test_hint_vectorizes_the_remote_accesses(api, op, target):
             widths = sorted({a[1] for a in _accesses(asm, target, access)})
             assert widths == [width], f"{api} {op} on {target}, hint={hint}: remote {access} widths {widths}, but " \
                                       f"should be [{width}]"
+
+
+@pytest.mark.parametrize("target", list(TARGETS))
+@pytest.mark.parametrize("api", APIS)
+def test_tuple_hint_on_a_2d_tile(api, target):
+    """A tuple hint gives each dimension its own promise: rows of 256 contiguous elements, one row apart."""
+    constexprs = {"rank": 0, "world": 2, "HINT": (1, 256), "BM": 8, "BN": 256}
+    ttgir = compile_function(api, TILE_KERNELS[api], target, constexprs, TILE_SIGNATURE)["ttgir"]
+    attrs = "tt.contiguity = dense<[1, 256]> : tensor<2xi32>, tt.divisibility = dense<[1, 256]> : tensor<2xi32>"
+    assert ttgir.count(attrs) == 1, f"{api} tile on {target}: the translated tile lacks {attrs!r}"
+    with pytest.raises(Exception) as e:
+        compile_function(api, TILE_KERNELS[api], target, dict(constexprs, HINT=256), TILE_SIGNATURE)
+    message = "hint=256 is one int, but the pointer block has 2 dimensions"
+    assert any(message in m for m in _messages(e.value)), f"{api}: no error says {message!r}: {_messages(e.value)}"
 
 
 # ---- invalid values -----------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 import pytest
 import triton.language as tl
@@ -56,15 +57,33 @@ def test_bad_sem_and_scope_name_value_and_choices():
         O.memory_scope("system")
 
 
-@pytest.mark.parametrize("hint, shape", [
-    (None, []), (None, [32, 64]),
-    (16, []), (16, [32]), (1, [32]),
-    ((16,), []), ((16,), [32]), ((1, 64), [16, 64]), ([1, 64], [16, 64]),
-    ((tl.constexpr(1), tl.constexpr(64)), [tl.constexpr(16), tl.constexpr(64)]),  # as a compiled kernel passes them
+def _pointer(shape):
+    """What ``hint_values`` reads from a pointer block: its shape."""
+    return SimpleNamespace(shape=shape)
+
+
+@pytest.mark.parametrize("hint, shape, values", [
+    (16, [], [16]), (16, [32], [16]), (1, [32], [1]),
+    ((16,), [], [16]), ((16,), [32], [16]), ((1, 64), [16, 64], [1, 64]), ([1, 64], [16, 64], [1, 64]),
+    (tl.constexpr(16), [tl.constexpr(32)], [16]),  # as a compiled kernel passes them
+    (tl.constexpr((1, 64)), [16, 64], [1, 64]),  # a tuple passed into the kernel as a constexpr
+    ((tl.constexpr(1), tl.constexpr(64)), [tl.constexpr(16), tl.constexpr(64)], [1, 64]),  # a literal tuple
 ])  # fmt: skip
-def test_valid_hints(hint, shape):
+def test_valid_hints(hint, shape, values):
     assert O.hint_error(hint, shape) is None
-    assert O.check_hint(hint, shape) is True
+    assert O.hint_values(hint, _pointer(shape)) == values  # the interpreter's form: plain ints
+
+
+def test_no_hint_is_valid_for_any_block():
+    assert O.hint_error(None, []) is None
+    assert O.hint_error(None, [32, 64]) is None
+
+
+def test_compiled_hint_values_are_a_tuple_of_constexprs():
+    values = O.hint_values((1, 64), _pointer([16, 64]), _semantic=object())
+    assert isinstance(values, tl.tuple), type(values)
+    assert [type(v) for v in values] == [tl.constexpr, tl.constexpr]
+    assert [v.value for v in values] == [1, 64]
 
 
 @pytest.mark.parametrize("hint, shape, why", [
@@ -85,5 +104,5 @@ def test_invalid_hints_name_value_and_choices(hint, shape, why):
                 f"ints, one per dimension of the pointer block (shape {shape})")
     assert O.hint_error(hint, shape) == expected
     with pytest.raises(ValueError) as e:
-        O.check_hint(hint, shape)
+        O.hint_values(hint, _pointer(shape))
     assert str(e.value) == expected
