@@ -9,6 +9,7 @@ is checked by tests/cpu_compile/test_op_options_asm.py):
 
     load:  None (the default), ".ca" (cache at all levels), ".cg" (bypass L1), ".cv" (do not cache, fetch again)
     store: None (the default), ".wb" (write back), ".cg" (bypass L1), ".cs" (streaming), ".wt" (write through)
+    a volatile load: only what its backend can encode (``VOLATILE_LOAD_CACHE_MODIFIERS``)
 
 Pointer hint, applied to the pointer block an op translates to a peer's heap (the translation hides the
 block's structure from the compiler, which then keeps Triton's remote accesses one element wide):
@@ -32,6 +33,9 @@ LOAD_CACHE_MODIFIERS: tuple[str, ...] = (".ca", ".cg", ".cv")
 STORE_CACHE_MODIFIERS: tuple[str, ...] = (".wb", ".cg", ".cs", ".wt")
 SEMANTICS: tuple[str, ...] = ("acquire", "release", "acq_rel", "relaxed")
 SCOPES: tuple[str, ...] = ("gpu", "cta", "sys")
+# What a volatile load accepts as cache modifier, by backend; backends not listed accept every load modifier.
+# NVIDIA: PTX ld.volatile takes no cache operator (ptxas refuses .ca and .cg; Triton 3.6 drops .cv, so it passes).
+VOLATILE_LOAD_CACHE_MODIFIERS: dict[str, tuple[str, ...]] = {"cuda": (".cv",)}
 
 
 # Helpers of the constexpr functions are constexpr functions too: Triton refuses plain functions reached from a
@@ -71,6 +75,20 @@ def memory_scope(value):
 
 def _value(x):
     return getattr(x, "value", x)  # a tl.constexpr (compiled) or the plain value (interpreter)
+
+
+@builtin
+def volatile_load_cache_modifier(value, volatile, _semantic=None):
+    """``load``'s ``cache_modifier`` checked as ``load_cache_modifier`` does, and against ``volatile`` for the
+    kernel's backend (``VOLATILE_LOAD_CACHE_MODIFIERS``); ValueError names what that backend accepts."""
+    value = load_cache_modifier(_value(value))
+    backend = "interpreter" if _semantic is None else _semantic.builder.options.backend_name
+    accepted = VOLATILE_LOAD_CACHE_MODIFIERS.get(backend)
+    if _value(volatile) and value and accepted is not None and value not in accepted:
+        choices = ", ".join(["None", *(repr(a) for a in accepted)])
+        raise ValueError(f"cache_modifier={value!r} with volatile=True does not compile for {backend}; expected "
+                         f"one of {choices} there, or volatile=False")
+    return value if _semantic is None else tl.constexpr(value)
 
 
 def _is_sequence(hint) -> bool:

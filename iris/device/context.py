@@ -81,7 +81,7 @@ class DeviceContext:
              volatile: tl.constexpr = False, hint: tl.constexpr = None):
         """Values at ``pointer``'s offset in ``from_rank``'s heap."""
         return tl.load(self._translate(pointer, from_rank, hint), mask=mask, other=other,
-                       cache_modifier=O.load_cache_modifier(cache_modifier), volatile=volatile)
+                       cache_modifier=O.volatile_load_cache_modifier(cache_modifier, volatile), volatile=volatile)
 
     @triton.jit
     def store(self, pointer, value, to_rank, mask=None, cache_modifier: tl.constexpr = None,

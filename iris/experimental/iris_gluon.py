@@ -87,7 +87,7 @@ class IrisDeviceCtx:
              volatile: gl.constexpr = False, hint: gl.constexpr = None):
         """Values at ``pointer``'s offset in ``from_rank``'s heap."""
         return gl.load(self._translate(pointer, from_rank, hint), mask=mask, other=other,
-                       cache_modifier=O.load_cache_modifier(cache_modifier), volatile=volatile)
+                       cache_modifier=O.volatile_load_cache_modifier(cache_modifier, volatile), volatile=volatile)
 
     @gluon.jit
     def store(self, pointer, value, to_rank, mask=None, cache_modifier: gl.constexpr = None,

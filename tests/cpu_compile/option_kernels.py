@@ -1,6 +1,7 @@
 """One op with its options as constexprs, in both APIs (same parameters), for the machine-code checks of
 ``test_op_options_asm.py``: ``OP`` on one block of ``BLOCK`` int32 elements of rank 1's heap, with the cache
-modifiers ``LOAD_CM``/``STORE_CM`` and the pointer hint ``HINT`` passed by keyword as upstream code does.
+modifiers ``LOAD_CM``/``STORE_CM``, ``VOLATILE`` (load) and the pointer hint ``HINT`` passed by keyword as upstream
+code does.
 
 The Gluon layout gives each thread 4 contiguous elements, so a hinted access can become one 128-bit access,
 as Triton's own layout choice allows for the Triton kernel.
@@ -18,18 +19,19 @@ from iris.experimental.layouts import warp_size
 SIGNATURE = {
     "ctx_t": "*i64", "src": "*i32", "dst": "*i32", "n": "i32", "other": "i32",
     "rank": "constexpr", "world": "constexpr", "OP": "constexpr", "LOAD_CM": "constexpr", "STORE_CM": "constexpr",
-    "HINT": "constexpr", "BLOCK": "constexpr",
+    "VOLATILE": "constexpr", "HINT": "constexpr", "BLOCK": "constexpr",
 }  # fmt: skip
 
 
 @triton.jit
 def triton_options_kernel(ctx_t, src, dst, n, other, rank: tl.constexpr, world: tl.constexpr, OP: tl.constexpr,
-                          LOAD_CM: tl.constexpr, STORE_CM: tl.constexpr, HINT: tl.constexpr, BLOCK: tl.constexpr):
+                          LOAD_CM: tl.constexpr, STORE_CM: tl.constexpr, VOLATILE: tl.constexpr, HINT: tl.constexpr,
+                          BLOCK: tl.constexpr):
     ctx = DeviceContext.initialize(ctx_t, rank, world)
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     if OP == "load":
-        data = ctx.load(src + offs, 1, mask=mask, other=other, cache_modifier=LOAD_CM, hint=HINT)
+        data = ctx.load(src + offs, 1, mask=mask, other=other, cache_modifier=LOAD_CM, volatile=VOLATILE, hint=HINT)
         tl.store(dst + offs, data, mask=mask)
     elif OP == "store":
         ctx.store(dst + offs, tl.load(src + offs, mask=mask), 1, mask=mask, cache_modifier=STORE_CM, hint=HINT)
@@ -49,13 +51,14 @@ def triton_options_kernel(ctx_t, src, dst, n, other, rank: tl.constexpr, world: 
 
 @gluon.jit
 def gluon_options_kernel(ctx_t, src, dst, n, other, rank: gl.constexpr, world: gl.constexpr, OP: gl.constexpr,
-                         LOAD_CM: gl.constexpr, STORE_CM: gl.constexpr, HINT: gl.constexpr, BLOCK: gl.constexpr):
+                         LOAD_CM: gl.constexpr, STORE_CM: gl.constexpr, VOLATILE: gl.constexpr, HINT: gl.constexpr,
+                         BLOCK: gl.constexpr):
     ctx = IrisDeviceCtx.initialize(ctx_t)
     layout: gl.constexpr = gl.BlockedLayout([4], [warp_size()], [gl.num_warps()], [0])
     offs = gl.program_id(0) * BLOCK + gl.arange(0, BLOCK, layout=layout)
     mask = offs < n
     if OP == "load":
-        data = ctx.load(src + offs, 1, mask=mask, other=other, cache_modifier=LOAD_CM, hint=HINT)
+        data = ctx.load(src + offs, 1, mask=mask, other=other, cache_modifier=LOAD_CM, volatile=VOLATILE, hint=HINT)
         gl.store(dst + offs, data, mask=mask)
     elif OP == "store":
         ctx.store(dst + offs, gl.load(src + offs, mask=mask), 1, mask=mask, cache_modifier=STORE_CM, hint=HINT)

@@ -51,9 +51,9 @@ _AMD_ACCESS = re.compile(r"^global_(?P<kind>load|store)_dword(?P<width>x[234])?\
 _AMD_BITS = {"sc0", "sc1", "nt"}
 
 
-def _compile(api, target, op, load_cm=None, store_cm=None, hint=None) -> dict[str, str]:
-    constexprs = {"rank": 0, "world": 2, "OP": op, "LOAD_CM": load_cm, "STORE_CM": store_cm, "HINT": hint,
-                  "BLOCK": BLOCK}
+def _compile(api, target, op, load_cm=None, store_cm=None, hint=None, volatile=False) -> dict[str, str]:
+    constexprs = {"rank": 0, "world": 2, "OP": op, "LOAD_CM": load_cm, "STORE_CM": store_cm, "VOLATILE": volatile,
+                  "HINT": hint, "BLOCK": BLOCK}
     return compile_function(api, KERNELS[api], target, constexprs, SIGNATURE, divisible_by_16=("n",))
 
 
@@ -125,6 +125,27 @@ def test_cache_modifier_reaches_the_machine_code(api, op, load_cm, store_cm, tar
             needle = f"cacheModifier = {applied[1:]}"
             assert marked and all(needle in line for line in marked), \
                 f"{api} {op} on {target}: ttgir {access}s should carry {needle!r}: {marked or ir_ops}"
+
+
+@pytest.mark.parametrize("target", list(TARGETS))
+@pytest.mark.parametrize("load_cm", [None, *op_options.LOAD_CACHE_MODIFIERS])
+@pytest.mark.parametrize("api", APIS)
+def test_volatile_load_with_a_cache_modifier(api, load_cm, target):
+    """A volatile load takes the modifiers its target can encode (``VOLATILE_LOAD_CACHE_MODIFIERS``): on NVIDIA
+    ``ld.volatile`` has no cache operator, so ``.ca``/``.cg`` fail at compile time naming what is accepted."""
+    backend = TARGETS[target].backend
+    accepted = op_options.VOLATILE_LOAD_CACHE_MODIFIERS.get(backend, op_options.LOAD_CACHE_MODIFIERS)
+    if load_cm is None or load_cm in accepted:
+        asm = _compile(api, target, "load", load_cm=load_cm, volatile=True)
+        if backend == "cuda":
+            volatile_loads = re.findall(r"\bld\.volatile\.global\.b32\b", asm["ptx"])
+            assert volatile_loads, f"{api} volatile load on {target}: no ld.volatile.global.b32 in the ptx"
+        return
+    with pytest.raises(Exception) as e:
+        _compile(api, target, "load", load_cm=load_cm, volatile=True)
+    message = (f"cache_modifier={load_cm!r} with volatile=True does not compile for {backend}; expected one of "
+               f"None, {', '.join(repr(a) for a in accepted)} there, or volatile=False")
+    assert any(message in m for m in _messages(e.value)), f"{api} on {target}: no error says {message!r}"
 
 
 # ---- hint ---------------------------------------------------------------------------------------------------
@@ -204,3 +225,44 @@ def test_invalid_option_fails_at_compile_time(api, op, bad, message):
         _compile(api, "sm_90", op, **options)
     messages = _messages(e.value)
     assert any(message in m for m in messages), f"{api} {op} with {bad}: no error says {message!r}: {messages}"
+
+
+# ---- kernels of the other tiers that use the options compile for every target ------------------------------
+
+_POINTERS = {"ctx_t": "*i64", "context_tensor": "*i64", "bits": "*i8"}  # every other pointer: int32 data
+
+
+def _signature(fn, pointers, constexprs) -> dict[str, str]:
+    return {name: "constexpr" if name in constexprs else _POINTERS.get(name, "*i32" if name in pointers else "i32")
+            for name in fn.arg_names}
+
+
+@pytest.mark.parametrize("target", list(TARGETS))
+@pytest.mark.parametrize("scenario", ["get_options", "put_options", "copy_options"])
+@pytest.mark.parametrize("api", APIS)
+def test_option_scenario_kernels_compile_with_every_modifier(api, scenario, target):
+    """The conformance kernels that the gpu tier runs compile, and carry every cache modifier (TTGIR)."""
+    from conformance.scenario import load
+
+    fn = load(scenario).kernel(api)
+    constexprs = {"rank": 0, "world": 2, "BLOCK": 64}
+    ttgir = compile_function(api, fn, target, constexprs, _signature(fn, ("src", "dst"), constexprs))["ttgir"]
+    for access, modifiers in (("load", op_options.LOAD_CACHE_MODIFIERS), ("store", op_options.STORE_CACHE_MODIFIERS)):
+        found = set(re.findall(rf"\btt\.{access} .*cacheModifier = (\w+)", ttgir))
+        assert found == {m[1:] for m in modifiers}, f"{scenario} {api} on {target}: {access} modifiers {found}"
+
+
+@pytest.mark.parametrize("target", list(TARGETS))
+@pytest.mark.parametrize("api", APIS)
+def test_upstream_style_kernels_compile(api, target):
+    """tests/cpu_interpret/upstream_kernels.py (run on CPU worlds, and on GPUs by the gpu tier) compiles."""
+    import iris.gluon
+    from tests.cpu_interpret import upstream_kernels as k
+
+    all_ops, flag_cas = k.KERNELS[api]
+    pointers = ("src", "loaded", "stored", "got", "putted", "copied", "atom", "old", "vals", "cmps", "flag", "won")
+    for fn, constexprs in ((all_ops, {"BLOCK": 32}), (flag_cas, {})):
+        constexprs = {**constexprs, **({"rank": 0, "world_size": 2} if api == "triton" else
+                                       {"IrisDeviceCtx": iris.gluon.IrisDeviceCtx})}
+        asm = compile_function(api, fn, target, constexprs, _signature(fn, pointers, constexprs))
+        assert MACHINE_CODE[TARGETS[target].backend] in asm, f"{fn.__name__} on {target}: no machine code"

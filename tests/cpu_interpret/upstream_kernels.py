@@ -37,7 +37,7 @@ def triton_all_ops(context_tensor, src, loaded, stored, got, putted, copied, ato
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
-    data = ctx.load(src + offs, from_rank=peer, mask=mask, other=-5, cache_modifier=".cg", volatile=True, hint=BLOCK)
+    data = ctx.load(src + offs, from_rank=peer, mask=mask, other=-5, cache_modifier=".cv", volatile=True, hint=BLOCK)
     tl.store(loaded + offs, data)
     ctx.store(stored + offs, tl.load(src + offs, mask=mask), to_rank=peer, mask=mask, cache_modifier=".wt", hint=BLOCK)
     h = ctx.tracing.record_event_start(event_id=TraceEvent().get, target_rank=peer, address=src + offs, pid_m=pid,
@@ -82,7 +82,7 @@ def gluon_all_ops(IrisDeviceCtx: gl.constexpr, context_tensor, src, loaded, stor
     pid = gl.program_id(0)
     offs = pid * BLOCK + gl.arange(0, BLOCK, layout=layout)
     mask = offs < n
-    data = ctx.load(src + offs, from_rank=peer, mask=mask, other=-5, cache_modifier=".cg", volatile=True, hint=BLOCK)
+    data = ctx.load(src + offs, from_rank=peer, mask=mask, other=-5, cache_modifier=".cv", volatile=True, hint=BLOCK)
     gl.store(loaded + offs, data)
     ctx.store(stored + offs, gl.load(src + offs, mask=mask), to_rank=peer, mask=mask, cache_modifier=".wt", hint=BLOCK)
     h = ctx.tracing.record_event_start(event_id=TraceEvent().get, target_rank=peer, address=src + offs, pid_m=pid,
@@ -130,7 +130,7 @@ def triton_flag_cas(context_tensor, flag, won, rank: tl.constexpr, world_size: t
 def gluon_flag_cas(IrisDeviceCtx: gl.constexpr, context_tensor, flag, won):
     """Every rank tries to claim rank 0's scalar ``flag`` (0 -> rank + 1); ``won`` gets the value it saw."""
     ctx = IrisDeviceCtx.initialize(context_tensor)
-    gl.store(won, ctx.atomic_cas(flag, 0, ctx.cur_rank + 1, 0, sem="acq_rel", scope="sys", hint=4))
+    gl.store(won, ctx.atomic_cas(flag, 0, (ctx.cur_rank + 1).to(gl.int32), 0, sem="acq_rel", scope="sys", hint=4))
 
 
 KERNELS = {"triton": (triton_all_ops, triton_flag_cas), "gluon": (gluon_all_ops, gluon_flag_cas)}

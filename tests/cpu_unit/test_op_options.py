@@ -106,3 +106,29 @@ def test_invalid_hints_name_value_and_choices(hint, shape, why):
     with pytest.raises(ValueError) as e:
         O.hint_values(hint, _pointer(shape))
     assert str(e.value) == expected
+
+
+def _semantic(backend: str):
+    """What ``volatile_load_cache_modifier`` reads from the code generator: the target's backend name."""
+    return SimpleNamespace(builder=SimpleNamespace(options=SimpleNamespace(backend_name=backend)))
+
+
+@pytest.mark.parametrize("backend", ["cuda", "hip", None], ids=["cuda", "hip", "interpreter"])
+@pytest.mark.parametrize("value", [None, ".ca", ".cg", ".cv"])
+@pytest.mark.parametrize("volatile", [False, True])
+def test_volatile_load_cache_modifier(backend, value, volatile):
+    semantic = None if backend is None else _semantic(backend)
+    refused = backend == "cuda" and volatile and value in (".ca", ".cg")
+    if refused:
+        with pytest.raises(ValueError) as e:
+            O.volatile_load_cache_modifier(value, volatile, _semantic=semantic)
+        assert str(e.value) == (f"cache_modifier={value!r} with volatile=True does not compile for cuda; expected one "
+                                "of None, '.cv' there, or volatile=False")
+        return
+    got = O.volatile_load_cache_modifier(tl.constexpr(value), tl.constexpr(volatile), _semantic=semantic)
+    assert (got if semantic is None else got.value) == value
+
+
+def test_volatile_load_cache_modifier_still_checks_the_modifier():
+    with pytest.raises(ValueError, match=re.escape("cache_modifier='.wt' is not a load cache modifier")):
+        O.volatile_load_cache_modifier(".wt", False, _semantic=_semantic("hip"))
