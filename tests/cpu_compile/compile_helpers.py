@@ -5,6 +5,7 @@
 ``TARGETS`` and returns its text stages: ``ttir``, ``ttgir``, ``llir`` and the machine code (``ptx`` for
 cuda, ``amdgcn`` for hip; ``MACHINE_CODE``), plus ``sass`` for cuda when asked (disassembled with the
 ``cuobjdump`` bundled in the Triton wheel).
+``compile_function(api, fn, target_name, constexprs, signature)`` does the same for any jit function.
 
 Triton's on-disk cache key hashes the ``@jit`` functions a kernel calls but not the
 ``__triton_builtin__`` helpers it calls (``iris/tracing/hw.py``, ``iris/_builtins.py``,
