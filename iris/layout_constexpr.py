@@ -29,11 +29,11 @@ DURATION_OPEN = _events.DURATION_OPEN
 DURATION_INSTANT = _events.DURATION_INSTANT
 
 # Triton's compile cache key covers jit functions and globals read by name, but not builtins
-# (hw.py, _builtins.py, layouts.py) nor module attributes (this module's values). Kernels read this
+# (hw.py, _builtins.py, layouts.py, op_options.py) nor module attributes (this module's values). Kernels read this
 # key by name (DeviceTracing.initialize, GluonDeviceTracing.initialize), so editing any of these sources
 # recompiles them.
-_KEYED_SOURCES = ("_builtins.py", "layout.py", "layout_constexpr.py", "tracing/hw.py", "tracing/events.py",
-                  "tracing/record_constexpr.py", "experimental/layouts.py")
+_KEYED_SOURCES = ("_builtins.py", "layout.py", "layout_constexpr.py", "op_options.py", "tracing/hw.py",
+                  "tracing/events.py", "tracing/record_constexpr.py", "experimental/layouts.py")
 SOURCE_KEY = tl.constexpr(
     hashlib.sha256(b"".join((Path(__file__).parent / f).read_bytes() for f in _KEYED_SOURCES)).hexdigest()
 )

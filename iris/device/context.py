@@ -4,7 +4,14 @@ A pointer into this rank's heap is translated to the same byte offset in a peer'
 heap bases in the context tensor (``iris.layout``). The Gluon twin is
 ``iris/experimental/iris_gluon.py::IrisDeviceCtx``: same methods, order, parameters and defaults.
 
-Atomics share one contract: ``atomic_<op>(pointer, val, to_rank, mask=None, sem=None, scope=None)``
+Keywords shared by the ops (values checked at compile time by ``iris.op_options``, which lists them):
+``mask`` selects the lanes an op touches; ``other`` fills the masked-off lanes of a load (in get/put/copy
+those lanes are not stored, so it never reaches memory); ``cache_modifier`` (load, store) and
+``load_cache_modifier``/``store_cache_modifier`` (get, put, copy) pick the cache policy of each access;
+``hint`` (every op) promises alignment and contiguity of the pointer block that is translated to the peer
+(get: ``from_ptr``; put: ``to_ptr``; copy: both), so remote accesses can be vectorized.
+
+Atomics share one contract: ``atomic_<op>(pointer, val, to_rank, mask=None, sem=None, scope=None, hint=None)``
 applies ``<op>`` at ``pointer``'s offset in ``to_rank``'s heap and returns the old values.
 ``sem`` is one of "acquire", "release", "acq_rel" (default), "relaxed"; ``scope`` one of "gpu"
 (default), "cta", "sys" (use "sys" when another device or the host observes the result).
@@ -15,6 +22,7 @@ import triton
 import triton.language as tl
 
 from iris import layout_constexpr as L
+from iris import op_options as O
 from iris._aggregate import aggregate
 from iris._builtins import context_assert
 from iris.tracing.device import DeviceTracing
@@ -52,82 +60,123 @@ class DeviceContext:
         return DeviceContext(rank, world_size, context_tensor + L.HEAP_BASES, device_tracing)
 
     @triton.jit
-    def _translate(self, pointer, to_rank):
-        """``pointer`` (into this rank's heap) moved to the same offset in ``to_rank``'s heap."""
+    def _translate(self, pointer, to_rank, hint: tl.constexpr = None):
+        """``pointer`` (into this rank's heap) moved to the same offset in ``to_rank``'s heap, carrying ``hint``.
+
+        The hint is attached here, to the op that makes the translated pointer: Triton keeps ``multiple_of``
+        and ``max_contiguous`` only on an op result, not on a value passed into another jit function.
+        """
         from_base = tl.load(self.heap_bases + self.rank)
         to_base = tl.load(self.heap_bases + to_rank)
         offset = pointer.to(tl.int64, bitcast=False) - from_base
-        return (to_base.to(tl.pointer_type(tl.int8)) + offset).to(pointer.dtype, bitcast=True)
+        translated = (to_base.to(tl.pointer_type(tl.int8)) + offset).to(pointer.dtype, bitcast=True)
+        if hint is not None:  # inline: a name bound to hint_values' tuple would hold tensors, not constexprs
+            translated = tl.multiple_of(translated, O.hint_values(hint, translated))
+            if len(pointer.shape) > 0:  # a scalar pointer takes the alignment only
+                translated = tl.max_contiguous(translated, O.hint_values(hint, translated))
+        return translated
 
     @triton.jit
     def load(self, pointer, from_rank, mask=None, other=None, cache_modifier: tl.constexpr = None,
-             volatile: tl.constexpr = False):
+             volatile: tl.constexpr = False, hint: tl.constexpr = None):
         """Values at ``pointer``'s offset in ``from_rank``'s heap."""
-        return tl.load(self._translate(pointer, from_rank), mask=mask, other=other, cache_modifier=cache_modifier,
-                       volatile=volatile)
+        return tl.load(self._translate(pointer, from_rank, hint), mask=mask, other=other,
+                       cache_modifier=O.volatile_load_cache_modifier(cache_modifier, volatile), volatile=volatile)
 
     @triton.jit
-    def store(self, pointer, value, to_rank, mask=None, cache_modifier: tl.constexpr = None):
+    def store(self, pointer, value, to_rank, mask=None, cache_modifier: tl.constexpr = None,
+              hint: tl.constexpr = None):
         """Write ``value`` at ``pointer``'s offset in ``to_rank``'s heap."""
-        tl.store(self._translate(pointer, to_rank), value, mask=mask, cache_modifier=cache_modifier)
+        tl.store(self._translate(pointer, to_rank, hint), value, mask=mask,
+                 cache_modifier=O.store_cache_modifier(cache_modifier))
 
     @triton.jit
-    def get(self, from_ptr, to_ptr, from_rank, mask=None):
+    def get(self, from_ptr, to_ptr, from_rank, mask=None, other=None, load_cache_modifier: tl.constexpr = None,
+            store_cache_modifier: tl.constexpr = None, hint: tl.constexpr = None):
         """Copy ``from_rank``'s data at ``from_ptr``'s offset into local ``to_ptr``."""
-        tl.store(to_ptr, tl.load(self._translate(from_ptr, from_rank), mask=mask), mask=mask)
+        data = tl.load(self._translate(from_ptr, from_rank, hint), mask=mask, other=other,
+                       cache_modifier=O.load_cache_modifier(load_cache_modifier, "load_cache_modifier"))
+        tl.store(to_ptr, data, mask=mask,
+                 cache_modifier=O.store_cache_modifier(store_cache_modifier, "store_cache_modifier"))
 
     @triton.jit
-    def put(self, from_ptr, to_ptr, to_rank, mask=None):
+    def put(self, from_ptr, to_ptr, to_rank, mask=None, other=None, load_cache_modifier: tl.constexpr = None,
+            store_cache_modifier: tl.constexpr = None, hint: tl.constexpr = None):
         """Copy local data at ``from_ptr`` to ``to_ptr``'s offset in ``to_rank``'s heap."""
-        tl.store(self._translate(to_ptr, to_rank), tl.load(from_ptr, mask=mask), mask=mask)
+        data = tl.load(from_ptr, mask=mask, other=other,
+                       cache_modifier=O.load_cache_modifier(load_cache_modifier, "load_cache_modifier"))
+        tl.store(self._translate(to_ptr, to_rank, hint), data, mask=mask,
+                 cache_modifier=O.store_cache_modifier(store_cache_modifier, "store_cache_modifier"))
 
     @triton.jit
-    def copy(self, src_ptr, dst_ptr, from_rank, to_rank, mask=None):
+    def copy(self, src_ptr, dst_ptr, from_rank, to_rank, mask=None, other=None,
+             load_cache_modifier: tl.constexpr = None, store_cache_modifier: tl.constexpr = None,
+             hint: tl.constexpr = None):
         """Copy ``from_rank``'s data at ``src_ptr``'s offset to ``dst_ptr``'s offset in ``to_rank``'s heap."""
-        data = tl.load(self._translate(src_ptr, from_rank), mask=mask)
-        tl.store(self._translate(dst_ptr, to_rank), data, mask=mask)
+        data = tl.load(self._translate(src_ptr, from_rank, hint), mask=mask, other=other,
+                       cache_modifier=O.load_cache_modifier(load_cache_modifier, "load_cache_modifier"))
+        tl.store(self._translate(dst_ptr, to_rank, hint), data, mask=mask,
+                 cache_modifier=O.store_cache_modifier(store_cache_modifier, "store_cache_modifier"))
 
     @triton.jit
-    def atomic_add(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None):
+    def atomic_add(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None,
+                   hint: tl.constexpr = None):
         """Atomic add; see the module docstring for the atomics' contract."""
-        return tl.atomic_add(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+        return tl.atomic_add(self._translate(pointer, to_rank, hint), val, mask=mask, sem=O.memory_semantic(sem),
+                             scope=O.memory_scope(scope))
 
     @triton.jit
-    def atomic_sub(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None):
+    def atomic_sub(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None,
+                   hint: tl.constexpr = None):
         """Atomic subtract; see the module docstring for the atomics' contract."""
-        return tl.atomic_add(self._translate(pointer, to_rank), -val, mask=mask, sem=sem, scope=scope)
+        return tl.atomic_add(self._translate(pointer, to_rank, hint), -val, mask=mask, sem=O.memory_semantic(sem),
+                             scope=O.memory_scope(scope))
 
     @triton.jit
-    def atomic_cas(self, pointer, cmp, val, to_rank, sem: tl.constexpr = None, scope: tl.constexpr = None):
+    def atomic_cas(self, pointer, cmp, val, to_rank, sem: tl.constexpr = None, scope: tl.constexpr = None,
+                   hint: tl.constexpr = None):
         """Atomic compare-and-swap (writes ``val`` where the old value equals ``cmp``); returns the old values."""
-        return tl.atomic_cas(self._translate(pointer, to_rank), cmp, val, sem=sem, scope=scope)
+        return tl.atomic_cas(self._translate(pointer, to_rank, hint), cmp, val, sem=O.memory_semantic(sem),
+                             scope=O.memory_scope(scope))
 
     @triton.jit
-    def atomic_xchg(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None):
+    def atomic_xchg(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None,
+                    hint: tl.constexpr = None):
         """Atomic exchange; see the module docstring for the atomics' contract."""
-        return tl.atomic_xchg(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+        return tl.atomic_xchg(self._translate(pointer, to_rank, hint), val, mask=mask, sem=O.memory_semantic(sem),
+                              scope=O.memory_scope(scope))
 
     @triton.jit
-    def atomic_xor(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None):
+    def atomic_xor(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None,
+                   hint: tl.constexpr = None):
         """Atomic bitwise xor; see the module docstring for the atomics' contract."""
-        return tl.atomic_xor(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+        return tl.atomic_xor(self._translate(pointer, to_rank, hint), val, mask=mask, sem=O.memory_semantic(sem),
+                             scope=O.memory_scope(scope))
 
     @triton.jit
-    def atomic_and(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None):
+    def atomic_and(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None,
+                   hint: tl.constexpr = None):
         """Atomic bitwise and; see the module docstring for the atomics' contract."""
-        return tl.atomic_and(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+        return tl.atomic_and(self._translate(pointer, to_rank, hint), val, mask=mask, sem=O.memory_semantic(sem),
+                             scope=O.memory_scope(scope))
 
     @triton.jit
-    def atomic_or(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None):
+    def atomic_or(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None,
+                  hint: tl.constexpr = None):
         """Atomic bitwise or; see the module docstring for the atomics' contract."""
-        return tl.atomic_or(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+        return tl.atomic_or(self._translate(pointer, to_rank, hint), val, mask=mask, sem=O.memory_semantic(sem),
+                            scope=O.memory_scope(scope))
 
     @triton.jit
-    def atomic_min(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None):
+    def atomic_min(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None,
+                   hint: tl.constexpr = None):
         """Atomic minimum; see the module docstring for the atomics' contract."""
-        return tl.atomic_min(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+        return tl.atomic_min(self._translate(pointer, to_rank, hint), val, mask=mask, sem=O.memory_semantic(sem),
+                             scope=O.memory_scope(scope))
 
     @triton.jit
-    def atomic_max(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None):
+    def atomic_max(self, pointer, val, to_rank, mask=None, sem: tl.constexpr = None, scope: tl.constexpr = None,
+                   hint: tl.constexpr = None):
         """Atomic maximum; see the module docstring for the atomics' contract."""
-        return tl.atomic_max(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+        return tl.atomic_max(self._translate(pointer, to_rank, hint), val, mask=mask, sem=O.memory_semantic(sem),
+                             scope=O.memory_scope(scope))

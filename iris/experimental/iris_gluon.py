@@ -1,13 +1,21 @@
 """Gluon device API: ``IrisDeviceCtx``, the twin of the Triton ``DeviceContext``, and its host object.
 
 Same methods, order, parameters and defaults as ``iris/device/context.py`` (checked by reflection in
-tests/cpu_unit/test_parity.py); the deliberate differences are listed in ``iris.parity``.
+tests/cpu_unit/test_parity.py); the deliberate differences are listed in ``iris.parity``. This module is the
+home of the Gluon API; ``iris.gluon`` is an alias of it (the upstream import path).
 The host side is the foundation's ``Iris`` unchanged (heap, world, context layout, ``Tracing``);
 ``ctx.tracing`` is a ``GluonDeviceTracing`` (``iris/experimental/tracing.py``), the Gluon tracing
 implementation, written separately from the Triton ``DeviceTracing`` and checked against it by the
 conformance suite.
 
-Atomics share one contract: ``atomic_<op>(pointer, val, to_rank, mask=None, sem=None, scope=None)``
+Keywords shared by the ops (values checked at compile time by ``iris.op_options``, which lists them):
+``mask`` selects the lanes an op touches; ``other`` fills the masked-off lanes of a load (in get/put/copy
+those lanes are not stored, so it never reaches memory); ``cache_modifier`` (load, store) and
+``load_cache_modifier``/``store_cache_modifier`` (get, put, copy) pick the cache policy of each access;
+``hint`` (every op) promises alignment and contiguity of the pointer block that is translated to the peer
+(get: ``from_ptr``; put: ``to_ptr``; copy: both), so remote accesses can be vectorized.
+
+Atomics share one contract: ``atomic_<op>(pointer, val, to_rank, mask=None, sem=None, scope=None, hint=None)``
 applies ``<op>`` at ``pointer``'s offset in ``to_rank``'s heap and returns the old values.
 ``sem`` is one of "acquire", "release", "acq_rel" (default), "relaxed"; ``scope`` one of "gpu"
 (default), "cta", "sys" (use "sys" when another device or the host observes the result).
@@ -18,6 +26,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 from iris import layout_constexpr as L
+from iris import op_options as O
 from iris._aggregate import aggregate
 from iris.experimental.tracing import GluonDeviceTracing
 from iris.iris import Iris
@@ -60,82 +69,123 @@ class IrisDeviceCtx:
         return IrisDeviceCtx(cur_rank, num_ranks, context_tensor + L.HEAP_BASES, device_tracing)
 
     @gluon.jit
-    def _translate(self, pointer, to_rank):
-        """``pointer`` (into this rank's heap) moved to the same offset in ``to_rank``'s heap."""
+    def _translate(self, pointer, to_rank, hint: gl.constexpr = None):
+        """``pointer`` (into this rank's heap) moved to the same offset in ``to_rank``'s heap, carrying ``hint``.
+
+        The hint is attached here, to the op that makes the translated pointer: Gluon keeps ``multiple_of``
+        and ``max_contiguous`` only on an op result, not on a value passed into another jit function.
+        """
         from_base = gl.load(self.heap_bases + self.cur_rank)
         to_base = gl.load(self.heap_bases + to_rank)
         offset = pointer.to(gl.int64, bitcast=False) - from_base
-        return (to_base.to(gl.pointer_type(gl.int8)) + offset).to(pointer.dtype, bitcast=True)
+        translated = (to_base.to(gl.pointer_type(gl.int8)) + offset).to(pointer.dtype, bitcast=True)
+        if hint is not None:  # inline: a name bound to hint_values' tuple would hold tensors, not constexprs
+            translated = gl.multiple_of(translated, O.hint_values(hint, translated))
+            if len(pointer.shape) > 0:  # a scalar pointer takes the alignment only
+                translated = gl.max_contiguous(translated, O.hint_values(hint, translated))
+        return translated
 
     @gluon.jit
     def load(self, pointer, from_rank, mask=None, other=None, cache_modifier: gl.constexpr = None,
-             volatile: gl.constexpr = False):
+             volatile: gl.constexpr = False, hint: gl.constexpr = None):
         """Values at ``pointer``'s offset in ``from_rank``'s heap."""
-        return gl.load(self._translate(pointer, from_rank), mask=mask, other=other, cache_modifier=cache_modifier,
-                       volatile=volatile)
+        return gl.load(self._translate(pointer, from_rank, hint), mask=mask, other=other,
+                       cache_modifier=O.volatile_load_cache_modifier(cache_modifier, volatile), volatile=volatile)
 
     @gluon.jit
-    def store(self, pointer, value, to_rank, mask=None, cache_modifier: gl.constexpr = None):
+    def store(self, pointer, value, to_rank, mask=None, cache_modifier: gl.constexpr = None,
+              hint: gl.constexpr = None):
         """Write ``value`` at ``pointer``'s offset in ``to_rank``'s heap."""
-        gl.store(self._translate(pointer, to_rank), value, mask=mask, cache_modifier=cache_modifier)
+        gl.store(self._translate(pointer, to_rank, hint), value, mask=mask,
+                 cache_modifier=O.store_cache_modifier(cache_modifier))
 
     @gluon.jit
-    def get(self, from_ptr, to_ptr, from_rank, mask=None):
+    def get(self, from_ptr, to_ptr, from_rank, mask=None, other=None, load_cache_modifier: gl.constexpr = None,
+            store_cache_modifier: gl.constexpr = None, hint: gl.constexpr = None):
         """Copy ``from_rank``'s data at ``from_ptr``'s offset into local ``to_ptr``."""
-        gl.store(to_ptr, gl.load(self._translate(from_ptr, from_rank), mask=mask), mask=mask)
+        data = gl.load(self._translate(from_ptr, from_rank, hint), mask=mask, other=other,
+                       cache_modifier=O.load_cache_modifier(load_cache_modifier, "load_cache_modifier"))
+        gl.store(to_ptr, data, mask=mask,
+                 cache_modifier=O.store_cache_modifier(store_cache_modifier, "store_cache_modifier"))
 
     @gluon.jit
-    def put(self, from_ptr, to_ptr, to_rank, mask=None):
+    def put(self, from_ptr, to_ptr, to_rank, mask=None, other=None, load_cache_modifier: gl.constexpr = None,
+            store_cache_modifier: gl.constexpr = None, hint: gl.constexpr = None):
         """Copy local data at ``from_ptr`` to ``to_ptr``'s offset in ``to_rank``'s heap."""
-        gl.store(self._translate(to_ptr, to_rank), gl.load(from_ptr, mask=mask), mask=mask)
+        data = gl.load(from_ptr, mask=mask, other=other,
+                       cache_modifier=O.load_cache_modifier(load_cache_modifier, "load_cache_modifier"))
+        gl.store(self._translate(to_ptr, to_rank, hint), data, mask=mask,
+                 cache_modifier=O.store_cache_modifier(store_cache_modifier, "store_cache_modifier"))
 
     @gluon.jit
-    def copy(self, src_ptr, dst_ptr, from_rank, to_rank, mask=None):
+    def copy(self, src_ptr, dst_ptr, from_rank, to_rank, mask=None, other=None,
+             load_cache_modifier: gl.constexpr = None, store_cache_modifier: gl.constexpr = None,
+             hint: gl.constexpr = None):
         """Copy ``from_rank``'s data at ``src_ptr``'s offset to ``dst_ptr``'s offset in ``to_rank``'s heap."""
-        data = gl.load(self._translate(src_ptr, from_rank), mask=mask)
-        gl.store(self._translate(dst_ptr, to_rank), data, mask=mask)
+        data = gl.load(self._translate(src_ptr, from_rank, hint), mask=mask, other=other,
+                       cache_modifier=O.load_cache_modifier(load_cache_modifier, "load_cache_modifier"))
+        gl.store(self._translate(dst_ptr, to_rank, hint), data, mask=mask,
+                 cache_modifier=O.store_cache_modifier(store_cache_modifier, "store_cache_modifier"))
 
     @gluon.jit
-    def atomic_add(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None):
+    def atomic_add(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None,
+                   hint: gl.constexpr = None):
         """Atomic add; see the module docstring for the atomics' contract."""
-        return gl.atomic_add(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+        return gl.atomic_add(self._translate(pointer, to_rank, hint), val, mask=mask, sem=O.memory_semantic(sem),
+                             scope=O.memory_scope(scope))
 
     @gluon.jit
-    def atomic_sub(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None):
+    def atomic_sub(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None,
+                   hint: gl.constexpr = None):
         """Atomic subtract; see the module docstring for the atomics' contract."""
-        return gl.atomic_add(self._translate(pointer, to_rank), -val, mask=mask, sem=sem, scope=scope)
+        return gl.atomic_add(self._translate(pointer, to_rank, hint), -val, mask=mask, sem=O.memory_semantic(sem),
+                             scope=O.memory_scope(scope))
 
     @gluon.jit
-    def atomic_cas(self, pointer, cmp, val, to_rank, sem: gl.constexpr = None, scope: gl.constexpr = None):
+    def atomic_cas(self, pointer, cmp, val, to_rank, sem: gl.constexpr = None, scope: gl.constexpr = None,
+                   hint: gl.constexpr = None):
         """Atomic compare-and-swap (writes ``val`` where the old value equals ``cmp``); returns the old values."""
-        return gl.atomic_cas(self._translate(pointer, to_rank), cmp, val, sem=sem, scope=scope)
+        return gl.atomic_cas(self._translate(pointer, to_rank, hint), cmp, val, sem=O.memory_semantic(sem),
+                             scope=O.memory_scope(scope))
 
     @gluon.jit
-    def atomic_xchg(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None):
+    def atomic_xchg(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None,
+                    hint: gl.constexpr = None):
         """Atomic exchange; see the module docstring for the atomics' contract."""
-        return gl.atomic_xchg(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+        return gl.atomic_xchg(self._translate(pointer, to_rank, hint), val, mask=mask, sem=O.memory_semantic(sem),
+                              scope=O.memory_scope(scope))
 
     @gluon.jit
-    def atomic_xor(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None):
+    def atomic_xor(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None,
+                   hint: gl.constexpr = None):
         """Atomic bitwise xor; see the module docstring for the atomics' contract."""
-        return gl.atomic_xor(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+        return gl.atomic_xor(self._translate(pointer, to_rank, hint), val, mask=mask, sem=O.memory_semantic(sem),
+                             scope=O.memory_scope(scope))
 
     @gluon.jit
-    def atomic_and(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None):
+    def atomic_and(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None,
+                   hint: gl.constexpr = None):
         """Atomic bitwise and; see the module docstring for the atomics' contract."""
-        return gl.atomic_and(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+        return gl.atomic_and(self._translate(pointer, to_rank, hint), val, mask=mask, sem=O.memory_semantic(sem),
+                             scope=O.memory_scope(scope))
 
     @gluon.jit
-    def atomic_or(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None):
+    def atomic_or(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None,
+                  hint: gl.constexpr = None):
         """Atomic bitwise or; see the module docstring for the atomics' contract."""
-        return gl.atomic_or(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+        return gl.atomic_or(self._translate(pointer, to_rank, hint), val, mask=mask, sem=O.memory_semantic(sem),
+                            scope=O.memory_scope(scope))
 
     @gluon.jit
-    def atomic_min(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None):
+    def atomic_min(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None,
+                   hint: gl.constexpr = None):
         """Atomic minimum; see the module docstring for the atomics' contract."""
-        return gl.atomic_min(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+        return gl.atomic_min(self._translate(pointer, to_rank, hint), val, mask=mask, sem=O.memory_semantic(sem),
+                             scope=O.memory_scope(scope))
 
     @gluon.jit
-    def atomic_max(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None):
+    def atomic_max(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None,
+                   hint: gl.constexpr = None):
         """Atomic maximum; see the module docstring for the atomics' contract."""
-        return gl.atomic_max(self._translate(pointer, to_rank), val, mask=mask, sem=sem, scope=scope)
+        return gl.atomic_max(self._translate(pointer, to_rank, hint), val, mask=mask, sem=O.memory_semantic(sem),
+                             scope=O.memory_scope(scope))

@@ -6,6 +6,9 @@ heap); the context tensor's tracing block points at them while tracing is enable
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 import torch
 
 from iris import layout
@@ -103,6 +106,38 @@ class Tracing:
         """Events not recorded because the buffers were full."""
         self._require_buffers("dropped")
         return max(0, self.attempted - self.max_events)
+
+    # Read-only views under upstream iris's attribute names (for code written against it).
+
+    @property
+    def trace_counter(self) -> torch.Tensor | None:
+        """Upstream-compatible view of the attempt counter: shape (1,), on the rank's device; None before enable.
+
+        It holds ``attempted``: every event kernels tried to record since enable/reset, kept or dropped. It
+        is the live buffer (no copy; the device is synchronized first): read it, never write it (``reset()``
+        clears it). Unlike upstream iris, its dtype is int64 (upstream: int32).
+        """
+        if self._counter is None:
+            return None
+        self._sync()
+        return self._counter
+
+    @property
+    def trace_buffers(self) -> Mapping[str, torch.Tensor]:
+        """Upstream-compatible view of the records: field name -> ``max_events`` slots; empty before enable.
+
+        One entry per ``TRACE_FIELDS`` name; slot i is the event that drew op_index i, and only the first
+        ``min(attempted, max_events)`` slots hold events. The tensors are rows of the live buffer (no copy; the
+        device is synchronized first): read them, never write them. The mapping itself cannot be changed.
+        Unlike upstream iris: every field is int64 (upstream: int32 for most); ``payload`` is an extra field;
+        ``duration_cycles`` is a duration, not an end timestamp: end - start ticks of a finished range,
+        ``DURATION_OPEN`` (-1) for a range never ended, ``DURATION_INSTANT`` (-2) for an instant (upstream
+        stores the end timestamp there, 0 for an instant). ``events()`` decodes the same data.
+        """
+        if self._records is None:
+            return MappingProxyType({})
+        self._sync()
+        return MappingProxyType({field: self._records[row] for row, field in enumerate(TRACE_FIELDS)})
 
     def events(self) -> TraceRecords:
         """This rank's events, decoded (one bulk device-to-host copy per buffer)."""

@@ -6,6 +6,7 @@
 ``TARGETS`` and returns its text stages: ``ttir``, ``ttgir``, ``llir`` and the machine code (``ptx`` for
 cuda, ``amdgcn`` for hip; ``MACHINE_CODE``), plus ``sass`` for cuda when asked (disassembled with the
 ``cuobjdump`` bundled in the Triton wheel).
+``compile_function(api, fn, target_name, constexprs, signature)`` does the same for any jit function.
 
 Triton's on-disk cache key hashes the ``@jit`` functions a kernel calls but not the
 ``__triton_builtin__`` helpers it calls (``iris/tracing/hw.py``, ``iris/_builtins.py``,
@@ -151,15 +152,26 @@ def compile_kernel(api: str, kernel: str, target_name: str, constexprs: dict, si
     """
     signature = api_signature(api, kernel) if signature is None else signature
     constexprs = api_constexprs(api, constexprs)
+    return compile_function(api, kernel_function(api, kernel), target_name, constexprs, signature, sass=sass)
+
+
+def compile_function(api: str, fn, target_name: str, constexprs: dict, signature: dict, *,
+                     divisible_by_16: tuple[str, ...] = (), sass: bool = False) -> dict[str, str]:
+    """Text stages of the jit function ``fn`` (of ``api``) compiled for ``TARGETS[target_name]``; see
+    ``compile_kernel``. ``divisible_by_16`` names arguments specialized as a launch specializes an int or a
+    pointer that is a multiple of 16 (``tt.divisibility = 16``); the others are not specialized."""
     target = TARGETS[target_name]
-    key = (api, kernel, target_name, tuple(sorted(constexprs.items())), tuple(signature.items()))
+    python_fn = getattr(fn, "fn", fn)
+    key = (api, python_fn.__module__, python_fn.__qualname__, target_name, tuple(sorted(constexprs.items())),
+           tuple(signature.items()), divisible_by_16)
     if key not in _CACHE:
-        fn = kernel_function(api, kernel)
         if api == "gluon":
             from triton.experimental.gluon._runtime import GluonASTSource as source_type
         else:
             source_type = ASTSource
-        src = source_type(fn, signature=dict(signature), constexprs=dict(constexprs))
+        names = list(signature)
+        attrs = {(names.index(a),): [["tt.divisibility", 16]] for a in divisible_by_16}
+        src = source_type(fn, signature=dict(signature), constexprs=dict(constexprs), attrs=attrs)
         with triton.knobs.cache.scope():
             triton.knobs.cache.dir = cache_dir()
             compiled = triton.compile(src, target=target, options={"num_warps": NUM_WARPS})

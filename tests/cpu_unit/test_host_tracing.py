@@ -192,3 +192,69 @@ def test_export_binary_names_the_owners_api(owner, tmp_path, api):
     trace = PerfettoTrace(path.read_bytes())
     check("processes", sorted({s.process for s in trace.slices}), [f"{api} rank {owner.rank}"])
     check("number of instants", len(trace.slices), 3)
+
+
+# ---- upstream-compatible views: trace_counter, trace_buffers -----------------------------------------------
+
+
+def test_views_before_enable_are_empty_as_upstream(owner):
+    tracing = Tracing(owner)
+    check("trace_counter", tracing.trace_counter, None)
+    check("dict(trace_buffers)", dict(tracing.trace_buffers), {})
+
+
+def test_trace_counter_is_the_live_attempt_count(owner):
+    tracing = Tracing(owner)
+    tracing.enable(4)
+    _record(tracing, 4, 6)  # two events dropped
+    counter = tracing.trace_counter
+    check("trace_counter.shape", tuple(counter.shape), (1,))
+    check("trace_counter.dtype", counter.dtype, torch.int64)
+    check("trace_counter.device", counter.device, owner.device)
+    check("trace_counter.item()", counter.item(), 6)
+    check("trace_counter.item() == attempted", counter.item(), tracing.attempted)
+    tracing._counter[0] = 9  # a later kernel: the view follows
+    check("trace_counter.item() after more attempts", counter.item(), 9)
+    tracing.reset()
+    check("trace_counter.item() after reset", tracing.trace_counter.item(), 0)
+
+
+def test_trace_buffers_hold_every_field_slot_by_slot(owner):
+    tracing = Tracing(owner)
+    tracing.enable(5)
+    _record(tracing, 3, 3)
+    tracing._records[FIELD_INDEX["duration_cycles"], 1] = 42  # slot 1: a finished range of 42 ticks
+    tracing._records[FIELD_INDEX["duration_cycles"], 2] = -1  # slot 2: a range never ended
+    buffers = tracing.trace_buffers
+    check("trace_buffers keys", list(buffers), list(TRACE_FIELDS))
+    decoded = tracing.events()
+    for name in TRACE_FIELDS:
+        column = buffers[name]
+        check(f"trace_buffers[{name!r}].shape", tuple(column.shape), (5,))
+        check(f"trace_buffers[{name!r}].dtype", column.dtype, torch.int64)
+        check(f"trace_buffers[{name!r}][:3]", column[:3].tolist(), decoded[name].tolist())
+        check(f"trace_buffers[{name!r}][3:] (never written)", column[3:].tolist(), [0, 0])
+    check("trace_buffers['duration_cycles'][:3] (instant, duration, open)",
+          buffers["duration_cycles"][:3].tolist(), [DURATION_INSTANT.value, 42, -1])
+    check("trace_buffers['op_index'][:3]", buffers["op_index"][:3].tolist(), [0, 1, 2])
+    check("trace_buffers['event_id'][0]", int(buffers["event_id"][0]), EVENT_IDS["user"])
+    tracing._records[FIELD_INDEX["payload"], 0] = 7  # a later kernel: the views follow
+    check("trace_buffers['payload'][0] after a later write", int(buffers["payload"][0]), 7)
+
+
+def test_views_cannot_be_replaced_or_edited_as_attributes(owner):
+    tracing = Tracing(owner)
+    tracing.enable(2)
+    check_raises(AttributeError, lambda: setattr(tracing, "trace_counter", torch.zeros(1)))
+    check_raises(AttributeError, lambda: setattr(tracing, "trace_buffers", {}))
+    buffers = tracing.trace_buffers
+
+    def assign():
+        buffers["pid"] = torch.zeros(2)
+
+    def delete():
+        del buffers["pid"]
+
+    check_raises(TypeError, assign, mentions=["does not support item assignment"])
+    check_raises(TypeError, delete, mentions=["does not support item deletion"])
+    check("trace_buffers keys after the attempts", list(tracing.trace_buffers), list(TRACE_FIELDS))

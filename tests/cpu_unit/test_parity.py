@@ -8,6 +8,8 @@ import inspect
 
 import pytest
 
+from iris.device.context import DeviceContext
+from iris.experimental import iris_gluon
 from iris.parity import DIFFERENCES, TWINS, load_class, methods
 
 pytestmark = pytest.mark.cpu_unit
@@ -50,6 +52,38 @@ def test_every_listed_difference_names_a_method_of_a_twin():
         names = {name for name, _ in methods(load_class(gluon_classes[gluon_name]))}
         unknown = sorted(set(listed) - names)
         assert not unknown, f"iris.parity.DIFFERENCES[{gluon_name!r}] names {unknown}, which its Triton twin lacks"
+
+
+# The documented signature of every op (upstream iris's keyword names, order and defaults), without ``self``.
+_DATA = ("mask=None", "other=None", "load_cache_modifier=None", "store_cache_modifier=None", "hint=None")
+_ATOMIC = ("mask=None", "sem=None", "scope=None", "hint=None")
+DOCUMENTED = {
+    "load": ("pointer", "from_rank", "mask=None", "other=None", "cache_modifier=None", "volatile=False", "hint=None"),
+    "store": ("pointer", "value", "to_rank", "mask=None", "cache_modifier=None", "hint=None"),
+    "get": ("from_ptr", "to_ptr", "from_rank", *_DATA),
+    "put": ("from_ptr", "to_ptr", "to_rank", *_DATA),
+    "copy": ("src_ptr", "dst_ptr", "from_rank", "to_rank", *_DATA),
+    "atomic_cas": ("pointer", "cmp", "val", "to_rank", "sem=None", "scope=None", "hint=None"),
+    **{f"atomic_{op}": ("pointer", "val", "to_rank", *_ATOMIC)
+       for op in ("add", "sub", "xchg", "xor", "and", "or", "min", "max")},
+}
+
+
+def _documented_form(params) -> tuple[str, ...]:
+    return tuple(name if default is None else f"{name}={default}" for name, _, default in params[1:])
+
+
+@pytest.mark.parametrize("cls", [DeviceContext, iris_gluon.IrisDeviceCtx], ids=["triton", "gluon"])
+@pytest.mark.parametrize("name", sorted(DOCUMENTED))
+def test_op_has_the_documented_signature(cls, name):
+    """Upstream-style calls (keywords by name, in upstream's order) bind to the same parameters in both APIs."""
+    found = _documented_form(dict(methods(cls))[name])
+    assert found == DOCUMENTED[name], f"{cls.__name__}.{name} parameters={found}, but should be {DOCUMENTED[name]}"
+
+
+def test_every_public_op_is_documented():
+    public = sorted(name for name, _ in methods(DeviceContext) if not name.startswith("_") and name != "initialize")
+    assert public == sorted(DOCUMENTED), f"DeviceContext ops={public}, but DOCUMENTED lists {sorted(DOCUMENTED)}"
 
 
 def test_the_two_apis_use_two_tracing_implementations():
