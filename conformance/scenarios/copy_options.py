@@ -40,8 +40,7 @@ def triton_kernel(ctx_t, src, dst, bits, n, stride, source, target, other, paylo
 
 
 @gluon.jit(do_not_specialize=["n", "stride", "source", "target", "other", "payload"])
-def gluon_kernel(ctx_t, src, dst, bits, n, stride, source, target, other, payload, rank: gl.constexpr,
-                 world: gl.constexpr, BLOCK: gl.constexpr):
+def gluon_kernel(ctx_t, src, dst, bits, n, stride, source, target, other, payload, BLOCK: gl.constexpr):
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
@@ -68,7 +67,7 @@ def launch(kernel, rank, p):
     target = (rank.rank + p["target_offset"]) % rank.world_size
     b = rank.buffers
     kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, b["src"], b["dst"], b["bits"], p["n"], b["dst"].stride(0), source,
-                                         target, p["other"], p["payload"], rank.rank, rank.world_size,
+                                         target, p["other"], p["payload"], **rank.world_constexprs,
                                          BLOCK=p["BLOCK"], num_warps=4)
 
 

@@ -39,8 +39,7 @@ def triton_kernel(ctx_t, src, dst, bits, n, stride, source, other, payload, rank
 
 
 @gluon.jit(do_not_specialize=["n", "stride", "source", "other", "payload"])
-def gluon_kernel(ctx_t, src, dst, bits, n, stride, source, other, payload, rank: gl.constexpr, world: gl.constexpr,
-                 BLOCK: gl.constexpr):
+def gluon_kernel(ctx_t, src, dst, bits, n, stride, source, other, payload, BLOCK: gl.constexpr):
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
@@ -65,7 +64,7 @@ def launch(kernel, rank, p):
     source = (rank.rank + p["offset"]) % rank.world_size
     b = rank.buffers
     kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, b["src"], b["dst"], b["bits"], p["n"], b["dst"].stride(0), source,
-                                         p["other"], p["payload"], rank.rank, rank.world_size, BLOCK=p["BLOCK"],
+                                         p["other"], p["payload"], **rank.world_constexprs, BLOCK=p["BLOCK"],
                                          num_warps=4)
 
 

@@ -159,7 +159,11 @@ def compile_function(api: str, fn, target_name: str, constexprs: dict, signature
                      divisible_by_16: tuple[str, ...] = (), sass: bool = False) -> dict[str, str]:
     """Text stages of the jit function ``fn`` (of ``api``) compiled for ``TARGETS[target_name]``; see
     ``compile_kernel``. ``divisible_by_16`` names arguments specialized as a launch specializes an int or a
-    pointer that is a multiple of 16 (``tt.divisibility = 16``); the others are not specialized."""
+    pointer that is a multiple of 16 (``tt.divisibility = 16``); the others are not specialized. A Gluon compile
+    drops ``rank``/``world`` from ``constexprs`` and ``signature`` (Gluon kernels read both at run time)."""
+    constexprs = api_constexprs(api, constexprs)
+    if api == "gluon":
+        signature = {k: v for k, v in signature.items() if k not in WORLD_CONSTEXPRS}
     target = TARGETS[target_name]
     python_fn = getattr(fn, "fn", fn)
     key = (api, python_fn.__module__, python_fn.__qualname__, target_name, tuple(sorted(constexprs.items())),

@@ -50,7 +50,7 @@ def triton_options_kernel(ctx_t, src, dst, n, other, rank: tl.constexpr, world: 
 
 
 @gluon.jit
-def gluon_options_kernel(ctx_t, src, dst, n, other, rank: gl.constexpr, world: gl.constexpr, OP: gl.constexpr,
+def gluon_options_kernel(ctx_t, src, dst, n, other, OP: gl.constexpr,
                          LOAD_CM: gl.constexpr, STORE_CM: gl.constexpr, VOLATILE: gl.constexpr, HINT: gl.constexpr,
                          BLOCK: gl.constexpr):
     ctx = IrisDeviceCtx.initialize(ctx_t)
@@ -90,8 +90,7 @@ def triton_tile_kernel(ctx_t, buf, rank: tl.constexpr, world: tl.constexpr, HINT
 
 
 @gluon.jit
-def gluon_tile_kernel(ctx_t, buf, rank: gl.constexpr, world: gl.constexpr, HINT: gl.constexpr, BM: gl.constexpr,
-                      BN: gl.constexpr):
+def gluon_tile_kernel(ctx_t, buf, HINT: gl.constexpr, BM: gl.constexpr, BN: gl.constexpr):
     """Store a ``BM`` x ``BN`` tile (rows of ``BN`` contiguous elements) into rank 1's ``buf`` with ``hint``."""
     ctx = IrisDeviceCtx.initialize(ctx_t)
     layout: gl.constexpr = gl.BlockedLayout([1, 4], [1, warp_size()], [gl.num_warps(), 1], [1, 0])
