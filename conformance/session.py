@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from hypothesis import given, note, settings
+from hypothesis import given, note, seed, settings
 from hypothesis import strategies as st
 
 from conformance.pool import RankDied, RankError, RankTimeout
 from conformance.report import CaseResult
-from conformance.runner import ExampleResult, replay_command, run_example
+from conformance.runner import JOB_TIMEOUT_S, ExampleResult, replay_command, run_example
 from conformance.scenario import Scenario
 
 
@@ -16,12 +16,14 @@ class ConformanceFailure(AssertionError):
 
 
 def run_case(scenario: Scenario, world_size: int, backend: str, profile: settings,
-             params: dict | None = None, on_example=None) -> tuple[CaseResult, ExampleResult | None]:
+             params: dict | None = None, on_example=None, *, fixed_seed: int | None = None,
+             timeout: float = JOB_TIMEOUT_S) -> tuple[CaseResult, ExampleResult | None]:
     """Run the case and return its summary and last example (for its trace); never raises for a divergence.
 
     Hypothesis shrinks a failing example; ``case.failure`` holds the report of the smallest one.
     A hung or dead rank, or a broken scenario, sets ``case.error`` and skips the remaining examples.
     ``params`` runs exactly that example instead of drawing. ``on_example(result)`` sees each example.
+    ``fixed_seed`` makes the drawn examples the same on every run; ``timeout`` bounds each example's job.
     """
     case = CaseResult(scenario.name, world_size, backend)
     last: list[ExampleResult] = []
@@ -30,7 +32,7 @@ def run_case(scenario: Scenario, world_size: int, backend: str, profile: setting
         if case.error:
             return
         try:
-            result = run_example(scenario, world_size, p, backend)
+            result = run_example(scenario, world_size, p, backend, timeout=timeout)
         except (RankError, RankTimeout, RankDied, NotImplementedError) as e:
             case.error = f"{type(e).__name__}: {e}\nreplay: {replay_command(scenario.name, world_size, backend, p)}"
             return
@@ -53,6 +55,8 @@ def run_case(scenario: Scenario, world_size: int, backend: str, profile: setting
                 note(f"replay: {replay_command(scenario.name, world_size, backend, p)}")
                 one(p)
 
+            if fixed_seed is not None:
+                check = seed(fixed_seed)(check)
             check()
     except ConformanceFailure as e:
         case.failure = str(e)
