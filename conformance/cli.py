@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import signal
 import sys
 import time
 from pathlib import Path
@@ -105,6 +106,7 @@ def cmd_run(args) -> int:
 def cmd_mutate(args) -> int:
     from conformance import mutation
 
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a terminated run still removes its copies
     try:
         mutants = mutation.select(args.only)
         if args.list:

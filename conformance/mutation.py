@@ -72,8 +72,9 @@ class Outcome:
 # ------------------------------------------------------------------------------------------- the catalogue
 
 
-def select(only: Iterable[str] | None, catalogue: tuple[Mutant, ...] = CATALOGUE) -> list[Mutant]:
+def select(only: Iterable[str] | None, catalogue: tuple[Mutant, ...] | None = None) -> list[Mutant]:
     """The mutants named in ``only`` (names or comma lists), in catalogue order; all when ``only`` is empty."""
+    catalogue = CATALOGUE if catalogue is None else catalogue
     names = [n.strip() for item in (only or ()) for n in item.split(",") if n.strip()]
     if not names:
         return list(catalogue)
@@ -121,7 +122,7 @@ def all_cases(scenarios: Iterable[str] | None = None, ranks: Iterable[int] | Non
     """Every (scenario, world size) case to consider: world sizes in ``WORLD_ORDER``, then by scenario name."""
     from conformance.scenario import load, names
 
-    chosen = list(scenarios) if scenarios else names()
+    chosen = sorted(set(scenarios)) if scenarios else names()
     sizes = {name: load(name).world_sizes for name in chosen}
     order = list(WORLD_ORDER) + sorted({ws for s in sizes.values() for ws in s} - set(WORLD_ORDER))
     return [(name, ws) for ws in order for name in chosen
@@ -192,8 +193,10 @@ def run_probe(tree: Path, cases: list[Case], *, stop_at_first: bool, profile: st
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-            os.killpg(proc.pid, signal.SIGKILL)  # the child and its rank processes (same session)
-            proc.wait()
+        finally:  # timeout or interruption: end the child and its rank processes (one session, started here)
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
         reader.join(timeout=10)
     records = json.loads(result_path.read_text()) if result_path.exists() else []
     tail = "\n".join(log_path.read_text().splitlines()[-15:])
@@ -213,7 +216,7 @@ class Baseline:
         todo = [c for c in cases if c not in self.records]
         if not todo:
             return
-        result = self._run(self.tree, todo, stop_at_first=False)
+        result = self._run(self.tree, todo, stop_at_first=False, label="baseline")
         for r in result.records:
             self.records[(r["scenario"], r["world_size"])] = r
         missing = [c for c in todo if c not in self.records]
@@ -250,14 +253,17 @@ def run_mutants(mutants: list[Mutant], *, root: Path = ROOT, scenarios: list[str
         raise MutationError(f"no case to run: scenarios {scenarios} support none of the world sizes {ranks}")
     workdir = Path(tempfile.mkdtemp(prefix="iris-mutate-", dir=keep))
 
-    def probe(tree, todo, *, stop_at_first):
+    def probe(tree, todo, *, stop_at_first, label=""):
+        def tagged(line: str) -> None:
+            echo(f"  ({label}) {line.strip()}" if label else line)
+
         return run_probe(tree, todo, stop_at_first=stop_at_first, profile=profile, timeout=timeout,
-                         job_timeout=job_timeout, echo=echo)
+                         job_timeout=job_timeout, echo=tagged)
 
     try:
         baseline = Baseline(copy_tree(workdir / "baseline", root), probe)
         first = cases if matrix else list(dict.fromkeys(c for m, _ in live for c in killer_cases(m, cases)))
-        echo(f"baseline: {len(first)} case(s) on the unmutated copy")
+        echo(f"baseline: {len(first)} case(s) on the unmutated copy, more later where a mutant dies elsewhere")
         baseline.verify(first)
         for i, (m, o) in enumerate(live, 1):
             echo(f"[{i}/{len(live)}] {m.name} ({m.file}): {m.breaks}")

@@ -3,16 +3,18 @@
 ``python -m conformance.mutation_probe SPEC.json RESULT.json``, started with the copy's root as working
 directory. SPEC holds ``root`` (the copy), ``cases`` (``[scenario, world size]`` pairs), ``stop_at_first``,
 ``seed``, ``profile`` and ``job_timeout``. Every case runs on the CPU interpreter with the profile's example
-count, a fixed seed and no shrinking, so the same cases see the same examples in every copy. RESULT.json is
-rewritten after each case (a parent that times out still reads the finished ones): one record per case with
-``ok``, the ``checks`` that failed (``triton vs model``, ``gluon vs model``, ``triton vs gluon``, or ``error``)
-and the first divergence or error as ``detail``.
+count, a fixed seed, no shrinking and no constants taken from the (mutated) sources, so the same cases see the
+same examples in every copy. RESULT.json is rewritten after each case (a parent that times out still reads the
+finished ones): one record per case with ``ok``, the ``checks`` that failed (``triton vs model``, ``gluon vs
+model``, ``triton vs gluon``, or ``error``) and the first divergence or error as ``detail``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -27,6 +29,23 @@ def probe_settings(profile: str) -> settings:
     from conformance import profiles
 
     return settings(profiles.load(profile), database=None, phases=(Phase.explicit, Phase.generate))
+
+
+def ignore_local_constants() -> bool:
+    """Stop Hypothesis from mixing integer constants of local source files into its draws; True if it took effect.
+
+    A mutant adds or removes such constants (``& 0xFFFF``, ``return 4``), so without this the mutated copy would
+    draw other examples than the baseline. This uses a private Hypothesis hook; where it has moved, examples stay
+    deterministic per copy but may differ between copies.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+
+        empty = type(providers._local_constants)()
+        providers._get_local_constants = lambda: empty
+    except (ImportError, AttributeError, TypeError):
+        return False
+    return True
 
 
 def _check_imports(root: Path) -> None:
@@ -70,9 +89,13 @@ def run_one(name: str, world_size: int, spec: dict) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    from iris.launcher import _watch_parent
+
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()  # never outlive the runner
     spec_path, result_path = (Path(a) for a in argv)
     spec = json.loads(spec_path.read_text())
     _check_imports(Path(spec["root"]))
+    ignore_local_constants()
     from conformance.pool import close_pools
 
     records: list[dict] = []
