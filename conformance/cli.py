@@ -104,9 +104,16 @@ def cmd_run(args) -> int:
 
 
 def cmd_mutate(args) -> int:
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a terminated run still removes its copies
+    try:
+        return _mutate(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _mutate(args) -> int:
     from conformance import mutation
 
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a terminated run still removes its copies
     try:
         mutants = mutation.select(args.only)
         if args.list:

@@ -251,6 +251,8 @@ def run_mutants(mutants: list[Mutant], *, root: Path = ROOT, scenarios: list[str
     cases = all_cases(scenarios, ranks)
     if not cases:
         raise MutationError(f"no case to run: scenarios {scenarios} support none of the world sizes {ranks}")
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="iris-mutate-", dir=keep))
 
     def probe(tree, todo, *, stop_at_first, label=""):
