@@ -72,7 +72,7 @@ CATALOGUE: tuple[Mutant, ...] = (
        "payload_size: counts every lane, masked-off lanes included", "tracing_1d_address@1", "load@1"),
     _m("triton-trace-payload_size-bytes", TRITON_TRACING,
        "return dtype.element_ty.primitive_bitwidth // 8", "return 4",
-       "payload_size: assumes 4-byte elements whatever the dtype", "load@1", "store@1"),
+       "payload_size: assumes 4-byte elements whatever the dtype", "store@1", "load@1"),
     _m("triton-trace-payload", TRITON_TRACING,
        "L.FIELD_PAYLOAD, payload, ok)", "L.FIELD_PAYLOAD, payload & 0xFFFF, ok)",
        "payload: truncated to its low 16 bits", "load@1", "tracing_1d_address@1"),
@@ -198,4 +198,7 @@ CATALOGUE: tuple[Mutant, ...] = (
        "return [cur_rank, num_ranks, VERSION, *block, *heap_bases]",
        "return [cur_rank, num_ranks, VERSION, *block, *heap_bases[1:], *heap_bases[:1]]",
        "context encoder lists the heap bases rotated by one rank", "store@2"),
+    _m("layout-capacity-one-less", LAYOUT,
+       "block = [tracing.enabled, tracing.max_events,", "block = [tracing.enabled, tracing.max_events - 1,",
+       "context encoder tells kernels one slot less than the buffers hold (field rows misaligned)", "overflow@1"),
 )
