@@ -112,7 +112,7 @@ def cmd_mutate(args) -> int:
 
 
 def _mutate(args) -> int:
-    from conformance import mutation
+    from conformance import mutation, mutation_report
 
     try:
         mutants = mutation.select(args.only)
@@ -130,12 +130,12 @@ def _mutate(args) -> int:
         return 2
     meta = {"backend": "cpu", "profile": args.profile, "seed": mutation.SEED, "seconds": time.perf_counter() - start,
             "scenarios": args.scenario, "ranks": args.ranks, "matrix": args.matrix, "argv": sys.argv[1:]}
-    mutation.write_report(args.out, outcomes, meta)
-    print(mutation.table(outcomes))
+    mutation_report.write_report(args.out, outcomes, meta)
+    print(mutation_report.table(outcomes))
     if args.matrix:
-        print(mutation.unique_kills(outcomes))
+        print(mutation_report.unique_kills(outcomes))
     print(f"report: {args.out} ({meta['seconds']:.0f} s)")
-    return mutation.exit_code(outcomes, survivors_allowed=bool(args.scenario))
+    return mutation_report.exit_code(outcomes, survivors_allowed=bool(args.scenario))
 
 
 def main(argv=None) -> int:

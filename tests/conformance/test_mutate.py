@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from conformance import cli, mutation
+from conformance import cli, mutation, mutation_report
 from conformance.mutants import CATALOGUE, TRITON_TRACING, Mutant
 from conformance.scenario import names
 
@@ -165,5 +165,5 @@ def test_a_harmless_mutant_survives():
     outcomes = mutation.run_mutants([HARMLESS], scenarios=["store"], ranks=(1,), echo=lambda line: None)
     (o,) = outcomes
     assert (o.status, o.kills, o.cases_run) == ("survived", [], 1), o
-    assert mutation.exit_code(outcomes) == 1
-    assert mutation.exit_code(outcomes, survivors_allowed=True) == 0
+    assert mutation_report.exit_code(outcomes) == 1
+    assert mutation_report.exit_code(outcomes, survivors_allowed=True) == 0
