@@ -5,8 +5,9 @@ the package, and says what it breaks. ``killers`` names the scenarios most likel
 (``"scenario"``: every world size it supports, 2 ranks first; ``"scenario@R"``: only R ranks), then every other
 case if none of them killed it. A mutant whose ``old`` text no longer matches is reported as stale.
 
-Adding a mutant is adding one entry below. The Gluon tracing (``iris/experimental/tracing.py``) gets the twin of
-every Triton tracing entry once it exists: same name with ``gluon-`` instead of ``triton-``.
+Adding a mutant is adding one entry below. The Gluon tracing (``GLUON_TRACING``) gets the twin of every Triton
+tracing entry once it exists: ``gluon-trace-<...>`` for ``triton-trace-<...>`` (tests/conformance/test_mutate.py
+then requires one per trace field).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 TRITON_TRACING = "iris/tracing/device.py"
+GLUON_TRACING = "iris/experimental/tracing.py"
 TRITON_OPS = "iris/device/context.py"
 GLUON_OPS = "iris/experimental/iris_gluon.py"
 DECODER = "iris/tracing/records.py"

@@ -14,7 +14,7 @@ import json
 import pytest
 
 from conformance import cli, mutation, mutation_report
-from conformance.mutants import CATALOGUE, TRITON_TRACING, Mutant
+from conformance.mutants import CATALOGUE, GLUON_TRACING, TRITON_TRACING, Mutant
 from conformance.scenario import names
 
 TRACE_FIELDS = ("event_id", "pid", "pid_m", "pid_n", "cur_rank", "target_rank", "address", "payload_size",
@@ -51,9 +51,11 @@ def test_catalogue_is_sound():
     assert mutation.catalogue_problems(CATALOGUE, names()) == []
     assert len(CATALOGUE) >= 30, f"catalogue has {len(CATALOGUE)} mutants, expected at least 30"
     by_name = {m.name for m in CATALOGUE}
-    for field in TRACE_FIELDS:
-        hits = [n for n in by_name if n == f"triton-trace-{field}" or n.startswith(f"triton-trace-{field}-")]
-        assert hits, f"no Triton tracing mutant of field {field}"
+    apis = ["triton"] + (["gluon"] if (mutation.ROOT / GLUON_TRACING).exists() else [])
+    for api in apis:
+        for field in TRACE_FIELDS:
+            hits = [n for n in by_name if n == f"{api}-trace-{field}" or n.startswith(f"{api}-trace-{field}-")]
+            assert hits, f"no {api} tracing mutant of field {field} ({api}-trace-{field} in conformance/mutants.py)"
     files = {m.file for m in CATALOGUE}
     for expected in ("iris/tracing/device.py", "iris/device/context.py", "iris/experimental/iris_gluon.py",
                      "iris/tracing/records.py"):
