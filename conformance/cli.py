@@ -1,10 +1,11 @@
-"""``python -m conformance``: run the suite, list scenarios, scaffold a new one."""
+"""``python -m conformance``: run the suite, list scenarios, scaffold a new one, run the mutation self-test."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import platform
+import signal
 import sys
 import time
 from pathlib import Path
@@ -41,6 +42,18 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="list the scenarios")
     new = sub.add_parser("new", help="scaffold conformance/scenarios/NAME.py")
     new.add_argument("name")
+    mut = sub.add_parser("mutate", help="mutation self-test: every mutant of conformance/mutants.py must be killed")
+    mut.add_argument("--only", action="append", metavar="NAME", help="mutant name or comma list (repeatable)")
+    mut.add_argument("--list", action="store_true", help="list the mutants: name, file, what each breaks")
+    mut.add_argument("--scenario", action="append", help="run only this scenario (repeatable): which mutants it "
+                     "kills alone; survivors then do not fail the run")
+    mut.add_argument("--ranks", type=_ranks, default=None, help="world sizes to run, e.g. 1,2 (default: all)")
+    mut.add_argument("--matrix", action="store_true", help="run every case for every mutant (kill matrix)")
+    mut.add_argument("--profile", choices=sorted(profiles.EXAMPLES), default=profiles.DEFAULT,
+                     help=f"Hypothesis profile (default {profiles.DEFAULT})")
+    mut.add_argument("--timeout", type=float, default=None, help="seconds per mutant (default 1800)")
+    mut.add_argument("--out", type=Path, default=Path("conformance-out") / "mutate.json", help="JSON report")
+    mut.add_argument("--keep", type=Path, default=None, help="keep the mutated copies under this folder")
     return p
 
 
@@ -92,10 +105,47 @@ def cmd_run(args) -> int:
     return 0 if all(c.ok for c in results) else 1
 
 
+def cmd_mutate(args) -> int:
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a terminated run still removes its copies
+    try:
+        return _mutate(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _mutate(args) -> int:
+    from conformance import mutation, mutation_report
+
+    try:
+        mutants = mutation.select(args.only)
+        if args.list:
+            for m in mutants:
+                print(f"{m.name:34s} {m.file:32s} {m.breaks}")
+            return 0
+        print(f"mutate: {len(mutants)} mutant(s), backend cpu, profile {args.profile}, seed {mutation.SEED}")
+        start = time.perf_counter()
+        outcomes = mutation.run_mutants(mutants, scenarios=args.scenario, ranks=args.ranks, matrix=args.matrix,
+                                        profile=args.profile, timeout=args.timeout or mutation.MUTANT_TIMEOUT_S,
+                                        keep=args.keep)
+    except mutation.MutationError as e:
+        print(f"mutate: {e}", file=sys.stderr)
+        return 2
+    meta = {"backend": "cpu", "profile": args.profile, "seed": mutation.SEED, "seconds": time.perf_counter() - start,
+            "scenarios": args.scenario, "ranks": args.ranks, "matrix": args.matrix, "argv": sys.argv[1:]}
+    mutation_report.write_report(args.out, outcomes, meta)
+    print(mutation_report.table(outcomes))
+    if args.matrix:
+        print(mutation_report.unique_kills(outcomes))
+    print(f"report: {args.out} ({meta['seconds']:.0f} s)")
+    return mutation_report.exit_code(outcomes, survivors_allowed=bool(args.scenario))
+
+
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "list":
         return cmd_list()
     if args.command == "new":
         return scaffold(args.name)
+    if args.command == "mutate":
+        return cmd_mutate(args)
     return cmd_run(args)

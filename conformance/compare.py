@@ -1,7 +1,8 @@
 """Three-way comparison of one example: Triton vs model, Gluon vs model, Triton vs Gluon.
 
 Logical fields must be equal; physical fields (timestamps, durations, SM/CU/XCC ids) must be valid:
-inside the launch window, ordered, in range for the device. Memory is compared exactly. Each
+inside the launch window, ordered, in range for the device. ``op_index`` must be the slot the event
+was kept in (rows come back in slot order, so row k has op_index k). Memory is compared exactly. Each
 divergence names the check, rank, program, event, field and both values, and carries the first
 diverging event of each side.
 """
@@ -85,6 +86,13 @@ def _physical(api: str, rank: int, rows: list[dict], obs: dict) -> list[Divergen
     return []
 
 
+def _op_indices(check: str, rank: int, rows: list[dict]) -> list[Divergence]:
+    for k, r in enumerate(rows):
+        if r["op_index"] != k:
+            return [Divergence(check, rank, f"slot {k} (pid {r['pid']})", "op_index", r["op_index"], k)]
+    return []
+
+
 def _memory(check: str, rank: int, got: dict, want: dict) -> list[Divergence]:
     for name, values in want.items():
         actual = got.get(name)
@@ -123,6 +131,7 @@ def compare(model: Model, observations: list[dict], apis: tuple[str, ...], heap_
             if overflow and len(rows) != model.capacity:
                 out.append(Divergence(check, r, "whole launch", "kept events", len(rows), model.capacity))
             out += _compare_programs(check, r, got, want, prefix_only=overflow)
+            out += _op_indices(check, r, rows)
             out += _physical(api, r, rows, obs)
             out += _memory(check, r, a["memory"], model.memory.get(r, {}))
         if len(apis) == 2:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given, note, settings
+from hypothesis import given, note, seed, settings
 from hypothesis import strategies as st
 
 from conformance.report import CaseResult
@@ -16,14 +16,15 @@ class ConformanceFailure(AssertionError):
 
 
 def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, profile: settings,
-             params: dict | None = None, on_example=None,
+             params: dict | None = None, on_example=None, *, fixed_seed: int | None = None,
              timeout: float = JOB_TIMEOUT_S) -> tuple[CaseResult, ExampleResult | None]:
     """Run the case and return its summary and last example (for its trace); never raises for a divergence.
 
     Hypothesis shrinks a failing example; ``case.failure`` holds the report of the smallest one.
     A hung or dead rank, or a broken scenario, sets ``case.error`` and skips the remaining examples.
     ``params`` runs exactly that example instead of drawing. ``on_example(result)`` sees each example.
-    ``timeout``: seconds one example may take on the ranks before they are killed and the case fails.
+    ``fixed_seed`` makes the drawn examples the same on every run; ``timeout``: seconds one example may take on the
+    ranks before they are killed and the case fails.
     """
     ref = scenario.ref or scenario.name
     case = CaseResult(ref, world_size, backend)
@@ -56,6 +57,8 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
                 note(f"replay: {replay_command(ref, world_size, backend, p)}")
                 one(p)
 
+            if fixed_seed is not None:
+                check = seed(fixed_seed)(check)
             check()
     except ConformanceFailure as e:
         case.failure = str(e)

@@ -31,9 +31,12 @@ def element_count(max_value: int = 300) -> st.SearchStrategy[int]:
     return st.integers(1, max_value)
 
 
-def rank_offset(world_size: int) -> st.SearchStrategy[int]:
-    """Target = (own rank + offset) % world_size: 0 is the rank itself, every peer is reachable."""
-    return st.integers(0, world_size - 1)
+def rank_offset(world_size: int, after: int = 0) -> st.SearchStrategy[int]:
+    """Target = (own rank + offset) % world_size, every offset reachable; the simplest is ``after + 1``.
+
+    So the simplest example already crosses ranks (a peer, or a second offset other than the first ``after``).
+    """
+    return st.integers(0, world_size - 1).map(lambda k: (after + 1 + k) % world_size)
 
 
 def mask_bits(length: int) -> st.SearchStrategy[list[int]]:
@@ -102,8 +105,9 @@ def masked_block(draw, world_size, *, offsets=("offset",), payload=True, **extra
     """Masked 1-D block op: n, BLOCK, dtype, offsets, extra (strategy or fn of p), payload, per-rank bits; in order."""
     p = {"n": draw(element_count(), label="n"), "BLOCK": draw(block_size(), label="BLOCK"),
          "dtype": draw(dtype_name(), label="dtype")}
+    previous = 0
     for name in offsets:
-        p[name] = draw(rank_offset(world_size), label=name)
+        p[name] = previous = draw(rank_offset(world_size, after=previous), label=name)
     for name, strategy in extra.items():
         p[name] = draw(strategy(p) if callable(strategy) else strategy, label=name)
     if payload:

@@ -1,0 +1,282 @@
+"""``python -m conformance mutate``: the suite proves its power by killing every mutant of ``conformance.mutants``.
+
+For each mutant: copy ``iris/`` and ``conformance/`` into a temporary folder, apply the mutant there (never in the
+working tree), and run conformance cases in a child process (``conformance.mutation_probe``) on the CPU
+interpreter with a fixed seed: the mutant's likely killers first, then every other case, stopping at the first
+case that fails. The mutant is
+
+    killed    a case failed: which scenario, world size and checks (triton vs model, gluon vs model,
+              triton vs gluon; ``error`` when the mutant crashed or hung a rank)
+    survived  every case passed: a hole in the suite
+    stale     its old text is not exactly once in its file (the catalogue needs updating)
+    timeout   the per-mutant time limit ran out before any case failed
+    error     the child itself failed, or the unmutated copy fails the killing case too
+
+A baseline run of the unmutated copy comes first: a case that fails without any mutant is an error, never a kill.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from conformance.mutants import CATALOGUE, Mutant
+from conformance.mutation_report import Outcome
+
+SEED = 20_240_917  # the fixed Hypothesis seed of every mutation run
+PACKAGES = ("iris", "conformance")
+WORLD_ORDER = (2, 1, 4)  # 2 ranks first: they reach a peer, and cost less than 4
+MUTANT_TIMEOUT_S = 1800.0
+JOB_TIMEOUT_S = 120.0
+ROOT = Path(__file__).resolve().parent.parent
+
+Case = tuple[str, int]
+
+
+class MutationError(Exception):
+    """A run that cannot start or cannot be trusted (unknown mutant, failing baseline); shown without a traceback."""
+
+
+# ------------------------------------------------------------------------------------------- the catalogue
+
+
+def select(only: Iterable[str] | None, catalogue: tuple[Mutant, ...] | None = None) -> list[Mutant]:
+    """The mutants named in ``only`` (names or comma lists), in catalogue order; all when ``only`` is empty."""
+    catalogue = CATALOGUE if catalogue is None else catalogue
+    names = [n.strip() for item in (only or ()) for n in item.split(",") if n.strip()]
+    if not names:
+        return list(catalogue)
+    known = {m.name for m in catalogue}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise MutationError(f"unknown mutant {', '.join(map(repr, unknown))}; see python -m conformance mutate --list")
+    return [m for m in catalogue if m.name in names]
+
+
+def stale_reason(mutant: Mutant, root: Path = ROOT) -> str | None:
+    """Why ``mutant`` cannot be applied to the tree at ``root`` (None when its old text occurs exactly once)."""
+    path = root / mutant.file
+    if not path.is_file():
+        return f"stale mutant {mutant.name}: {mutant.file} does not exist"
+    count = path.read_text().count(mutant.old)
+    if count != 1:
+        found = "not found" if count == 0 else f"found {count} times"
+        return f"stale mutant {mutant.name}: its old text {mutant.old!r} is {found} in {mutant.file} (expected once)"
+    return None
+
+
+def catalogue_problems(catalogue: tuple[Mutant, ...], scenarios: Iterable[str], root: Path = ROOT) -> list[str]:
+    """Every defect of a catalogue: duplicate names, no-op changes, unknown killers, stale old texts."""
+    known = set(scenarios)
+    problems, seen = [], set()
+    for m in catalogue:
+        if m.name in seen:
+            problems.append(f"mutant {m.name}: name used twice")
+        seen.add(m.name)
+        if m.old == m.new:
+            problems.append(f"mutant {m.name}: new text equals old text")
+        problems += [f"mutant {m.name}: killer {k!r} names no scenario" for k in m.killers
+                     if k.split("@")[0] not in known]
+        reason = stale_reason(m, root)
+        if reason:
+            problems.append(reason)
+    return problems
+
+
+# --------------------------------------------------------------------------------------------- the cases
+
+
+def all_cases(scenarios: Iterable[str] | None = None, ranks: Iterable[int] | None = None) -> list[Case]:
+    """Every (scenario, world size) case to consider: world sizes in ``WORLD_ORDER``, then by scenario name."""
+    from conformance.scenario import load, names
+
+    chosen = sorted(set(scenarios)) if scenarios else names()
+    sizes = {name: load(name).world_sizes for name in chosen}
+    order = list(WORLD_ORDER) + sorted({ws for s in sizes.values() for ws in s} - set(WORLD_ORDER))
+    return [(name, ws) for ws in order for name in chosen
+            if ws in sizes[name] and (ranks is None or ws in ranks)]
+
+
+def killer_cases(mutant: Mutant, cases: list[Case]) -> list[Case]:
+    """The cases of ``mutant``'s killers (``name``: every world size in ``cases``; ``name@R``: R only), in order."""
+    first: list[Case] = []
+    for killer in mutant.killers:
+        name, _, ws = killer.partition("@")
+        first += [c for c in cases if c[0] == name and (not ws or c[1] == int(ws)) and c not in first]
+    return first
+
+
+def plan(mutant: Mutant, cases: list[Case]) -> list[Case]:
+    """``cases`` reordered for ``mutant``: its killers' cases first, then the rest."""
+    first = killer_cases(mutant, cases)
+    return first + [c for c in cases if c not in first]
+
+
+# ----------------------------------------------------------------------------------------------- the copies
+
+
+def copy_tree(dest: Path, root: Path = ROOT) -> Path:
+    """A copy of the packages under ``root`` at ``dest`` (sources only)."""
+    for package in PACKAGES:
+        shutil.copytree(root / package, dest / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return dest
+
+
+def apply(mutant: Mutant, tree: Path) -> None:
+    """Apply ``mutant`` to the copy at ``tree`` (raises MutationError if its old text is not there exactly once)."""
+    reason = stale_reason(mutant, tree)
+    if reason:
+        raise MutationError(reason)
+    path = tree / mutant.file
+    path.write_text(path.read_text().replace(mutant.old, mutant.new, 1))
+
+
+@dataclass
+class ProbeRun:
+    """Result of one child run: a record per finished case, and how the child ended."""
+
+    records: list[dict]
+    timed_out: bool
+    returncode: int | None
+    log_tail: str
+
+
+def run_probe(tree: Path, cases: list[Case], *, stop_at_first: bool, profile: str, timeout: float,
+              job_timeout: float, echo: Callable[[str], None]) -> ProbeRun:
+    """Run ``cases`` in a child process on the copy at ``tree``; kills the child's process group on timeout."""
+    spec = {"root": str(tree), "cases": cases, "stop_at_first": stop_at_first, "seed": SEED, "profile": profile,
+            "job_timeout": job_timeout}
+    spec_path, result_path, log_path = tree / "probe-spec.json", tree / "probe-result.json", tree / "probe.log"
+    spec_path.write_text(json.dumps(spec))
+    env = dict(os.environ, PYTHONPATH=str(tree), IRIS_HYPOTHESIS_DB="none")
+    env.pop("TRITON_INTERPRET", None)  # the pool sets it for the rank processes
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "conformance.mutation_probe", str(spec_path), str(result_path)],
+                                cwd=tree, env=env, stdout=subprocess.PIPE, stderr=log, text=True,
+                                start_new_session=True)
+        reader = threading.Thread(target=lambda: [echo(line.rstrip()) for line in proc.stdout], daemon=True)
+        reader.start()
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:  # timeout or interruption: end the child and its rank processes (one session, started here)
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        reader.join(timeout=10)
+    records = json.loads(result_path.read_text()) if result_path.exists() else []
+    tail = "\n".join(log_path.read_text().splitlines()[-15:])
+    return ProbeRun(records, timed_out, proc.returncode, tail)
+
+
+class Baseline:
+    """The unmutated copy and the cases verified on it (a case that fails there is an error, never a kill)."""
+
+    def __init__(self, tree: Path, run: Callable[..., ProbeRun]) -> None:
+        self.tree = tree
+        self._run = run
+        self.records: dict[Case, dict] = {}
+
+    def verify(self, cases: list[Case]) -> None:
+        """Run the cases not verified yet; raise MutationError naming every case the unmutated copy fails."""
+        todo = [c for c in cases if c not in self.records]
+        if not todo:
+            return
+        result = self._run(self.tree, todo, stop_at_first=False, label="baseline")
+        for r in result.records:
+            self.records[(r["scenario"], r["world_size"])] = r
+        missing = [c for c in todo if c not in self.records]
+        failing = [r for c, r in self.records.items() if c in todo and not r["ok"]]
+        if failing or missing:
+            lines = [f"{r['scenario']}@{r['world_size']}: {r['detail']}" for r in failing]
+            if missing:
+                why = "timed out" if result.timed_out else f"exit code {result.returncode}"
+                lines.append(f"{len(missing)} case(s) never finished ({why}):\n{result.log_tail}")
+            raise MutationError("baseline: the unmutated copy fails, fix the suite first\n" + "\n".join(lines))
+
+
+# -------------------------------------------------------------------------------------------------- the run
+
+
+def run_mutants(mutants: list[Mutant], *, root: Path = ROOT, scenarios: list[str] | None = None,
+                ranks: tuple[int, ...] | None = None, matrix: bool = False, profile: str = "dev",
+                timeout: float = MUTANT_TIMEOUT_S, job_timeout: float = JOB_TIMEOUT_S, keep: Path | None = None,
+                echo: Callable[[str], None] = print) -> list[Outcome]:
+    """Apply and run every mutant; the outcome of each, in order. Raises MutationError if the baseline fails."""
+    outcomes = [Outcome(m.name, m.file, m.breaks) for m in mutants]
+    live = []
+    for m, o in zip(mutants, outcomes, strict=True):
+        reason = stale_reason(m, root)
+        if reason:
+            o.status, o.message = "stale", reason
+            echo(reason)
+        else:
+            live.append((m, o))
+    if not live:
+        return outcomes
+    cases = all_cases(scenarios, ranks)
+    if not cases:
+        raise MutationError(f"no case to run: scenarios {scenarios} support none of the world sizes {ranks}")
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+    workdir = Path(tempfile.mkdtemp(prefix="iris-mutate-", dir=keep))
+
+    def probe(tree, todo, *, stop_at_first, label=""):
+        def tagged(line: str) -> None:
+            echo(f"  ({label}) {line.strip()}" if label else line)
+
+        return run_probe(tree, todo, stop_at_first=stop_at_first, profile=profile, timeout=timeout,
+                         job_timeout=job_timeout, echo=tagged)
+
+    try:
+        baseline = Baseline(copy_tree(workdir / "baseline", root), probe)
+        first = cases if matrix else list(dict.fromkeys(c for m, _ in live for c in killer_cases(m, cases)))
+        echo(f"baseline: {len(first)} case(s) on the unmutated copy, more later where a mutant dies elsewhere")
+        baseline.verify(first)
+        for i, (m, o) in enumerate(live, 1):
+            echo(f"[{i}/{len(live)}] {m.name} ({m.file}): {m.breaks}")
+            tree = copy_tree(workdir / m.name, root)
+            apply(m, tree)
+            start = time.perf_counter()
+            result = probe(tree, plan(m, cases), stop_at_first=not matrix)
+            o.seconds = round(time.perf_counter() - start, 1)
+            _judge(o, result, baseline)
+            echo(f"    -> {o.status}{' by ' + o.killed_by if o.kills else ''}{': ' + o.message if o.message else ''}"
+                 f" ({o.cases_run} case(s), {o.seconds:.0f} s)")
+            if keep is None:
+                shutil.rmtree(tree, ignore_errors=True)
+    finally:
+        if keep is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return outcomes
+
+
+def _judge(o: Outcome, result: ProbeRun, baseline: Baseline) -> None:
+    o.cases_run = len(result.records)
+    failing = [r for r in result.records if not r["ok"]]
+    try:
+        baseline.verify([(r["scenario"], r["world_size"]) for r in failing])
+    except MutationError as e:
+        o.status, o.message = "error", str(e).splitlines()[0] + " (on a case this mutant failed)"
+        return
+    o.kills = [{k: r[k] for k in ("scenario", "world_size", "checks", "detail")} for r in failing]
+    if o.kills:
+        o.status = "killed"
+    elif result.timed_out:
+        o.status, o.message = "timeout", f"no kill in {o.cases_run} case(s) before the per-mutant time limit"
+    elif result.returncode != 0:
+        o.status, o.message = "error", f"probe exited with {result.returncode}: {result.log_tail}"
+    else:
+        o.status = "survived"

@@ -1,0 +1,115 @@
+"""Child side of ``python -m conformance mutate``: run conformance cases, in order, on one copy of the package.
+
+``python -m conformance.mutation_probe SPEC.json RESULT.json``, started with the copy's root as working
+directory. SPEC holds ``root`` (the copy), ``cases`` (``[scenario, world size]`` pairs), ``stop_at_first``,
+``seed``, ``profile`` and ``job_timeout``. Every case runs on the CPU interpreter with the profile's example
+count, a fixed seed, no shrinking and no constants taken from the (mutated) sources, so the same cases see the
+same examples in every copy. RESULT.json is rewritten after each case (a parent that times out still reads the
+finished ones): one record per case with ``ok``, the ``checks`` that failed (``triton vs model``, ``gluon vs
+model``, ``triton vs gluon``, or ``error``) and the first divergence or error as ``detail``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+from hypothesis import Phase, settings
+
+BACKEND = "cpu"
+
+
+def probe_settings(profile: str) -> settings:
+    """The profile's settings without an example database and without shrinking (the first failure is enough)."""
+    from conformance import profiles
+
+    return settings(profiles.load(profile), database=None, phases=(Phase.explicit, Phase.generate))
+
+
+def ignore_local_constants() -> bool:
+    """Stop Hypothesis from mixing integer constants of local source files into its draws; True if it took effect.
+
+    A mutant adds or removes such constants (``& 0xFFFF``, ``return 4``), so without this the mutated copy would
+    draw other examples than the baseline. This uses a private Hypothesis hook; where it has moved, examples stay
+    deterministic per copy but may differ between copies.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+
+        empty = type(providers._local_constants)()
+        providers._get_local_constants = lambda: empty
+    except (ImportError, AttributeError, TypeError):
+        return False
+    return True
+
+
+def _check_imports(root: Path) -> None:
+    import conformance
+    import iris
+
+    for module in (iris, conformance):
+        where = Path(module.__file__).resolve()
+        if root.resolve() not in where.parents:
+            raise RuntimeError(f"{module.__name__} was imported from {where}, not from the copy under {root}; "
+                               "run the probe with the copy as working directory and on PYTHONPATH")
+
+
+def run_one(pools, name: str, world_size: int, spec: dict) -> dict:
+    """Run one case; its record (never raises)."""
+    from conformance.scenario import load
+    from conformance.session import run_case
+
+    record = {"scenario": name, "world_size": world_size, "ok": True, "checks": [], "detail": "", "examples": 0}
+    start = time.perf_counter()
+    failing: list = []
+
+    def seen(result) -> None:
+        if not result.ok and not failing:
+            failing.append(result)
+
+    try:
+        case, _ = run_case(pools, load(name), world_size, BACKEND, probe_settings(spec["profile"]), on_example=seen,
+                           fixed_seed=spec["seed"], timeout=spec["job_timeout"])
+        record["examples"] = case.examples
+        if case.error:
+            record.update(ok=False, checks=["error"], detail=case.error)
+        elif failing:
+            divergences = failing[0].divergences
+            record.update(ok=False, checks=list(dict.fromkeys(d.check for d in divergences)),
+                          detail=failing[0].report(limit=3))
+    except Exception:  # a mutant can break the package itself (import error, host-side exception)
+        record.update(ok=False, checks=["error"], detail=traceback.format_exc(limit=6))
+    record["seconds"] = round(time.perf_counter() - start, 2)
+    return record
+
+
+def main(argv: list[str]) -> int:
+    from iris.ranks.child import _watch_parent
+
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()  # never outlive the runner
+    spec_path, result_path = (Path(a) for a in argv)
+    spec = json.loads(spec_path.read_text())
+    _check_imports(Path(spec["root"]))
+    ignore_local_constants()
+    from iris.ranks import Pools
+
+    records: list[dict] = []
+    with Pools() as pools:
+        for name, world_size in spec["cases"]:
+            record = run_one(pools, name, world_size, spec)
+            records.append(record)
+            result_path.write_text(json.dumps(records))
+            verdict = "ok" if record["ok"] else "FAIL (" + ", ".join(record["checks"]) + ")"
+            print(f"  {name}@{world_size}: {verdict} [{record['seconds']:.1f} s]", flush=True)
+            if not record["ok"] and spec["stop_at_first"]:
+                break
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,96 @@
+"""Ranges started and never ended: per program an open `compute` range, then a masked put in an ended `put` range.
+
+Model, per rank r writing to t = (r + offset) % R, program p over block B(p) and lanes L(p) = {j in B(p): j < n,
+bits_r[j]}; events of program p in program order:
+    compute range, never ended (kind unfinished): pid p, pid_n 0, target r, address dst[p BLOCK] on r,
+                  size BLOCK x bytes (no mask), payload payload + p
+    put range (ended):                            pid p, pid_n 1, target t, address dst[min L(p)] on r,
+                  size |L(p)| x bytes, payload payload
+    memory rank q: dst[j] = src_s[j] for j in L of s = (q - offset) % R, 0 elsewhere
+           src_q[j] = j + 1 + 512 q on every rank q (unchanged)
+"""
+
+import triton
+import triton.language as tl
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+
+from conformance import strategies as S
+from conformance.helpers import block_event, cast, cdiv, masked_values, program_lanes, setup_masked, source_values
+from conformance.model import Model
+from conformance.scenario import Scenario
+from iris import DeviceContext, TraceEvent
+from iris.experimental.iris_gluon import IrisDeviceCtx
+from iris.experimental.layouts import blocked_1d, warp_size
+
+
+@triton.jit(do_not_specialize=["n", "target", "payload"])
+def triton_kernel(ctx_t, src, dst, bits, n, target, payload, rank: tl.constexpr, world: tl.constexpr,
+                  BLOCK: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = (offs < n) & (tl.load(bits + offs) != 0)
+    ctx.tracing.record_event_start(TraceEvent().compute, rank, dst + offs, pid, 0, payload=payload + pid)
+    h = ctx.tracing.record_event_start(TraceEvent().put, target, dst + offs, pid, 1, mask=mask, payload=payload)
+    ctx.put(src + offs, dst + offs, target, mask=mask)
+    ctx.tracing.record_event_end(h)
+
+
+@gluon.jit(do_not_specialize=["n", "target", "payload"])
+def gluon_kernel(ctx_t, src, dst, bits, n, target, payload,
+                 BLOCK: gl.constexpr):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
+    layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
+    pid = gl.program_id(0)
+    offs = pid * BLOCK + gl.arange(0, BLOCK, layout=layout)
+    mask = (offs < n) & (gl.load(bits + offs) != 0)
+    ctx.tracing.record_event_start(TraceEvent().compute, ctx.cur_rank, dst + offs, pid, 0, payload=payload + pid)
+    h = ctx.tracing.record_event_start(TraceEvent().put, target, dst + offs, pid, 1, mask=mask, payload=payload)
+    ctx.put(src + offs, dst + offs, target, mask=mask)
+    ctx.tracing.record_event_end(h)
+
+
+def params(world_size):
+    return S.masked_block(world_size)
+
+
+def setup(rank, p):
+    setup_masked(rank, p, "dst", source=True)
+
+
+def launch(kernel, rank, p):
+    target = (rank.rank + p["offset"]) % rank.world_size
+    b = rank.buffers
+    kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, b["src"], b["dst"], b["bits"], p["n"], target, p["payload"],
+                                         **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
+
+
+def model(p, world_size):
+    block, length, dtype = p["BLOCK"], len(p["bits"][0]), p["dtype"]
+    events, memory = {}, {}
+    for r in range(world_size):
+        target, s = (r + p["offset"]) % world_size, (r - p["offset"]) % world_size
+        events[r] = []
+        for pid in range(cdiv(p["n"], block)):
+            events[r] += [
+                block_event("compute", "unfinished", pid=pid, rank=r, target=r, buffer="dst", heap_rank=r,
+                            lanes=list(range(pid * block, (pid + 1) * block)), dtype=dtype, payload=p["payload"] + pid),
+                block_event("put", "range", pid=pid, pid_n=1, rank=r, target=target, buffer="dst", heap_rank=r,
+                            lanes=program_lanes(p, r, pid), dtype=dtype, payload=p["payload"]),
+            ]
+        memory[r] = {"src": cast(source_values(r, length), dtype),
+                     "dst": cast(masked_values(p, s, source_values(s, length)), dtype)}
+    return Model(events, memory)
+
+
+SCENARIO = Scenario(
+    name="unfinished_ranges",
+    description=__doc__.splitlines()[0],
+    triton_kernel=triton_kernel,
+    gluon_kernel=gluon_kernel,
+    params=params,
+    setup=setup,
+    launch=launch,
+    model=model,
+)

@@ -1,0 +1,171 @@
+"""The mutation self-test's own tests, and the CI subset of the catalogue.
+
+The catalogue, ``--list``, ``--only`` and stale mutants need no kernels (cpu_unit). A handful of representative
+mutants run end to end on the CPU interpreter and must each die by a named scenario and check; a harmless probe
+mutant (kept out of the real catalogue) must survive; the working tree must be byte-for-byte unchanged
+(cpu_interpret). ``python -m conformance mutate`` runs the whole catalogue (nightly).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from conformance import cli, mutation, mutation_report
+from conformance.mutants import CATALOGUE, GLUON_TRACING, TRITON_TRACING, Mutant
+from conformance.scenario import names
+
+TRACE_FIELDS = ("event_id", "pid", "pid_m", "pid_n", "cur_rank", "target_rank", "address", "payload_size",
+                "payload", "op_index")
+REPORT_FIELDS = {"name", "file", "breaks", "status", "kills", "cases_run", "seconds", "message"}
+KILL_FIELDS = {"scenario", "world_size", "checks", "detail"}
+
+# mutant -> (scenario, world size, checks that must be among those that failed)
+REPRESENTATIVE = {
+    "triton-trace-op_index": ("store", 1, {"triton vs model"}),
+    "triton-trace-capacity-past-end": ("overflow", 1, {"triton vs model"}),
+    "triton-get-wrong-rank": ("get", 2, {"triton vs model", "triton vs gluon"}),
+    "gluon-atomic_cas-swapped": ("atomic_cas", 1, {"gluon vs model", "triton vs gluon"}),
+    "decoder-unfinished-as-range": ("unfinished_ranges", 1, {"triton vs model", "gluon vs model"}),
+}
+HARMLESS = Mutant("probe-harmless-docstring", TRITON_TRACING, "Triton device tracing:",
+                  "Triton device tracing (a probe):", "changes the module docstring only: must survive", ("store@1",))
+
+
+def _tree_digest() -> dict[str, str]:
+    out = {}
+    for package in mutation.PACKAGES:
+        for path in sorted((mutation.ROOT / package).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                out[str(path.relative_to(mutation.ROOT))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+# ------------------------------------------------------------------------------------------ no kernels
+
+
+@pytest.mark.cpu_unit
+def test_catalogue_is_sound():
+    assert mutation.catalogue_problems(CATALOGUE, names()) == []
+    assert len(CATALOGUE) >= 30, f"catalogue has {len(CATALOGUE)} mutants, expected at least 30"
+    by_name = {m.name for m in CATALOGUE}
+    apis = ["triton"] + (["gluon"] if (mutation.ROOT / GLUON_TRACING).exists() else [])
+    for api in apis:
+        for field in TRACE_FIELDS:
+            hits = [n for n in by_name if n == f"{api}-trace-{field}" or n.startswith(f"{api}-trace-{field}-")]
+            assert hits, f"no {api} tracing mutant of field {field} ({api}-trace-{field} in conformance/mutants.py)"
+    files = {m.file for m in CATALOGUE}
+    for expected in ("iris/tracing/device.py", "iris/device/context.py", "iris/experimental/iris_gluon.py",
+                     "iris/tracing/records.py"):
+        assert expected in files, f"no mutant in {expected}"
+
+
+@pytest.mark.cpu_unit
+def test_list_prints_every_mutant(capsys):
+    assert cli.main(["mutate", "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(CATALOGUE)
+    for line, m in zip(lines, CATALOGUE, strict=True):
+        assert line.split()[:2] == [m.name, m.file], line
+        assert line.endswith(m.breaks), line
+
+
+@pytest.mark.cpu_unit
+def test_only_selects_in_catalogue_order():
+    a, b, c = CATALOGUE[0], CATALOGUE[3], CATALOGUE[7]
+    got = mutation.select([f"{c.name},{a.name}", b.name])
+    assert [m.name for m in got] == [a.name, b.name, c.name]
+    assert mutation.select(None) == list(CATALOGUE)
+
+
+@pytest.mark.cpu_unit
+def test_unknown_only_is_a_one_line_error(capsys):
+    assert cli.main(["mutate", "--only", f"{CATALOGUE[0].name},no-such-mutant"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "mutate: unknown mutant 'no-such-mutant'; see python -m conformance mutate --list"
+
+
+@pytest.mark.cpu_unit
+def test_stale_mutants_fail_the_run_with_their_name_and_file(capsys, monkeypatch, tmp_path):
+    stale = (
+        Mutant("probe-moved-text", TRITON_TRACING, "text that is not in the file", "x", "nothing"),
+        Mutant("probe-twice", TRITON_TRACING, "_store_field(r, n, slot,", "x", "nothing"),
+        Mutant("probe-missing-file", "iris/experimental/no_such_file.py", "a", "b", "nothing"),
+    )
+    monkeypatch.setattr(mutation, "CATALOGUE", stale)
+    out = tmp_path / "mutate.json"
+    assert cli.main(["mutate", "--out", str(out)]) == 1
+    text = capsys.readouterr().out
+    report = {m["name"]: m for m in json.loads(out.read_text())["mutants"]}
+    assert [m["status"] for m in report.values()] == ["stale"] * 3
+    assert report["probe-moved-text"]["message"] == (
+        "stale mutant probe-moved-text: its old text 'text that is not in the file' is not found in "
+        "iris/tracing/device.py (expected once)")
+    assert "is found 15 times in iris/tracing/device.py" in report["probe-twice"]["message"]
+    assert report["probe-missing-file"]["message"] == (
+        "stale mutant probe-missing-file: iris/experimental/no_such_file.py does not exist")
+    for name in report:
+        assert f"stale mutant {name}:" in text
+
+
+@pytest.mark.cpu_unit
+def test_plan_runs_killers_first():
+    cases = mutation.all_cases(["store", "get"])
+    assert cases == [("get", 2), ("store", 2), ("get", 1), ("store", 1), ("get", 4), ("store", 4)]
+    m = Mutant("probe", TRITON_TRACING, "a", "b", "nothing", ("store@1", "get"))
+    assert mutation.plan(m, cases) == [("store", 1), ("get", 2), ("get", 1), ("get", 4), ("store", 2), ("store", 4)]
+
+
+# ------------------------------------------------------------------------------------------ end to end
+
+
+@pytest.fixture(scope="module")
+def representative(tmp_path_factory):
+    """The CI subset run through the CLI: (exit code, JSON report, tree digest before, after)."""
+    out = tmp_path_factory.mktemp("mutate") / "mutate.json"
+    before = _tree_digest()
+    rc = cli.main(["mutate", "--only", ",".join(REPRESENTATIVE), "--out", str(out)])
+    return rc, json.loads(out.read_text()), before, _tree_digest()
+
+
+@pytest.mark.cpu_interpret
+def test_representative_mutants_are_killed_by_their_check(representative):
+    rc, report, _, _ = representative
+    assert rc == 0, [(m["name"], m["status"], m["message"]) for m in report["mutants"]]
+    got = {m["name"]: m for m in report["mutants"]}
+    assert list(got) == [m.name for m in CATALOGUE if m.name in REPRESENTATIVE]
+    for name, (scenario, world_size, checks) in REPRESENTATIVE.items():
+        m = got[name]
+        assert m["status"] == "killed", (name, m["status"], m["message"])
+        first = m["kills"][0]
+        assert (first["scenario"], first["world_size"]) == (scenario, world_size), (name, first)
+        assert checks <= set(first["checks"]), (name, first["checks"])
+
+
+@pytest.mark.cpu_interpret
+def test_report_has_the_documented_fields(representative):
+    _, report, _, _ = representative
+    assert set(report["meta"]) == {"backend", "profile", "seed", "seconds", "scenarios", "ranks", "matrix", "argv"}
+    assert (report["meta"]["backend"], report["meta"]["seed"]) == ("cpu", mutation.SEED)
+    for m in report["mutants"]:
+        assert set(m) == REPORT_FIELDS, sorted(m)
+        assert m["cases_run"] >= 1 and m["seconds"] > 0
+        for kill in m["kills"]:
+            assert set(kill) == KILL_FIELDS, sorted(kill)
+
+
+@pytest.mark.cpu_interpret
+def test_working_tree_is_unchanged(representative):
+    _, _, before, after = representative
+    assert after == before
+
+
+@pytest.mark.cpu_interpret
+def test_a_harmless_mutant_survives():
+    outcomes = mutation.run_mutants([HARMLESS], scenarios=["store"], ranks=(1,), echo=lambda line: None)
+    (o,) = outcomes
+    assert (o.status, o.kills, o.cases_run) == ("survived", [], 1), o
+    assert mutation_report.exit_code(outcomes) == 1
+    assert mutation_report.exit_code(outcomes, survivors_allowed=True) == 0
