@@ -1,22 +1,34 @@
-"""``python -m conformance``: run the suite, list scenarios, scaffold a new one, run the mutation self-test."""
+"""``python -m conformance``: run the suite, gate CI on it, list scenarios, scaffold one, run the mutation self-test."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import signal
+import subprocess
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 from conformance import profiles
-from conformance.report import CaseResult, summary_table, write_example_trace, write_results
-from conformance.runner import detect_backend
+from conformance.report import summary_table, write_example_trace, write_results
+from conformance.runner import JOB_TIMEOUT_S, detect_backend
 from conformance.scaffold import scaffold
-from conformance.scenario import all_scenarios, load, names
-from conformance.session import run_case
-from iris.ranks import Pools
+from conformance.scenario import all_scenarios, default_world_sizes
+from conformance.suite import SelectionError, parse_params, plan, run_cases
+
+ROOT = Path(__file__).resolve().parent.parent
+KNOWN_DIVERGENCES = ROOT / "ci" / "known_divergences.toml"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports bad input in one line (no usage block) and exits 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: {message}\n")
 
 
 def _ranks(text: str) -> tuple[int, ...]:
@@ -29,16 +41,49 @@ def _ranks(text: str) -> tuple[int, ...]:
     return ranks
 
 
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"--seed {text!r}: expected an integer >= 0")
+    return value
+
+
+def _selection_options(p: argparse.ArgumentParser, out: str) -> None:
+    """The options ``run`` and ``gate`` share."""
+    p.add_argument("--scenario", action="append", help="scenario name or dotted module path (repeatable; default: "
+                   "all)")
+    p.add_argument("--ranks", type=_ranks, default=None, help="world sizes, any R >= 1, e.g. 1,2,4,8 (default: "
+                   f"{','.join(map(str, default_world_sizes()))}: 1,2,4 plus the GPU count when it is 8 or more)")
+    p.add_argument("--backend", choices=("cpu", "gpu"), default=None, help="default: gpu if one is visible")
+    p.add_argument("--profile", choices=sorted(profiles.EXAMPLES), default=None, help="Hypothesis profile "
+                   "(default: IRIS_CONFORMANCE_PROFILE or dev)")
+    p.add_argument("--seed", type=_seed, default=None, help="fixed Hypothesis seed: the same examples every run")
+    p.add_argument("--sanitize", action="store_true", help="run every GPU rank under compute-sanitizer memcheck "
+                   "(CUDA); a reported error fails the case")
+    p.add_argument("--timeout", type=float, default=JOB_TIMEOUT_S, help=f"seconds one example may take on the "
+                   f"ranks (default {JOB_TIMEOUT_S:g})")
+    p.add_argument("--out", type=Path, default=Path(out), help="folder for results and traces")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m conformance", description=__doc__)
+    p = _Parser(prog="python -m conformance", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run scenarios on the hardware present and write a report")
-    run.add_argument("--scenario", action="append", help="scenario name (repeatable; default: all)")
-    run.add_argument("--ranks", type=_ranks, default=None, help="world sizes, e.g. 1,2,4 (default: each scenario's)")
-    run.add_argument("--backend", choices=("cpu", "gpu"), default=None, help="default: gpu if one is visible")
-    run.add_argument("--profile", choices=sorted(profiles.EXAMPLES), default=None, help="Hypothesis profile")
+    _selection_options(run, "conformance-out")
     run.add_argument("--params", default=None, help="JSON parameters: run exactly this example (replay)")
-    run.add_argument("--out", type=Path, default=Path("conformance-out"), help="folder for results and traces")
+    gate = sub.add_parser("gate", help="run the suite as a CI gate: results.json, JUnit XML, summary.md, traces; "
+                          "exit 0 only when every failure is a known divergence")
+    _selection_options(gate, "conformance-gate")
+    gate.add_argument("--known", type=Path, default=None, help="known divergences (TOML; default "
+                      "ci/known_divergences.toml)")
+    gate.add_argument("--baseline", type=Path, default=None, help="an earlier results.json: report newly failing "
+                      "and fixed checks")
+    gate.add_argument("--mutants", nargs="?", const="all", default=None, metavar="NAMES",
+                      help="also run the mutation self-test (all mutants, or a comma list); a mutant that is not "
+                      "killed fails the gate")
     sub.add_parser("list", help="list the scenarios")
     new = sub.add_parser("new", help="scaffold conformance/scenarios/NAME.py")
     new.add_argument("name")
@@ -59,50 +104,142 @@ def _parser() -> argparse.ArgumentParser:
 
 def cmd_list() -> int:
     for s in all_scenarios():
-        print(f"{s.name:28s} ranks {','.join(map(str, s.world_sizes)):8s} {s.description}")
+        constraint = f" (only where {s.world_constraint.reason})" if s.world_constraint else ""
+        print(f"{s.name:28s} ranks {','.join(map(str, s.world_sizes)):8s} {s.description}{constraint}")
     return 0
 
 
-def cmd_run(args) -> int:
+def _prepare(args, params_text: str | None = None):
+    """Backend, profile, settings, params and cases of a ``run`` or ``gate``; SelectionError on bad input."""
     backend = args.backend or detect_backend()
-    profile_name = profiles.chosen(args.profile)
-    settings = profiles.load(profile_name)
-    selected = args.scenario or names()
-    scenarios = [load(n) for n in selected]
-    params = json.loads(args.params) if args.params else None
-    cases = [(s, ws) for s in scenarios for ws in (args.ranks or s.world_sizes) if ws in s.world_sizes]
+    try:
+        profile_name = profiles.chosen(args.profile)
+    except ValueError as e:
+        raise SelectionError(str(e)) from None
+    params = parse_params(params_text)
+    if args.sanitize:
+        _check_sanitizer(backend)
+    if not args.timeout > 0:
+        raise SelectionError(f"--timeout {args.timeout:g}: expected a positive number of seconds")
+    cases, notes = plan(args.scenario, args.ranks)
     if not cases:
-        print(f"no case to run: scenarios {selected} support none of the world sizes {args.ranks}", file=sys.stderr)
-        return 2
+        raise SelectionError(f"no case to run: scenarios {args.scenario or 'all'} accept none of the world sizes "
+                             f"{args.ranks}")
+    return backend, profile_name, profiles.load(profile_name), params, cases, notes
+
+
+def _check_sanitizer(backend: str) -> None:
+    from iris.ranks.sanitizer import SanitizerUnavailable, find_tool
+
+    if backend != "gpu":
+        raise SelectionError(f"--sanitize checks GPU memory accesses; backend {backend} runs kernels under the "
+                             "interpreter (use --backend gpu on a CUDA host)")
+    try:
+        find_tool()
+    except SanitizerUnavailable as e:
+        raise SelectionError(f"--sanitize: {e}") from None
+
+
+def _meta(args, backend: str, profile_name: str, start: float, cases) -> dict:
+    sizes = sorted({c.world_size for c in cases})
+    return {"backend": backend, "profile": profile_name, "seed": args.seed, "sanitize": args.sanitize,
+            "world_sizes": ",".join(map(str, sizes)), "seconds": time.perf_counter() - start,
+            "python": platform.python_version(), "argv": sys.argv[1:]}
+
+
+def cmd_run(args) -> int:
+    backend, profile_name, settings, params, cases, notes = _prepare(args, args.params)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "traces").mkdir(exist_ok=True)
     print(f"conformance: {len(cases)} cases, backend {backend}, profile {profile_name}, output {args.out}/")
-    results: list[CaseResult] = []
+    for note in notes:
+        print(note)
     start = time.perf_counter()
-    traced: dict[str, tuple[int, object]] = {}
-    with Pools() as pools:
-        for i, (s, ws) in enumerate(cases, 1):
-            print(f"[{i}/{len(cases)}] {s.name} on {ws} rank(s) ...", end="", flush=True)
-            try:
-                case, last = run_case(pools, s, ws, backend, settings, params)
-            except Exception as e:  # a broken scenario module: that case fails, the run goes on
-                case, last = CaseResult(s.name, ws, backend), None
-                case.error = f"{type(e).__name__}: {e}"
-            results.append(case)
-            status = "ok" if case.ok else "FAIL"
-            print(f" {status} ({case.examples} examples, {case.seconds:.1f} s)", flush=True)
-            if not case.ok:
-                print("    " + (case.failure or case.error).replace("\n", "\n    "), flush=True)
-            if last is not None and ws >= traced.get(s.name, (0, None))[0]:
-                traced[s.name] = (ws, last)
+    done = run_cases(cases, backend, settings, params=params, seed=args.seed, sanitize=args.sanitize,
+                     timeout=args.timeout)
+    traced = {}
+    for ran in done:  # one trace per scenario: the last example of its largest world
+        if ran.last is not None and ran.case.world_size >= traced.get(ran.case.scenario, (0, None))[0]:
+            traced[ran.case.scenario] = (ran.case.world_size, ran.last)
     for name, (_, last) in traced.items():
         write_example_trace(args.out / "traces" / f"{name}.json", last)
-    meta = {"backend": backend, "profile": profile_name, "seconds": time.perf_counter() - start,
-            "python": platform.python_version(), "argv": sys.argv[1:]}
+    results = [ran.case for ran in done]
+    meta = _meta(args, backend, profile_name, start, results)
     write_results(args.out / "results.json", results, meta)
     print(summary_table(results))
     print(f"results: {args.out / 'results.json'}; traces: {args.out / 'traces'}/ ({meta['seconds']:.0f} s)")
     return 0 if all(c.ok for c in results) else 1
+
+
+def cmd_gate(args) -> int:
+    from conformance import gate, junit, summary
+    from conformance.known import KnownDivergenceError, load_known
+
+    backend, profile_name, settings, params, cases, notes = _prepare(args)
+    known_path = args.known or KNOWN_DIVERGENCES
+    try:
+        known = load_known(known_path) if args.known or KNOWN_DIVERGENCES.exists() else {}
+        baseline = gate.load_baseline(args.baseline) if args.baseline else None
+    except (KnownDivergenceError, ValueError) as e:
+        raise SelectionError(str(e)) from None
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "traces").mkdir(exist_ok=True)
+    print(f"gate: {len(cases)} cases, backend {backend}, profile {profile_name}, known divergences "
+          f"{len(known)} ({known_path}), output {args.out}/")
+    for note in notes:
+        print(note)
+    start = time.perf_counter()
+    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    done = run_cases(cases, backend, settings, seed=args.seed, sanitize=args.sanitize, timeout=args.timeout)
+    results = [ran.case for ran in done]
+    traces = {}
+    for ran in done:  # the trace of each failing example
+        if not ran.case.ok and ran.case.failure and ran.last is not None:
+            path = args.out / "traces" / f"{ran.case.case_id}.json"
+            write_example_trace(path, ran.last)
+            traces[ran.case.case_id] = {"trace": str(path.relative_to(args.out))}
+    outcomes = gate.judge(results, known, str(known_path))
+    mutation = _mutation(args.mutants, args.out) if args.mutants else None
+    passed = gate.passes(outcomes, mutation is None or mutation["exit_code"] == 0)
+    comparison = gate.compare(results, baseline) if baseline is not None else None
+    meta = _meta(args, backend, profile_name, start, results) | {
+        "timestamp": stamp, "known_divergences": str(known_path), "gate": "passed" if passed else "failed",
+        "counts": gate.counts(outcomes)}
+    extra = {cid: {"checks": {}} | traces.get(cid, {}) for cid in (c.case_id for c in results)}
+    for o in outcomes:
+        extra[o.case_id]["checks"][o.check] = {"status": o.status, "message": o.message}
+    top = {"comparison": {"newly_failing": comparison[0], "fixed": comparison[1]}} if comparison else {}
+    if mutation is not None:
+        top["mutation"] = mutation
+    write_results(args.out / "results.json", results, meta, extra, top)
+    junit.write_junit(args.out / "junit.xml", outcomes, stamp, meta["seconds"])
+    text = summary.summary(results, outcomes, meta, passed=passed, comparison=comparison, mutation=mutation)
+    (args.out / "summary.md").write_text(text)
+    print(summary_table(results))
+    n = gate.counts(outcomes)
+    print(f"gate {'PASSED' if passed else 'FAILED'}: " + ", ".join(f"{v} {k}" for k, v in n.items()) +
+          (f"; mutants: exit code {mutation['exit_code']}" if mutation else ""))
+    for o in outcomes:
+        if o.fails_gate:
+            print(f"  {o.status}: {o.case_id} {o.check}: {o.message}")
+    print(f"written: {args.out}/results.json, junit.xml, summary.md, traces/ ({meta['seconds']:.0f} s)")
+    return 0 if passed else 1
+
+
+def _mutation(names: str, out: Path) -> dict:
+    """Run ``python -m conformance mutate`` (its own process and report) and return its report and exit code."""
+    report = out / "mutate.json"
+    command = [sys.executable, "-m", "conformance", "mutate", "--out", str(report)]
+    if names != "all":
+        command += ["--only", names]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    print("gate: mutation self-test: " + " ".join(command[1:]), flush=True)
+    code = subprocess.run(command, cwd=ROOT, env=env).returncode
+    data = json.loads(report.read_text()) if report.exists() else {"mutants": []}
+    data["exit_code"] = code
+    if code == 2 or not report.exists():
+        data["problem"] = f"python -m conformance mutate exited with {code} (bad mutant name or failing baseline)"
+    return data
 
 
 def cmd_mutate(args) -> int:
@@ -148,4 +285,8 @@ def main(argv=None) -> int:
         return scaffold(args.name)
     if args.command == "mutate":
         return cmd_mutate(args)
-    return cmd_run(args)
+    try:
+        return cmd_gate(args) if args.command == "gate" else cmd_run(args)
+    except SelectionError as e:
+        print(f"python -m conformance {args.command}: {e}", file=sys.stderr)
+        return 2

@@ -1,8 +1,14 @@
-"""Results of a conformance run: the summary table, the JSON results, one Perfetto trace per scenario."""
+"""Results of a conformance run: the summary table, the JSON results, one Perfetto trace per scenario.
+
+A case is one backend x scenario x world size, named by its stable id ``<backend>-<scenario>-<R>r`` (the pytest
+id of ``test_conformance``); each case has three checks (``CHECKS``), each with its own verdict.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -13,6 +19,29 @@ from iris.tracing.events import TRACE_FIELDS
 from iris.tracing.export import write_trace
 from iris.tracing.records import TraceRecords
 from iris.tracing.timeline import RankTrace
+
+CHECKS = ("triton vs model", "gluon vs model", "triton vs gluon")
+VERDICT_KEY = {"triton vs model": "triton", "gluon vs model": "gluon", "triton vs gluon": "triton vs gluon"}
+_CASE_ID = re.compile(r"(?P<backend>[a-z]+)-(?P<scenario>[A-Za-z0-9_.]+)-(?P<world_size>[0-9]+)r")
+
+
+def case_id(backend: str, scenario: str, world_size: int) -> str:
+    """The stable id of a case: ``<backend>-<scenario>-<R>r``, as in ``test_conformance[<id>]``."""
+    return f"{backend}-{scenario}-{world_size}r"
+
+
+def parse_case_id(text: str) -> tuple[str, str, int]:
+    """``(backend, scenario, world_size)`` of a case id; ValueError naming the expected form otherwise."""
+    match = _CASE_ID.fullmatch(text)
+    if not match:
+        raise ValueError(f"case id {text!r} is not of the form <backend>-<scenario>-<R>r (e.g. cpu-store-2r)")
+    return match["backend"], match["scenario"], int(match["world_size"])
+
+
+def params_digest(previous: str, params: dict) -> str:
+    """``previous`` chained with one example's params: equal digests mean the same examples in the same order."""
+    text = previous + json.dumps(params, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass
@@ -32,11 +61,27 @@ class CaseResult:
     variants_per_config: dict[str, int | None] = field(default_factory=lambda: {"triton": None, "gluon": None})
     failure: str = ""
     error: str = ""
+    params_digest: str = ""  # of every example drawn, in order (``drew``): the same seed gives the same digest
+    failing_params: dict | None = None  # the (shrunk) example that failed, or the one a rank failed on
+    replay: str = ""  # the command that runs ``failing_params`` again
+    replay_outcome: str = ""  # "reproduced" / "not reproduced" once the failure was replayed, else ""
     seen: set = field(default_factory=set, repr=False)
 
     @property
     def ok(self) -> bool:
         return not self.error and all(v == "pass" for v in self.verdict.values())
+
+    @property
+    def case_id(self) -> str:
+        return case_id(self.backend, self.scenario, self.world_size)
+
+    def drew(self, params: dict) -> None:
+        """Record that an example with ``params`` is about to run."""
+        self.params_digest = params_digest(self.params_digest, params)
+
+    def check_failed(self, check: str) -> bool:
+        """Whether ``check`` (one of ``CHECKS``) failed in some example."""
+        return self.verdict[VERDICT_KEY[check]] != "pass"
 
     def add(self, result: ExampleResult, compile_key: tuple) -> None:
         """Fold one example in; once its compile-time values were seen, any compile counts against warm-up."""
@@ -83,10 +128,12 @@ def summary_table(cases: list[CaseResult]) -> str:
     return "\n".join(lines)
 
 
-def write_results(path: Path, cases: list[CaseResult], meta: dict) -> None:
-    """JSON results: run metadata and one record per case."""
-    records = [{k: v for k, v in asdict(c).items() if k != "seen"} | {"ok": c.ok} for c in cases]
-    path.write_text(json.dumps({"meta": meta, "cases": records}, indent=2))
+def write_results(path: Path, cases: list[CaseResult], meta: dict, extra: dict[str, dict] | None = None,
+                  top: dict | None = None) -> None:
+    """JSON results: run metadata and one record per case (plus ``extra[case_id]``), plus ``top``'s keys."""
+    records = [{"case_id": c.case_id} | {k: v for k, v in asdict(c).items() if k != "seen"} | {"ok": c.ok}
+               | (extra or {}).get(c.case_id, {}) for c in cases]
+    path.write_text(json.dumps({"meta": meta, "cases": records} | (top or {}), indent=2))
 
 
 def _records(rows: list[dict], rank: int, backend: str, tps: float, attempted: int, capacity: int) -> TraceRecords:

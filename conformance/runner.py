@@ -87,8 +87,9 @@ def run_example(pools: Pools, scenario: Scenario, world_size: int, params: dict,
     from conformance.rank_side import run_example as rank_job
 
     backend = backend or detect_backend()
-    if world_size not in scenario.world_sizes:
-        raise ValueError(f"{scenario.name} supports world sizes {scenario.world_sizes}, not {world_size}")
+    refusal = scenario.refusal(world_size)
+    if refusal:
+        raise ValueError(refusal)
     start = time.perf_counter()
     ref = scenario.ref or scenario.name
     observations = pools.get(world_size, backend).run(rank_job, ref, params, apis, timeout=timeout)

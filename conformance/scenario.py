@@ -12,11 +12,15 @@ A scenario module in ``conformance/scenarios/`` defines ``SCENARIO = Scenario(..
   constexpr keywords;
 - ``model(p, world_size)``: the events each rank must record and the memory each rank must end
   with, in plain Python (``conformance.model``).
+
+Any world size R >= 1 runs every scenario; one that really cannot run on some R says so with a
+``WorldConstraint`` (a rule and its reason). Runs without ``--ranks`` use ``default_world_sizes()``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import inspect
 import pkgutil
@@ -25,6 +29,25 @@ from dataclasses import dataclass, field
 
 APIS = ("triton", "gluon")
 WORLD_CONSTEXPRS = ("rank", "world")  # taken by the Triton kernel only (see Rank.world_constexprs)
+BASE_WORLD_SIZES = (1, 2, 4)
+MANY_GPUS = 8  # from this many visible GPUs on, the default world sizes add one rank per GPU
+
+
+@functools.cache
+def default_world_sizes() -> tuple[int, ...]:
+    """1, 2, 4, plus the number of visible GPUs G when G >= 8 (one rank per GPU on a multi-GPU node)."""
+    import torch
+
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    return BASE_WORLD_SIZES + ((gpus,) if gpus >= MANY_GPUS and gpus not in BASE_WORLD_SIZES else ())
+
+
+@dataclass(frozen=True)
+class WorldConstraint:
+    """A world-size rule a scenario really needs (``accepts(R)``), with the reason shown when it refuses an R."""
+
+    accepts: Callable[[int], bool]
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -39,11 +62,25 @@ class Scenario:
     setup: Callable
     launch: Callable
     model: Callable
-    world_sizes: tuple[int, ...] = (1, 2, 4)
+    world_constraint: WorldConstraint | None = None  # None: any R >= 1
     max_events: int = 1024
     tags: tuple[str, ...] = field(default=())
     ref: str = ""  # what load() was given (a name, or a dotted module path): the rank side loads it the same way
     where: str = ""  # the module's file, for messages
+
+    def refusal(self, world_size: int) -> str | None:
+        """Why this scenario cannot run on ``world_size`` ranks, or None when it can."""
+        if world_size < 1:
+            return f"{self.name}: world size {world_size} is not a world (expected R >= 1)"
+        c = self.world_constraint
+        if c is not None and not c.accepts(world_size):
+            return f"{self.name} refuses {world_size} rank(s): {c.reason}"
+        return None
+
+    @property
+    def world_sizes(self) -> tuple[int, ...]:
+        """The default world sizes (``default_world_sizes()``) this scenario accepts."""
+        return tuple(ws for ws in default_world_sizes() if self.refusal(ws) is None)
 
     def compile_key(self, params: dict) -> tuple:
         """The example's compile-time values: params named like a constexpr kernel parameter, and dtypes."""
@@ -83,6 +120,10 @@ def check(scenario: Scenario, where: str) -> None:
     for member in ("params", "setup", "launch", "model"):
         if not callable(getattr(scenario, member)):
             raise ScenarioError(f"{where}: {member} must be a function, got {getattr(scenario, member)!r}")
+    constraint = scenario.world_constraint
+    if constraint is not None and not (isinstance(constraint, WorldConstraint) and callable(constraint.accepts)
+                                       and constraint.reason):
+        raise ScenarioError(f"{where}: world_constraint must be WorldConstraint(accepts, reason), got {constraint!r}")
     triton = [n for n in _parameters(scenario.triton_kernel) if n not in WORLD_CONSTEXPRS]
     gluon = _parameters(scenario.gluon_kernel)
     if triton != gluon:

@@ -33,16 +33,19 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
     def one(p: dict) -> None:
         if case.error:
             return
+        case.drew(p)
         try:
             result = run_example(pools, scenario, world_size, p, backend, timeout=timeout)
         except (RankError, RankTimeout, RankDied, NotImplementedError, ScenarioError) as e:
-            case.error = f"{type(e).__name__}: {e}\nreplay: {replay_command(ref, world_size, backend, p)}"
+            case.failing_params, case.replay = p, replay_command(ref, world_size, backend, p)
+            case.error = f"{type(e).__name__}: {e}\nreplay: {case.replay}"
             return
         case.add(result, scenario.compile_key(p))
         last[:] = [result]
         if on_example is not None:
             on_example(result)
-        if not result.ok:
+        if not result.ok:  # the last failing example is the one Hypothesis shrank to (it runs it again at the end)
+            case.failing_params, case.replay = p, result.replay
             raise ConformanceFailure(result.report())
 
     try:

@@ -1,0 +1,113 @@
+"""The gate's judgement: one outcome per case and check, known divergences applied, and the verdict.
+
+    check failed, not listed      failed    fails the gate
+    check failed, listed          xfailed   expected: does not fail the gate
+    check passed, listed          xpassed   strict: fails the gate ("remove it from the file")
+    check passed, not listed      passed
+    case errored (hung or dead rank, broken module), listed or not: error, fails the gate
+
+Compared with a baseline ``results.json``: checks newly failing (failing now, not failing there) and fixed
+(failing there, passing now).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from conformance.known import Known
+from conformance.report import CHECKS, VERDICT_KEY, CaseResult
+
+STATUSES = ("passed", "failed", "xfailed", "xpassed", "error")
+FAILING = ("failed", "xpassed", "error")  # the statuses that fail the gate
+
+
+@dataclass
+class CheckOutcome:
+    """The gate's verdict on one check of one case; ``message`` is one line, ``detail`` the full text."""
+
+    case_id: str
+    check: str
+    status: str
+    seconds: float
+    message: str = ""
+    detail: str = ""
+    known: Known | None = None
+
+    @property
+    def fails_gate(self) -> bool:
+        return self.status in FAILING
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def _replayed(case: CaseResult) -> str:
+    return f"\nreplayed once: {case.replay_outcome}" if case.replay_outcome else ""
+
+
+def judge(cases: list[CaseResult], known: dict[tuple[str, str], Known], known_file: str) -> list[CheckOutcome]:
+    """Every check of every case, in order, with its status (see the module docstring)."""
+    outcomes = []
+    for case in cases:
+        share = case.seconds / len(CHECKS)
+        for check in CHECKS:
+            entry = known.get((case.case_id, check))
+            o = CheckOutcome(case.case_id, check, "passed", share, known=entry)
+            if case.error:
+                o.status, o.message = "error", f"error: {_first_line(case.error)}"
+                o.detail = case.error + _replayed(case)
+            elif case.check_failed(check):
+                label = f" ({case.replay_outcome} on replay)" if case.replay_outcome else ""
+                if entry:
+                    o.status, o.message = "xfailed", f"expected failure: {entry.reason} ({entry.link})"
+                else:
+                    o.status, o.message = "failed", f"{check} failed{label}: {_first_line(case.failure)}"
+                o.detail = case.failure + _replayed(case)
+            elif entry:
+                o.status = "xpassed"
+                o.message = (f"{case.case_id} {check} passes but {known_file} lists it as a known divergence "
+                             f"({entry.reason}): remove it from the file")
+            outcomes.append(o)
+    return outcomes
+
+
+def counts(outcomes: list[CheckOutcome]) -> dict[str, int]:
+    """How many checks have each status."""
+    return {s: sum(o.status == s for o in outcomes) for s in STATUSES}
+
+
+def passes(outcomes: list[CheckOutcome], mutation_ok: bool = True) -> bool:
+    """The gate's verdict: no unlisted failure, no error, no strict XPASS, and the mutation run (if any) clean."""
+    return mutation_ok and not any(o.fails_gate for o in outcomes)
+
+
+def _failing_checks(record: dict) -> set[str]:
+    """The checks a ``results.json`` case record failed (an error fails all of them)."""
+    if record.get("error"):
+        return set(CHECKS)
+    return {c for c in CHECKS if record.get("verdict", {}).get(VERDICT_KEY[c], "pass") != "pass"}
+
+
+def load_baseline(path: Path) -> dict[str, dict]:
+    """The case records of a baseline ``results.json`` by case id (ValueError naming the file if unreadable)."""
+    try:
+        data = json.loads(path.read_text())
+        return {r["case_id"]: r for r in data["cases"]}
+    except FileNotFoundError:
+        raise ValueError(f"--baseline {path}: no such file (a results.json of an earlier gate or run)") from None
+    except (json.JSONDecodeError, KeyError, TypeError) as e:
+        raise ValueError(f"--baseline {path}: not a conformance results.json ({type(e).__name__}: {e})") from None
+
+
+def compare(cases: list[CaseResult], baseline: dict[str, dict]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """``(newly failing, fixed)`` as (case id, check) pairs; a case absent from the baseline counts as passing."""
+    newly, fixed = [], []
+    for case in cases:
+        now = set(CHECKS) if case.error else {c for c in CHECKS if case.check_failed(c)}
+        before = _failing_checks(baseline[case.case_id]) if case.case_id in baseline else set()
+        newly += [(case.case_id, c) for c in CHECKS if c in now - before]
+        fixed += [(case.case_id, c) for c in CHECKS if c in before - now]
+    return newly, fixed

@@ -1,0 +1,144 @@
+"""Choosing and running a selection of cases: the loop shared by ``run`` and ``gate``.
+
+``plan`` turns the command line's scenarios and world sizes into cases, refusing bad input up front with a
+:class:`SelectionError` (one line: the value and the choices). ``run_cases`` runs them on one owner of rank
+pools; a scenario module that cannot be loaded fails its own cases, and the run goes on. A failing example is
+replayed once with its own params, and the case says whether the failure reproduced: either way it failed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from hypothesis import settings
+
+from conformance.report import CaseResult
+from conformance.runner import JOB_TIMEOUT_S, ExampleResult
+from conformance.scenario import Scenario, ScenarioError, default_world_sizes, load, names
+from conformance.session import run_case
+from iris.ranks import Pools
+
+
+class SelectionError(ValueError):
+    """Bad input on the command line (unknown scenario, malformed params, refused world size, ...): one line."""
+
+
+@dataclass
+class Planned:
+    """One case to run: the scenario (or why its module cannot be loaded) on ``world_size`` ranks."""
+
+    name: str
+    world_size: int
+    scenario: Scenario | None
+    load_error: str = ""
+
+
+@dataclass
+class Ran:
+    """A case that ran: its result, and its last example (for a trace; None when none ran)."""
+
+    case: CaseResult
+    last: ExampleResult | None
+
+
+def parse_params(text: str | None) -> dict | None:
+    """The ``--params`` JSON object, or None; SelectionError for anything but a JSON object."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SelectionError(f"--params {text!r} is not valid JSON ({e.msg} at character {e.pos}); expected an "
+                             "object such as '{\"n\":15,\"BLOCK\":32}'") from None
+    if not isinstance(value, dict):
+        raise SelectionError(f"--params {text!r} is a JSON {type(value).__name__}; expected an object of "
+                             "parameter names to values such as '{\"n\":15,\"BLOCK\":32}'")
+    return value
+
+
+def scenario_exists(name: str) -> bool:
+    """Whether ``name`` is a scenario of ``conformance/scenarios`` or an importable dotted module path."""
+    if "." not in name:
+        return name in names()
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _load(name: str) -> tuple[Scenario | None, str]:
+    try:
+        return load(name), ""
+    except ScenarioError as e:
+        return None, f"ScenarioError: {e}"
+
+
+def plan(scenarios: list[str] | None, ranks: tuple[int, ...] | None) -> tuple[list[Planned], list[str]]:
+    """The cases of ``scenarios`` (default: all) x ``ranks`` (default: each scenario's), and notes of skipped ones.
+
+    A world size that a scenario named explicitly refuses is a SelectionError; with every scenario selected, such
+    a case is skipped with a note. A scenario whose module is broken gets cases that fail with its error.
+    """
+    explicit = bool(scenarios)
+    chosen = list(dict.fromkeys(scenarios or names()))
+    unknown = [n for n in chosen if not scenario_exists(n)]
+    if unknown:
+        raise SelectionError(f"unknown scenario {', '.join(map(repr, unknown))}; known scenarios: "
+                             f"{', '.join(names())} (or a dotted module path that defines SCENARIO)")
+    cases, notes = [], []
+    for name in chosen:
+        scenario, error = _load(name)
+        if scenario is None:
+            cases += [Planned(name, ws, None, error) for ws in (ranks or default_world_sizes())]
+            continue
+        for ws in ranks or scenario.world_sizes:
+            refusal = scenario.refusal(ws)
+            if refusal and explicit:
+                accepted = [r for r in (*default_world_sizes(), *(ranks or ())) if scenario.refusal(r) is None]
+                raise SelectionError(f"--ranks {ws}: {refusal}; it accepts e.g. "
+                                     f"{', '.join(map(str, sorted(set(accepted)))) or 'none of those tried'}")
+            if refusal:
+                notes.append(f"skipped: {refusal}")
+            else:
+                cases.append(Planned(name, ws, scenario))
+    return cases, notes
+
+
+def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: dict | None = None,
+              seed: int | None = None, sanitize: bool = False, timeout: float = JOB_TIMEOUT_S,
+              echo: Callable[[str], None] = print) -> list[Ran]:
+    """Run every case in order on one owner of pools; replay each failing example once (unless ``params``)."""
+    done: list[Ran] = []
+    with Pools(sanitize=sanitize) as pools:
+        for i, planned in enumerate(cases, 1):
+            echo(f"[{i}/{len(cases)}] {planned.name} on {planned.world_size} rank(s) ...")
+            ran = _run_one(pools, planned, backend, profile, params, seed, timeout)
+            if not ran.case.ok and ran.case.failing_params is not None and params is None:
+                again, _ = run_case(pools, planned.scenario, planned.world_size, backend, profile,
+                                    ran.case.failing_params, timeout=timeout)
+                ran.case.replay_outcome = "not reproduced" if again.ok else "reproduced"
+            done.append(ran)
+            c = ran.case
+            replayed = f", replayed: {c.replay_outcome}" if c.replay_outcome else ""
+            echo(f"    {'ok' if c.ok else 'FAIL'} ({c.examples} examples, {c.seconds:.1f} s{replayed})")
+            if not c.ok:
+                echo("    " + (c.failure or c.error).replace("\n", "\n    "))
+    return done
+
+
+def _run_one(pools: Pools, planned: Planned, backend: str, profile: settings, params: dict | None,
+             seed: int | None, timeout: float) -> Ran:
+    if planned.scenario is None:
+        case = CaseResult(planned.name, planned.world_size, backend)
+        case.error = planned.load_error
+        return Ran(case, None)
+    try:
+        case, last = run_case(pools, planned.scenario, planned.world_size, backend, profile, params,
+                              fixed_seed=seed, timeout=timeout)
+    except Exception as e:  # a scenario module that breaks in a way run_case does not expect: its case fails
+        case, last = CaseResult(planned.scenario.ref or planned.name, planned.world_size, backend), None
+        case.error = f"{type(e).__name__}: {e}"
+    return Ran(case, last)

@@ -1,0 +1,76 @@
+"""The gate's Markdown summary, fit for a CI job summary page.
+
+Verdict and counts; what fails the gate (with replay commands and whether each failure reproduced); the
+pass/fail table of every case and check; newly failing and fixed checks against a baseline; the slowest cases;
+the mutation score when the mutation self-test ran.
+"""
+
+from __future__ import annotations
+
+from conformance.gate import CheckOutcome, counts
+from conformance.report import CHECKS, CaseResult
+
+MARK = {"passed": "pass", "failed": "**FAIL**", "xfailed": "xfail", "xpassed": "**XPASS**", "error": "**ERROR**"}
+SLOWEST = 10
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def summary(cases: list[CaseResult], outcomes: list[CheckOutcome], meta: dict, *, passed: bool,
+            comparison: tuple[list, list] | None = None, mutation: dict | None = None) -> str:
+    """The Markdown text (see the module docstring)."""
+    n = counts(outcomes)
+    lines = [f"# Conformance gate: {'PASSED' if passed else 'FAILED'}", "",
+             f"backend {meta['backend']}, profile {meta['profile']}, world sizes {meta['world_sizes']}, "
+             f"seed {meta['seed'] if meta['seed'] is not None else 'random'}"
+             f"{', sanitized' if meta.get('sanitize') else ''}: {len(cases)} cases, {len(outcomes)} checks "
+             f"in {meta['seconds']:.0f} s", "",
+             "| passed | failed | expected failures | strict XPASS | errors |", "| --- | --- | --- | --- | --- |",
+             f"| {n['passed']} | {n['failed']} | {n['xfailed']} | {n['xpassed']} | {n['error']} |", ""]
+    blocking = [o for o in outcomes if o.fails_gate]
+    by_id = {c.case_id: c for c in cases}
+    if blocking:
+        lines += ["## What fails the gate", "", "| case | check | status | why | replayed | replay |",
+                  "| --- | --- | --- | --- | --- | --- |"]
+        for o in blocking:
+            c = by_id[o.case_id]
+            lines.append(f"| `{o.case_id}` | {o.check} | {MARK[o.status]} | {_cell(o.message)} | "
+                         f"{c.replay_outcome or '-'} | {f'`{_cell(c.replay)}`' if c.replay else '-'} |")
+        lines.append("")
+    expected = [o for o in outcomes if o.status == "xfailed"]
+    if expected:
+        lines += ["## Expected failures (known divergences)", ""]
+        lines += [f"- `{o.case_id}` {o.check}: {o.known.reason} ({o.known.link})" for o in expected]
+        lines.append("")
+    if comparison is not None:
+        newly, fixed = comparison
+        lines += ["## Against the baseline", "", f"newly failing: {len(newly)}, fixed: {len(fixed)}", ""]
+        lines += [f"- newly failing: `{cid}` {check}" for cid, check in newly]
+        lines += [f"- fixed: `{cid}` {check}" for cid, check in fixed]
+        lines.append("")
+    if mutation is not None:
+        lines += _mutation(mutation)
+    lines += ["## Slowest cases", "", "| case | seconds | examples |", "| --- | --- | --- |"]
+    for c in sorted(cases, key=lambda c: -c.seconds)[:SLOWEST]:
+        lines.append(f"| `{c.case_id}` | {c.seconds:.1f} | {c.examples} |")
+    lines += ["", "## Every case", "", "| case | " + " | ".join(CHECKS) + " | examples | seconds |",
+              "| --- | " + " | ".join("---" for _ in CHECKS) + " | --- | --- |"]
+    status = {(o.case_id, o.check): o.status for o in outcomes}
+    for c in cases:
+        marks = " | ".join(MARK[status[(c.case_id, check)]] for check in CHECKS)
+        lines.append(f"| `{c.case_id}` | {marks} | {c.examples} | {c.seconds:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def _mutation(mutation: dict) -> list[str]:
+    """The mutation score section from a ``mutate`` report (``mutants[].status``) and its exit code."""
+    mutants = mutation.get("mutants", [])
+    killed = sum(m["status"] == "killed" for m in mutants)
+    lines = ["## Mutation score", ""]
+    if mutation.get("problem"):
+        return lines + [f"the mutation self-test did not finish: {mutation['problem']}", ""]
+    lines.append(f"{killed}/{len(mutants)} mutants killed ({100 * killed / max(len(mutants), 1):.0f}%)")
+    lines += [f"- `{m['name']}` {m['status']}: {m['breaks']}" for m in mutants if m["status"] != "killed"]
+    return lines + [""]
