@@ -44,6 +44,11 @@ def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else ""
 
 
+def _divergence(failure: str, check: str) -> str:
+    """The first divergence line of ``check`` in a failure report (else the report's first line)."""
+    return next((line for line in failure.splitlines() if f"[{check}," in line), _first_line(failure))
+
+
 def _replayed(case: CaseResult) -> str:
     return f"\nreplayed once: {case.replay_outcome}" if case.replay_outcome else ""
 
@@ -60,11 +65,11 @@ def judge(cases: list[CaseResult], known: dict[tuple[str, str], Known], known_fi
                 o.status, o.message = "error", f"error: {_first_line(case.error)}"
                 o.detail = case.error + _replayed(case)
             elif case.check_failed(check):
-                label = f" ({case.replay_outcome} on replay)" if case.replay_outcome else ""
                 if entry:
                     o.status, o.message = "xfailed", f"expected failure: {entry.reason} ({entry.link})"
                 else:
-                    o.status, o.message = "failed", f"{check} failed{label}: {_first_line(case.failure)}"
+                    label = f" ({case.replay_outcome} on replay)" if case.replay_outcome else ""
+                    o.status, o.message = "failed", f"{_divergence(case.failure, check)}{label}; replay: {case.replay}"
                 o.detail = case.failure + _replayed(case)
             elif entry:
                 o.status = "xpassed"
