@@ -23,7 +23,8 @@ MARKERS = {
 def pytest_addoption(parser):
     group = parser.getgroup("iris")
     group.addoption("--ranks", type=lambda t: tuple(int(x) for x in t.split(",")), default=None,
-                    help="conformance world sizes to run, e.g. 1,2 (default: each scenario's, usually 1,2,4)")
+                    help="conformance world sizes to run, any R >= 1, e.g. 1,2,8 (default: each scenario's: 1,2,4 "
+                    "plus the GPU count when it is 8 or more)")
     group.addoption("--conformance-profile", default=None, choices=("dev", "ci", "nightly"),
                     help="Hypothesis profile of the conformance suite (default: IRIS_CONFORMANCE_PROFILE or dev)")
 

@@ -1,6 +1,7 @@
 """The conformance suite as pytest cases: every scenario x world size, on cpu (interpreter) and gpu.
 
-Stable ids: ``test_conformance[<backend>-<scenario>-<R>r]``. ``--ranks 1,2`` picks world sizes;
+Stable ids: ``test_conformance[<backend>-<scenario>-<R>r]`` (the gate's case ids). ``--ranks 1,2,8`` picks world
+sizes (any R >= 1; default: each scenario's, ``conformance.scenario.default_world_sizes()``);
 ``--conformance-profile ci`` (or IRIS_CONFORMANCE_PROFILE=ci) picks the example count.
 """
 
@@ -13,15 +14,19 @@ from conformance.scenario import all_scenarios
 from conformance.session import run_case
 from tests.worlds import backends
 
-CASES = [pytest.param(s, ws, id=f"{s.name}-{ws}r") for s in all_scenarios() for ws in s.world_sizes]
+
+def pytest_generate_tests(metafunc):
+    """Every scenario x world size (``--ranks``, else the scenario's defaults) x backend, ids as the gate's."""
+    if metafunc.definition.name != "test_conformance":
+        return
+    ranks = metafunc.config.getoption("--ranks")
+    cases = [pytest.param(s, ws, id=f"{s.name}-{ws}r") for s in all_scenarios() for ws in (ranks or s.world_sizes)
+             if s.refusal(ws) is None]
+    metafunc.parametrize("backend", backends())
+    metafunc.parametrize(("scenario", "world_size"), cases)
 
 
-@pytest.mark.parametrize(("scenario", "world_size"), CASES)
-@pytest.mark.parametrize("backend", backends())
-def test_conformance(scenario, world_size, backend, request, pools):
-    ranks = request.config.getoption("--ranks")
-    if ranks and world_size not in ranks:
-        pytest.skip(f"world size {world_size} not selected by --ranks {','.join(map(str, ranks))}")
+def test_conformance(scenario, world_size, backend, pools, request):
     profile = profiles.load(request.config.getoption("--conformance-profile"))
     case, _ = run_case(pools, scenario, world_size, backend, profile)
     if case.error:
