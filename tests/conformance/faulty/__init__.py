@@ -2,5 +2,6 @@
 
 Each one breaks one rule (kernels that do not pair, a model that raises, a buffer allocated twice, a kernel that
 cannot be compiled in one API, a result that diverges, a rank that hangs or dies), so the tests can show that its
-own case fails with a message naming the module and the problem, and that the run goes on.
+own case fails with a message naming the module and the problem, and that the run goes on. ``healthy`` is the
+unbroken control, and ``even_ranks`` the control with a world-size constraint (it refuses odd worlds).
 """

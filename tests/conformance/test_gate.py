@@ -1,0 +1,170 @@
+"""``python -m conformance gate`` driven by real runs on 2-rank cpu worlds, with the faulty test-only scenarios.
+
+``diverging`` fails ``gluon vs model`` and ``triton vs gluon`` on purpose; ``healthy`` passes. The JUnit file is
+read back with the standard library's XML parser, independently of how it was written.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conformance.cli import main
+
+pytestmark = pytest.mark.cpu_interpret
+
+FAULTY = "tests.conformance.faulty."
+DIVERGING, HEALTHY, BROKEN = FAULTY + "diverging", FAULTY + "healthy", FAULTY + "mismatched_params"
+DIV_ID, HEALTHY_ID, BROKEN_ID = (f"cpu-{FAULTY}{n}-2r" for n in ("diverging", "healthy", "mismatched_params"))
+REPLAY = "python -m conformance run --scenario tests.conformance.faulty.diverging --ranks 2 --backend cpu "
+
+
+def _known(path, entries: dict[tuple[str, str], str]):
+    path.write_text("".join(f'["{cid}"."{check}"]\nreason = "{reason}"\nlink = "https://example.org/issues/7"\n'
+                            for (cid, check), reason in entries.items()))
+    return path
+
+
+def _gate(out, known, *scenarios, extra=()):
+    argv = ["gate", "--backend", "cpu", "--ranks", "2", "--seed", "5", "--known", str(known), "--out", str(out)]
+    return main(argv + [a for s in scenarios for a in ("--scenario", s)] + list(extra))
+
+
+def _junit(out) -> tuple[dict, dict]:
+    """The suite's counts and, per (classname, name), (kind of result child or 'passed', its message, its text)."""
+    root = ET.parse(out / "junit.xml").getroot()
+    suites = root.findall("testsuite")
+    assert len(suites) == 1, f"testsuites={len(suites)}, but should be 1"
+    suite = suites[0]
+    counts = {k: int(suite.get(k)) for k in ("tests", "failures", "errors", "skipped")}
+    cases = {}
+    for tc in suite.findall("testcase"):
+        children = list(tc)
+        assert len(children) <= 1, f"{tc.get('classname')} {tc.get('name')}: {len(children)} result elements"
+        kind = children[0].tag if children else "passed"
+        cases[(tc.get("classname"), tc.get("name"))] = (kind, children[0].get("message") if children else None,
+                                                        children[0].text if children else None)
+    return counts, cases
+
+
+@pytest.fixture(scope="module")
+def unlisted(tmp_path_factory):
+    """A gate with an empty known-divergences file: diverging, healthy and a module that cannot be loaded."""
+    base = tmp_path_factory.mktemp("unlisted")
+    code = _gate(base / "out", _known(base / "known.toml", {}), DIVERGING, HEALTHY, BROKEN)
+    return code, base / "out"
+
+
+def test_an_unlisted_divergence_is_a_junit_failure_and_fails_the_gate(unlisted):
+    code, out = unlisted
+    assert code == 1, f"exit code={code}, but should be 1 (an unlisted failure fails the gate)"
+    counts, cases = _junit(out)
+    assert counts == {"tests": 9, "failures": 2, "errors": 3, "skipped": 0}, counts
+    div = f"test_conformance[{DIV_ID}]"
+    assert cases[(div, "triton vs model")] == ("passed", None, None)
+    for check in ("gluon vs model", "triton vs gluon"):
+        kind, message, text = cases[(div, check)]
+        assert kind == "failure", f"{check}: {kind}, but should be failure"
+        assert message.startswith("value=2, but should be 1 [gluon vs model" if check == "gluon vs model" else
+                                  "value=1, but should be 2 [triton vs gluon"), message
+        assert "(reproduced on replay); replay: " + REPLAY + "--params '{\"BLOCK\":32}'" in message, message
+        assert "value=2, but should be 1 [gluon vs model, rank 1, buffer out[0]]" in text, text
+        assert text.endswith("replayed once: reproduced"), text
+    assert all(cases[(f"test_conformance[{HEALTHY_ID}]", c)][0] == "passed"
+               for c in ("triton vs model", "gluon vs model", "triton vs gluon"))
+
+
+def test_a_module_that_cannot_be_loaded_errors_its_own_case_and_the_run_goes_on(unlisted):
+    _, out = unlisted
+    _, cases = _junit(out)
+    for check in ("triton vs model", "gluon vs model", "triton vs gluon"):
+        kind, message, _ = cases[(f"test_conformance[{BROKEN_ID}]", check)]
+        assert kind == "error", f"{check}: {kind}, but should be error"
+        assert message.startswith("error: ScenarioError: tests/conformance/faulty/mismatched_params.py: "
+                                  "triton_kernel and gluon_kernel must take the same parameters"), message
+
+
+def test_results_json_holds_verdicts_checks_replay_and_the_trace_of_the_failure(unlisted):
+    _, out = unlisted
+    data = json.loads((out / "results.json").read_text())
+    assert data["meta"]["gate"] == "failed" and data["meta"]["seed"] == 5, data["meta"]
+    assert data["meta"]["counts"] == {"passed": 4, "failed": 2, "xfailed": 0, "xpassed": 0, "error": 3}
+    cases = {c["case_id"]: c for c in data["cases"]}
+    assert list(cases) == [DIV_ID, HEALTHY_ID, BROKEN_ID], list(cases)
+    div = cases[DIV_ID]
+    assert div["verdict"] == {"triton": "pass", "gluon": "FAIL", "triton vs gluon": "FAIL"}, div["verdict"]
+    assert {k: v["status"] for k, v in div["checks"].items()} == {
+        "triton vs model": "passed", "gluon vs model": "failed", "triton vs gluon": "failed"}
+    assert div["failing_params"] == {"BLOCK": 32} and div["replay_outcome"] == "reproduced", div
+    assert div["replay"] == REPLAY + "--params '{\"BLOCK\":32}'", div["replay"]
+    assert div["trace"] == f"traces/{DIV_ID}.json", div.get("trace")
+    trace = json.loads((out / div["trace"]).read_text())
+    names = {e.get("name") for e in trace["traceEvents"]}
+    assert "store" in names, sorted(map(str, names))
+    assert "trace" not in cases[HEALTHY_ID] and cases[HEALTHY_ID]["ok"], cases[HEALTHY_ID]
+    summary = (out / "summary.md").read_text()
+    assert summary.startswith("# Conformance gate: FAILED\n"), summary[:80]
+    assert f"| `{DIV_ID}` | pass | **FAIL** | **FAIL** |" in summary, summary
+    assert f"| `{HEALTHY_ID}` | pass | pass | pass |" in summary, summary
+
+
+def test_a_listed_divergence_is_an_expected_failure_and_the_gate_passes(tmp_path):
+    known = _known(tmp_path / "known.toml", {(DIV_ID, "gluon vs model"): "stores offs + 2",
+                                              (DIV_ID, "triton vs gluon"): "follows from gluon vs model"})
+    code = _gate(tmp_path / "out", known, DIVERGING, HEALTHY)
+    assert code == 0, f"exit code={code}, but should be 0 (every failure is listed)"
+    counts, cases = _junit(tmp_path / "out")
+    assert counts == {"tests": 6, "failures": 0, "errors": 0, "skipped": 2}, counts
+    kind, message, _ = cases[(f"test_conformance[{DIV_ID}]", "gluon vs model")]
+    assert (kind, message) == ("skipped", "expected failure: stores offs + 2 (https://example.org/issues/7)")
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert summary.startswith("# Conformance gate: PASSED\n"), summary[:80]
+    assert f"- `{DIV_ID}` gluon vs model: stores offs + 2 (https://example.org/issues/7)" in summary, summary
+
+
+def test_a_listed_check_that_passes_fails_the_gate_remove_it(tmp_path, capsys):
+    known = _known(tmp_path / "known.toml", {(HEALTHY_ID, "gluon vs model"): "was broken once"})
+    code = _gate(tmp_path / "out", known, HEALTHY)
+    assert code == 1, f"exit code={code}, but should be 1 (strict XPASS)"
+    counts, cases = _junit(tmp_path / "out")
+    assert counts == {"tests": 3, "failures": 1, "errors": 0, "skipped": 0}, counts
+    kind, message, _ = cases[(f"test_conformance[{HEALTHY_ID}]", "gluon vs model")]
+    assert kind == "failure" and message.endswith("lists it as a known divergence (was broken once): remove it "
+                                                  "from the file"), message
+    assert f"xpassed: {HEALTHY_ID} gluon vs model: {HEALTHY_ID} gluon vs model passes" in capsys.readouterr().out
+
+
+def test_a_mutation_run_that_cannot_start_fails_the_gate(tmp_path):
+    code = _gate(tmp_path / "out", _known(tmp_path / "known.toml", {}), HEALTHY, extra=["--mutants", "no-such"])
+    assert code == 1, f"exit code={code}, but should be 1 (the mutation run failed)"
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert data["mutation"]["exit_code"] == 2, data["mutation"]
+    assert "## Mutation score\n\nthe mutation self-test did not finish" in (tmp_path / "out" / "summary.md").read_text()
+
+
+@pytest.mark.parametrize(("entry", "problem"), [
+    ('["tpu-store-2r"."gluon vs model"]', "unknown backend 'tpu'; backends: cpu, gpu"),
+    ('["cpu-nope-2r"."gluon vs model"]', "unknown scenario 'nope'; scenarios: all_scatter, "),
+    ('["cpu-store-2r"."gluon vs triton"]', "unknown check 'gluon vs triton'; checks: triton vs model, gluon vs "
+                                           "model, triton vs gluon"),
+    ('["cpu-store-two"."gluon vs model"]', "case id 'cpu-store-two' is not of the form <backend>-<scenario>-<R>r"),
+    (f'["cpu-{FAULTY}even_ranks-3r"."gluon vs model"]', "even_ranks refuses 3 rank(s): pairs rank 2k with 2k+1"),
+])
+def test_an_entry_that_names_no_case_is_an_error_before_anything_runs(tmp_path, capsys, entry, problem):
+    known = tmp_path / "known.toml"
+    known.write_text(f'{entry}\nreason = "r"\nlink = "l"\n')
+    code = _gate(tmp_path / "out", known, HEALTHY)
+    err = capsys.readouterr().err
+    assert code == 2, f"exit code={code}, but should be 2"
+    assert err.count("\n") == 1 and problem in err and str(known) in err, err
+    assert not (tmp_path / "out").exists(), "the gate wrote output before refusing its input"
+
+
+def test_an_entry_without_a_link_is_an_error(tmp_path, capsys):
+    known = tmp_path / "known.toml"
+    known.write_text(f'["{DIV_ID}"."gluon vs model"]\nreason = "r"\n')
+    assert _gate(tmp_path / "out", known, HEALTHY) == 2
+    err = capsys.readouterr().err
+    assert "link must be a non-empty string, got None" in err and err.count("\n") == 1, err
