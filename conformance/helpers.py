@@ -41,9 +41,17 @@ def per_program_events(p: dict, rank: int, name: str, kind: str, *, target: int,
             for pid in range(cdiv(p["n"], p["BLOCK"]))]
 
 
+SOURCE_STRIDE = 512  # rank q's source values start at 512 q + 1 (buffers of masked block ops stay below 512)
+
+
 def source_values(q: int, length: int) -> list[int]:
-    """Rank ``q``'s source data: element j holds j + 1 + 512 q (never 0; exact in float16 for q < 4, j < 512)."""
-    return [j + 1 + 512 * q for j in range(length)]
+    """Rank ``q``'s source data: element j holds j + 1 + 512 q (never 0; distinct per rank for j < 512)."""
+    return [j + 1 + SOURCE_STRIDE * q for j in range(length)]
+
+
+def largest_source_value(world_size: int) -> int:
+    """A bound on every ``source_values`` element on ``world_size`` ranks (j < 512): the dtypes drawn must hold it."""
+    return SOURCE_STRIDE * world_size
 
 
 def masked_values(p: dict, rank: int, values: list, other=0) -> list:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from conformance.helpers import cdiv
+from conformance.helpers import cdiv, largest_source_value
 
 BLOCK_SIZES = (32, 64)
 DATA_DTYPES = ("int32", "float32", "int64", "float16")
@@ -21,9 +21,23 @@ def block_size() -> st.SearchStrategy[int]:
     return st.sampled_from(BLOCK_SIZES)
 
 
+# Every integer of magnitude up to this is exact in the dtype (integer dtypes: their whole range).
+EXACT_INTEGERS = {"int8": 2**7 - 1, "int16": 2**15 - 1, "int32": 2**31 - 1, "int64": 2**63 - 1, "float16": 2**11,
+                  "bfloat16": 2**8, "float32": 2**24, "float64": 2**53}
+
+
 def dtype_name(options=DATA_DTYPES) -> st.SearchStrategy[str]:
     """A compile-time element dtype, by name, from a small set."""
     return st.sampled_from(options)
+
+
+def exact_dtypes(largest: int, options=DATA_DTYPES) -> tuple[str, ...]:
+    """The dtypes of ``options`` that hold every integer up to ``largest`` exactly (e.g. float16 only to 2048).
+
+    Scenarios whose values grow with the world size draw from ``exact_dtypes(<their largest value at R ranks>)``,
+    so any world size stays exact: float16 drops out of the draws where its values would be rounded.
+    """
+    return tuple(d for d in options if EXACT_INTEGERS[d] >= largest)
 
 
 def element_count(max_value: int = 300) -> st.SearchStrategy[int]:
@@ -104,7 +118,7 @@ _payload = payload  # masked_block's keyword ``payload`` shadows the strategy
 def masked_block(draw, world_size, *, offsets=("offset",), payload=True, **extra) -> dict:
     """Masked 1-D block op: n, BLOCK, dtype, offsets, extra (strategy or fn of p), payload, per-rank bits; in order."""
     p = {"n": draw(element_count(), label="n"), "BLOCK": draw(block_size(), label="BLOCK"),
-         "dtype": draw(dtype_name(), label="dtype")}
+         "dtype": draw(dtype_name(exact_dtypes(largest_source_value(world_size))), label="dtype")}
     previous = 0
     for name in offsets:
         p[name] = previous = draw(rank_offset(world_size, after=previous), label=name)

@@ -105,7 +105,7 @@ def params(draw, world_size):
     return {
         "n": draw(S.element_count(256), label="n"),
         "BLOCK": draw(S.block_size(), label="BLOCK"),
-        "dtype": draw(S.dtype_name(), label="dtype"),
+        "dtype": draw(S.dtype_name(S.exact_dtypes(256 * world_size)), label="dtype"),  # values below 256 R
     }
 
 
@@ -114,7 +114,7 @@ def _length(p):
 
 
 def _data(r, p):
-    """Rank r's message: 256 r + j, exact in every data dtype (below 2048) for up to 4 ranks."""
+    """Rank r's message: 256 r + j (j < 256), below 256 R: exact in every dtype drawn for R ranks."""
     return cast([256 * r + j for j in range(_length(p))], p["dtype"])
 
 

@@ -65,7 +65,7 @@ def params(draw, world_size):
         "N": n,
         "BM": bm,
         "BN": bn,
-        "dtype": draw(S.dtype_name(), label="dtype"),
+        "dtype": draw(S.dtype_name(S.exact_dtypes(512 * world_size)), label="dtype"),  # values below 512 R
         "offset": draw(S.rank_offset(world_size), label="offset"),
         "rows": draw(S.per_rank(world_size, lambda r: S.mask_bits(cdiv(m, bm) * bm)), label="rows"),
     }
