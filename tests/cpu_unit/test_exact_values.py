@@ -35,7 +35,8 @@ def test_source_values_are_exact_in_every_dtype_drawn_for_the_world(world_size):
     assert ("float16" in drawn) == (world_size <= 4), f"float16 drawn at R={world_size}: {'float16' in drawn}"
     for dtype in drawn:
         back = np.array(values, dtype=dtype).astype(np.int64).tolist()
-        assert back == values, f"{dtype} at R={world_size}: {next(b for b, v in zip(back, values) if b != v)}"
+        wrong = [(v, b) for b, v in zip(back, values, strict=True) if b != v]
+        assert not wrong, f"{dtype} at R={world_size}: {wrong[0][0]} reads back as {wrong[0][1]}"
 
 
 @pytest.mark.parametrize("scenario", all_scenarios(), ids=lambda s: s.name)
@@ -52,7 +53,7 @@ def test_model_values_are_exact_in_the_drawn_dtype_at_3_5_and_8_ranks(scenario):
             for name, value in buffers.items():
                 numbers = list(_numbers(value))
                 back = np.array(numbers, dtype=np.float64).astype(dtype).astype(np.float64).tolist()
-                bad = [(a, b) for a, b in zip(numbers, back) if a != b]
+                bad = [(a, b) for a, b in zip(numbers, back, strict=True) if a != b]
                 assert not bad, f"{scenario.name} R={world_size} rank {rank} {name} ({dtype}): {bad[0][0]} rounds " \
                                 f"to {bad[0][1]}"
 
