@@ -1,0 +1,82 @@
+"""The gate's judgement on hand-made case results: statuses, baseline comparison, the mutation score section."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conformance import gate
+from conformance.known import Known
+from conformance.report import CaseResult
+from conformance.summary import summary
+
+pytestmark = pytest.mark.cpu_unit
+
+
+def _case(scenario: str, failing: tuple[str, ...] = (), error: str = "", seconds: float = 3.0) -> CaseResult:
+    c = CaseResult(scenario, 2, "cpu", examples=2, seconds=seconds, error=error)
+    for key in failing:
+        c.verdict[key] = "FAIL"
+    if failing:
+        c.failure = f"{scenario}: 1 divergence(s)\nvalue=2, but should be 1 [{failing[0]} vs model, rank 0, buffer " \
+                    f"out[0]]\nreplay: python -m conformance run --scenario {scenario}"
+    return c
+
+
+def test_statuses_of_every_check():
+    cases = [_case("a", ("gluon",)), _case("b"), _case("c", error="RankTimeout: rank 1 hung")]
+    known = {("cpu-a-2r", "gluon vs model"): Known("cpu-a-2r", "gluon vs model", "why", "link"),
+             ("cpu-b-2r", "triton vs gluon"): Known("cpu-b-2r", "triton vs gluon", "old", "link"),
+             ("cpu-c-2r", "triton vs model"): Known("cpu-c-2r", "triton vs model", "flaky", "link")}
+    outcomes = gate.judge(cases, known, "known.toml")
+    assert [(o.case_id, o.check, o.status) for o in outcomes] == [
+        ("cpu-a-2r", "triton vs model", "passed"), ("cpu-a-2r", "gluon vs model", "xfailed"),
+        ("cpu-a-2r", "triton vs gluon", "passed"),
+        ("cpu-b-2r", "triton vs model", "passed"), ("cpu-b-2r", "gluon vs model", "passed"),
+        ("cpu-b-2r", "triton vs gluon", "xpassed"),
+        ("cpu-c-2r", "triton vs model", "error"), ("cpu-c-2r", "gluon vs model", "error"),
+        ("cpu-c-2r", "triton vs gluon", "error")]
+    assert outcomes[6].message == "error: RankTimeout: rank 1 hung", outcomes[6].message  # listed, still an error
+    assert gate.counts(outcomes) == {"passed": 4, "failed": 0, "xfailed": 1, "xpassed": 1, "error": 3}
+    assert not gate.passes(outcomes)
+    assert gate.passes(outcomes[:3]) and not gate.passes(outcomes[:3], mutation_ok=False)
+
+
+def test_newly_failing_and_fixed_against_a_baseline():
+    cases = [_case("a", ("gluon",)), _case("b"), _case("c", error="RankDied"), _case("d", ("triton vs gluon",))]
+    baseline = {"cpu-a-2r": {"verdict": {"triton": "pass", "gluon": "pass", "triton vs gluon": "pass"}, "error": ""},
+                "cpu-b-2r": {"verdict": {"triton": "pass", "gluon": "pass", "triton vs gluon": "FAIL"}, "error": ""},
+                "cpu-c-2r": {"verdict": {"triton": "pass", "gluon": "FAIL", "triton vs gluon": "pass"}, "error": ""},
+                "cpu-z-2r": {"verdict": {"triton": "FAIL", "gluon": "pass", "triton vs gluon": "pass"}, "error": ""}}
+    newly, fixed = gate.compare(cases, baseline)
+    assert newly == [("cpu-a-2r", "gluon vs model"), ("cpu-c-2r", "triton vs model"),
+                     ("cpu-c-2r", "triton vs gluon"), ("cpu-d-2r", "triton vs gluon")], newly
+    assert fixed == [("cpu-b-2r", "triton vs gluon")], fixed
+
+
+def test_a_baseline_that_is_not_a_results_file_is_named(tmp_path):
+    bad = tmp_path / "results.json"
+    bad.write_text(json.dumps({"cases": [{"scenario": "x"}]}))
+    with pytest.raises(ValueError, match=f"--baseline {bad}: not a conformance results.json .KeyError: 'case_id'"):
+        gate.load_baseline(bad)
+    with pytest.raises(ValueError, match="no such file"):
+        gate.load_baseline(tmp_path / "missing.json")
+
+
+def test_the_summary_gives_the_mutation_score_and_the_slowest_cases():
+    cases = [_case("a", seconds=1.0), _case("b", seconds=9.5), _case("c", ("gluon",), seconds=4.0)]
+    outcomes = gate.judge(cases, {}, "known.toml")
+    mutation = {"mutants": [{"name": f"m{i}", "status": "killed", "breaks": "x"} for i in range(3)]
+                + [{"name": "m-survivor", "status": "survived", "breaks": "drops op_index"}], "exit_code": 1}
+    meta = {"backend": "cpu", "profile": "dev", "world_sizes": "2", "seed": 4, "seconds": 14.5}
+    text = summary(cases, outcomes, meta, passed=False, comparison=([("cpu-c-2r", "gluon vs model")], []),
+                   mutation=mutation)
+    assert text.startswith("# Conformance gate: FAILED\n\nbackend cpu, profile dev, world sizes 2, seed 4: 3 cases, "
+                           "9 checks in 14 s\n"), text[:200]
+    assert "| 8 | 1 | 0 | 0 | 0 |" in text, text
+    assert "## Mutation score\n\n3/4 mutants killed (75%)\n- `m-survivor` survived: drops op_index\n" in text, text
+    assert "newly failing: 1, fixed: 0\n\n- newly failing: `cpu-c-2r` gluon vs model\n" in text, text
+    slowest = text.split("## Slowest cases")[1].split("## Every case")[0]
+    assert [line.split("`")[1] for line in slowest.splitlines() if line.startswith("| `")] == [
+        "cpu-b-2r", "cpu-c-2r", "cpu-a-2r"], slowest
