@@ -66,7 +66,7 @@ def main() -> None:
     count = 0
     with Pools() as pools:
         for name in args.scenario or names():
-            if args.ranks not in load(name).world_sizes:
+            if load(name).refusal(args.ranks):
                 continue
             rate, compiles, variants, failures, phases = bench(pools, name, backend, args.ranks, args.examples)
             print(f"{name:28s} {rate:10.2f} {compiles:>17s} {variants:>12s} {failures:8d}   {'':15s}"
