@@ -196,8 +196,11 @@ def cmd_gate(args) -> int:
     for ran in done:  # the trace of each failing example
         if not ran.case.ok and ran.case.failure and ran.last is not None:
             path = args.out / "traces" / f"{ran.case.case_id}.json"
-            write_example_trace(path, ran.last)
-            traces[ran.case.case_id] = {"trace": str(path.relative_to(args.out))}
+            try:
+                write_example_trace(path, ran.last)
+                traces[ran.case.case_id] = {"trace": str(path.relative_to(args.out))}
+            except Exception as e:  # a trace that cannot be written must not hide the verdicts
+                traces[ran.case.case_id] = {"trace_error": f"{type(e).__name__}: {e}"}
     outcomes = gate.judge(results, known, str(known_path))
     mutation = _mutation(args.mutants, args.out) if args.mutants else None
     passed = gate.passes(outcomes, mutation is None or mutation["exit_code"] == 0)
