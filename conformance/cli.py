@@ -137,7 +137,8 @@ def _check_sanitizer(backend: str) -> None:
     try:
         find_tool()
     except SanitizerUnavailable as e:
-        raise SelectionError(f"--sanitize: {e}") from None
+        message = str(e)
+        raise SelectionError(message if message.startswith("--sanitize") else f"--sanitize: {message}") from None
 
 
 def _meta(args, backend: str, profile_name: str, start: float, cases) -> dict:
@@ -231,7 +232,7 @@ def cmd_gate(args) -> int:
 
 def _mutation(names: str, out: Path) -> dict:
     """Run ``python -m conformance mutate`` (its own process and report) and return its report and exit code."""
-    report = out / "mutate.json"
+    report = (out / "mutate.json").resolve()  # the child runs in the repository root
     command = [sys.executable, "-m", "conformance", "mutate", "--out", str(report)]
     if names != "all":
         command += ["--only", names]
