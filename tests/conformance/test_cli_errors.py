@@ -69,3 +69,25 @@ def test_a_user_sees_one_line_and_no_traceback(tmp_path):
     assert result.stderr.startswith("python -m conformance run: unknown scenario 'nope'; known scenarios: "), \
         result.stderr
     assert result.stderr.count("\n") == 1 and not result.stdout, (result.stdout, result.stderr)
+
+
+@pytest.mark.parametrize("command", ["run", "gate"])
+def test_sanitize_without_the_tool_is_one_line_and_exit_code_2(tmp_path, capsys, monkeypatch, command):
+    from iris.ranks import sanitizer
+
+    monkeypatch.setattr(sanitizer, "CUDA_DEFAULT", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    code, err = _main(capsys, [command, "--sanitize", "--backend", "gpu", "--out", str(tmp_path / "out")])
+    assert code == 2, f"exit code={code}, but should be 2: {err}"
+    expected = "--sanitize is not available on ROCm" if sanitizer_is_rocm() else \
+        "--sanitize: compute-sanitizer not found on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin"
+    assert err.count("\n") == 1 and expected in err, err
+    assert not (tmp_path / "out").exists(), "output was written before the input was refused"
+
+
+def sanitizer_is_rocm() -> bool:
+    import torch
+
+    return bool(torch.version.hip)
