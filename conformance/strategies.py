@@ -21,6 +21,16 @@ def block_size() -> st.SearchStrategy[int]:
     return st.sampled_from(BLOCK_SIZES)
 
 
+def memory_semantics() -> st.SearchStrategy[str]:
+    """An atomic's ``sem`` (a compile-time value): each must give the same results."""
+    return st.sampled_from(("acq_rel", "relaxed", "acquire", "release"))
+
+
+def memory_scope() -> st.SearchStrategy[str]:
+    """An atomic's ``scope`` for peers in other processes (a compile-time value): "gpu" or "sys"."""
+    return st.sampled_from(("sys", "gpu"))
+
+
 def dtype_name(options=DATA_DTYPES) -> st.SearchStrategy[str]:
     """A compile-time element dtype, by name, from a small set."""
     return st.sampled_from(options)
