@@ -91,15 +91,17 @@ def gluon_all_scatter(ctx_t, out, M, N, BM: gl.constexpr, BN: gl.constexpr, TRAC
         ctx.tracing.record_event_end(h)
 
 
-def _median_ms(shmem, launch_once, reps: int) -> float:
-    """Median time of ``launch_once()`` over ``reps`` launches, trace counter zeroed before each one."""
+def _median_ms(shmem, launch_once, reps: int, alone: bool = False) -> float:
+    """Median time of ``launch_once()`` over ``reps`` launches, trace counter zeroed before each one; every rank
+    launches in step (a barrier before each launch) unless this rank runs ``alone``."""
     for _ in range(3):
         shmem.tracing.reset()
         launch_once()
     times = []
     for _ in range(reps):
         shmem.tracing.reset()
-        shmem.barrier()
+        if not alone:
+            shmem.barrier()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         launch_once()
@@ -126,7 +128,9 @@ def _scatter_launcher(api: str, shmem, out, m: int, n: int, tracing: bool, bm: i
 
 
 def measure(pairs: int, reps: int, m: int, n: int) -> dict:
-    """Rank job: every figure for both APIs on this rank's GPU (all ranks run the all-scatter together)."""
+    """Rank job: every figure for both APIs. Rank 0 alone times the loops (the others wait: kernels of several
+    processes on one GPU are time-sliced, so a peer's kernel would land in the timing); every rank runs the
+    all-scatter together, since it writes to all of them."""
     shmem = iris.iris(1 << 30)
     sms = torch.cuda.get_device_properties(shmem.device).multi_processor_count
     busy_programs, busy_pairs = 8 * sms, 64
@@ -134,10 +138,15 @@ def measure(pairs: int, reps: int, m: int, n: int) -> dict:
     out = shmem.zeros(max(busy_programs, 1), dtype=torch.int32)
     scatter = shmem.zeros((shmem.get_num_ranks() * m, n), dtype=torch.float32)
     figures: dict = {"rank": shmem.get_rank(), "sms": sms}
+    alone = shmem.get_rank() == 0
     for api in ("triton", "gluon"):
-        one = {t: _median_ms(shmem, _pairs_launcher(api, shmem, out, pairs, 1, t), reps) for t in (False, True)}
-        busy = {t: _median_ms(shmem, _pairs_launcher(api, shmem, out, busy_pairs, busy_programs, t), reps)
-                for t in (False, True)}
+        one, busy = {False: 0.0, True: 0.0}, {False: 0.0, True: 0.0}
+        if alone:
+            one = {t: _median_ms(shmem, _pairs_launcher(api, shmem, out, pairs, 1, t), reps, alone)
+                   for t in (False, True)}
+            busy = {t: _median_ms(shmem, _pairs_launcher(api, shmem, out, busy_pairs, busy_programs, t), reps, alone)
+                    for t in (False, True)}
+        shmem.barrier()
         scat = {t: _median_ms(shmem, _scatter_launcher(api, shmem, scatter, m, n, t), reps) for t in (False, True)}
         figures[api] = {
             "one_program_ns_per_pair": (one[True] - one[False]) * 1e6 / pairs,
@@ -155,7 +164,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--pairs", type=int, default=1000, help="start+end pairs of the one-program loop")
     p.add_argument("--reps", type=int, default=30, help="timed launches per figure (median)")
-    p.add_argument("--ranks", type=int, default=2, help="ranks of the all-scatter world (sharing the GPUs)")
+    p.add_argument("--ranks", type=int, default=1,
+                   help="ranks of the all-scatter world (ranks sharing one GPU are time-sliced: use 1 there)")
     p.add_argument("--size", type=int, default=4096, help="all-scatter output rows and columns per rank")
     args = p.parse_args()
     if not torch.cuda.is_available():

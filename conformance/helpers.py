@@ -76,3 +76,33 @@ def cast(values: list, dtype: str) -> list:
         return [float(v) for v in values]
     bits = ELEMENT_BYTES[dtype] * 8
     return [((int(v) + (1 << (bits - 1))) % (1 << bits)) - (1 << (bits - 1)) for v in values]
+
+
+def peer(rank, p: dict, key: str = "offset") -> int:
+    """The rank ``p[key]`` steps after ``rank`` (a peer of a masked block op, as its kernel gets it)."""
+    return (rank.rank + p[key]) % rank.world_size
+
+
+def launch_blocks(kernel, rank, p: dict, *args) -> None:
+    """Launch ``kernel(ctx, *args)`` on one program per ``BLOCK`` of ``n`` elements, with the API's world constexprs."""
+    kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, *args, **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
+
+
+def transfer_memory(p: dict, world_size: int, source, target, other=None) -> dict[int, dict[str, list]]:
+    """Final ``src`` and ``dst`` of every rank when rank r copies ``src`` of ``source(r)`` into ``dst`` of
+    ``target(r)`` under r's lane mask (``strategies.masked_block`` params; ``setup_masked(..., "dst", source=True)``).
+
+        dst_q[j] = src_{source(w)}[j] for j active for the writer w (target(w) = q); else 0, or ``other`` for
+                   masked-off j < n when the op fills them (a load with ``other``)
+        src_q[j] = source_values(q) (unchanged)
+    """
+    length, dtype = len(p["bits"][0]), p["dtype"]
+    writer = {target(r): r for r in range(world_size)}
+    memory = {}
+    for q in range(world_size):
+        w = writer[q]
+        dst = masked_values(p, w, source_values(source(w), length), other=0 if other is None else other)
+        if other is not None:
+            dst = dst[: p["n"]] + [0] * (length - p["n"])
+        memory[q] = {"src": cast(source_values(q, length), dtype), "dst": cast(dst, dtype)}
+    return memory

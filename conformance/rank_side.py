@@ -1,7 +1,9 @@
 """What runs on each rank process for one example: set up, launch both APIs, observe.
 
-``run_example`` is the pool job. For each API it resets the heap and the trace buffers, lets the
-scenario allocate its named buffers, launches the API's kernel between two clock readings, and
+``run_example`` is the pool job. It lets the scenario allocate each API's named buffers (separate regions of the
+heap, the same offsets on every rank), waits for every rank once, then per API launches the kernel between two
+clock readings and reads its events back (this rank's trace buffers are only written by its own kernels), waits
+for every rank once more and reads the final memory. Two barriers per example, whatever the number of APIs; it
 returns the raw observation (events, buffer contents, heap layout, launch window, and the hashes of
 the compiled kernel variants it launched) as plain data.
 """
@@ -101,47 +103,51 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
 
     clock = PhaseClock()
     scenario = load(name)
+    name = scenario.ref or scenario.name
     shmem = _shmem()
     out = {"rank": shmem.get_rank(), "heap_bases": list(shmem.heap.bases),
            "cu_limit": cu_id_limit(shmem.tracing.backend, shmem.device),
            "backend": shmem.tracing.backend, "ticks_per_second": shmem.tracing.ticks_per_second, "apis": {}}
+    with clock("reset"):
+        shmem.heap.reset()
+        ranks = {api: Rank(shmem, api) for api in apis}
+        max_events = params.get("max_events", scenario.max_events)
+    with clock("setup"):
+        for api in apis:  # each API gets its own buffers, at the same offsets on every rank
+            _step(scenario, "setup", api, scenario.setup, ranks[api], params)
+    with clock("barriers"):
+        shmem.barrier()  # every rank's buffers are ready before any kernel can touch a peer's
     for api in apis:
+        rank, kernel = ranks[api], scenario.kernel(api)
         with clock("reset"):
-            shmem.heap.reset()
-            rank = Rank(shmem, api)
-            max_events = params.get("max_events", scenario.max_events)
-            shmem.tracing.enable(max_events)
-        with clock("setup"):
-            _step(scenario, "setup", api, scenario.setup, rank, params)
-        with clock("barriers"):
-            shmem.barrier()
-            t0 = device_clock(shmem.device)
+            shmem.tracing.enable(max_events)  # local: this rank's trace buffers, zeroed
         with clock("launch"):
-            kernel = scenario.kernel(api)
+            t0 = device_clock(shmem.device)
             compiles_before = _compiles(kernel)
             launched = LaunchRecorder(kernel)
             _step(scenario, "launch", api, scenario.launch, launched, rank, params)
-        name = scenario.ref or scenario.name
         with clock("kernel"):
             progress(f"{name}: waiting for the {api} kernel to finish on this rank's device")
             synchronize(shmem.device)
-        with clock("barriers"):
-            progress(f"{name}: barrier after the {api} kernel (this rank's kernel finished; waiting for the others)")
-            shmem.barrier()
             t1 = device_clock(shmem.device)
         with clock("readback"):
-            events = shmem.tracing.events()
+            events = shmem.tracing.events()  # only this rank's kernels write its trace buffers
             out["apis"][api] = {
                 "rows": events.rows(),
                 "attempted": events.attempted,
                 "capacity": max_events,
                 "layout": rank.layout(),
-                "memory": {n: t.cpu().tolist() for n, t in rank.buffers.items()},
                 "window": (t0, t1),
                 "compiles": _compiles(kernel) - compiles_before,
                 "variants": sorted(launched.hashes),
             }
-            shmem.tracing.disable()
+    with clock("barriers"):
+        progress(f"{name}: barrier after the kernels (this rank's finished; waiting for the others)")
+        shmem.barrier()  # every rank's kernels of every API are done: memory is final
+    with clock("readback"):
+        for api in apis:
+            out["apis"][api]["memory"] = {n: t.cpu().tolist() for n, t in ranks[api].buffers.items()}
+        shmem.tracing.disable()
     out["seconds"] = clock.seconds
     return out
 

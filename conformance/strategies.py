@@ -26,6 +26,16 @@ EXACT_INTEGERS = {"int8": 2**7 - 1, "int16": 2**15 - 1, "int32": 2**31 - 1, "int
                   "bfloat16": 2**8, "float32": 2**24, "float64": 2**53}
 
 
+def memory_semantics() -> st.SearchStrategy[str]:
+    """An atomic's ``sem`` (a compile-time value): each must give the same results."""
+    return st.sampled_from(("acq_rel", "relaxed", "acquire", "release"))
+
+
+def memory_scope() -> st.SearchStrategy[str]:
+    """An atomic's ``scope`` for peers in other processes (a compile-time value): "gpu" or "sys"."""
+    return st.sampled_from(("sys", "gpu"))
+
+
 def dtype_name(options=DATA_DTYPES) -> st.SearchStrategy[str]:
     """A compile-time element dtype, by name, from a small set."""
     return st.sampled_from(options)

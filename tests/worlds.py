@@ -1,7 +1,7 @@
-"""Run a rank-side suite on a world of R rank processes, once per (suite, backend, R) per test process.
+"""Run a rank-side job on a world of R rank processes, once per (job, backend, R) per test process.
 
-A suite is a module-level function run on every rank; it returns a dict of results that the tests
-then check case by case. ``cpu`` worlds run kernels under the Triton interpreter with heaps in
+A job is a module-level function run on every rank (modules named ``*_jobs.py``); it returns a dict of
+results that the tests then check case by case. ``cpu`` worlds run kernels under the Triton interpreter with heaps in
 shared memory; ``gpu`` worlds put rank r on GPU ``r % device_count``.
 """
 
@@ -36,18 +36,18 @@ def backends():
 
 
 @functools.cache
-def _outcome(suite, backend: str, world_size: int, args: tuple):
+def _outcome(job, backend: str, world_size: int, args: tuple):
     try:
-        return True, tuple(launch(suite, world_size, *args, timeout=TIMEOUT_S, env=ENV[backend]))
+        return True, tuple(launch(job, world_size, *args, timeout=TIMEOUT_S, env=ENV[backend]))
     except Exception as e:  # cached too, so a broken world fails each of its tests at once
         return False, e
 
 
-def run_world(suite, backend: str, world_size: int, *args) -> tuple:
-    """Results of ``suite(*args)`` on every rank, in rank order (cached per test process)."""
+def run_world(job, backend: str, world_size: int, *args) -> tuple:
+    """Results of ``job(*args)`` on every rank, in rank order (cached per test process)."""
     if backend == "cpu" and world_size not in CPU_WORLD_SIZES:
         pytest.skip(f"{world_size} ranks is a multi-GPU placement; cpu worlds run {CPU_WORLD_SIZES} ranks")
-    ok, value = _outcome(suite, backend, world_size, args)
+    ok, value = _outcome(job, backend, world_size, args)
     if not ok:
         raise value
     return value

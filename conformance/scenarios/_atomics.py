@@ -14,6 +14,8 @@ tracing one range per program around the atomic (name = op, target t, payload t,
                   commutative ops never write ``old`` (old values depend on the order of the ranks)
 
 cas has no mask: inactive lanes compare and swap with cmp == val, which leaves memory unchanged.
+Every example draws the memory semantics and scope (compile-time values from small sets): the results above must
+hold for each of them.
 """
 
 import triton
@@ -44,7 +46,7 @@ def _event_id(op):
 
 @triton.jit(do_not_specialize=["n", "target"])
 def triton_kernel(ctx_t, buf, vals, cmps, old, bits, n, target, rank: tl.constexpr, world: tl.constexpr,
-                  OP: tl.constexpr, BLOCK: tl.constexpr):
+                  OP: tl.constexpr, SEM: tl.constexpr, SCOPE: tl.constexpr, BLOCK: tl.constexpr):
     ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
@@ -54,32 +56,33 @@ def triton_kernel(ctx_t, buf, vals, cmps, old, bits, n, target, rank: tl.constex
     val = tl.load(vals + offs)
     h = ctx.tracing.record_event_start(_event_id(OP), target, buf + offs, pid, 0, mask=mask, payload=target)
     if OP == "atomic_add":
-        ctx.atomic_add(buf + offs, val, target, mask=mask, scope="sys")
+        ctx.atomic_add(buf + offs, val, target, mask=mask, sem=SEM, scope=SCOPE)
     elif OP == "atomic_sub":
-        ctx.atomic_sub(buf + offs, val, target, mask=mask, scope="sys")
+        ctx.atomic_sub(buf + offs, val, target, mask=mask, sem=SEM, scope=SCOPE)
     elif OP == "atomic_xor":
-        ctx.atomic_xor(buf + offs, val, target, mask=mask, scope="sys")
+        ctx.atomic_xor(buf + offs, val, target, mask=mask, sem=SEM, scope=SCOPE)
     elif OP == "atomic_and":
-        ctx.atomic_and(buf + offs, val, target, mask=mask, scope="sys")
+        ctx.atomic_and(buf + offs, val, target, mask=mask, sem=SEM, scope=SCOPE)
     elif OP == "atomic_or":
-        ctx.atomic_or(buf + offs, val, target, mask=mask, scope="sys")
+        ctx.atomic_or(buf + offs, val, target, mask=mask, sem=SEM, scope=SCOPE)
     elif OP == "atomic_min":
-        ctx.atomic_min(buf + offs, val, target, mask=mask, scope="sys")
+        ctx.atomic_min(buf + offs, val, target, mask=mask, sem=SEM, scope=SCOPE)
     elif OP == "atomic_max":
-        ctx.atomic_max(buf + offs, val, target, mask=mask, scope="sys")
+        ctx.atomic_max(buf + offs, val, target, mask=mask, sem=SEM, scope=SCOPE)
     elif OP == "atomic_xchg":
-        prev = ctx.atomic_xchg(buf + offs, val, target, mask=mask, scope="sys")
+        prev = ctx.atomic_xchg(buf + offs, val, target, mask=mask, sem=SEM, scope=SCOPE)
         tl.store(old + offs, prev, mask=mask)
     else:
         tl.static_assert(OP == "atomic_cas", "unknown OP")
         cmp = tl.where(mask, tl.load(cmps + offs), val)  # inactive lanes: cmp == val changes nothing
-        prev = ctx.atomic_cas(buf + offs, cmp, val, target, sem="acq_rel", scope="sys")
+        prev = ctx.atomic_cas(buf + offs, cmp, val, target, sem=SEM, scope=SCOPE)
         tl.store(old + offs, prev, mask=mask)
     ctx.tracing.record_event_end(h)
 
 
 @gluon.jit(do_not_specialize=["n", "target"])
-def gluon_kernel(ctx_t, buf, vals, cmps, old, bits, n, target, OP: gl.constexpr, BLOCK: gl.constexpr):
+def gluon_kernel(ctx_t, buf, vals, cmps, old, bits, n, target, OP: gl.constexpr, SEM: gl.constexpr,
+                 SCOPE: gl.constexpr, BLOCK: gl.constexpr):
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
@@ -90,26 +93,26 @@ def gluon_kernel(ctx_t, buf, vals, cmps, old, bits, n, target, OP: gl.constexpr,
     val = gl.load(vals + offs)
     h = ctx.tracing.record_event_start(_event_id(OP), target, buf + offs, pid, 0, mask=mask, payload=target)
     if OP == "atomic_add":
-        ctx.atomic_add(buf + offs, val, target, mask=mask, scope="sys")
+        ctx.atomic_add(buf + offs, val, target, mask=mask, sem=SEM, scope=SCOPE)
     elif OP == "atomic_sub":
-        ctx.atomic_sub(buf + offs, val, target, mask=mask, scope="sys")
+        ctx.atomic_sub(buf + offs, val, target, mask=mask, sem=SEM, scope=SCOPE)
     elif OP == "atomic_xor":
-        ctx.atomic_xor(buf + offs, val, target, mask=mask, scope="sys")
+        ctx.atomic_xor(buf + offs, val, target, mask=mask, sem=SEM, scope=SCOPE)
     elif OP == "atomic_and":
-        ctx.atomic_and(buf + offs, val, target, mask=mask, scope="sys")
+        ctx.atomic_and(buf + offs, val, target, mask=mask, sem=SEM, scope=SCOPE)
     elif OP == "atomic_or":
-        ctx.atomic_or(buf + offs, val, target, mask=mask, scope="sys")
+        ctx.atomic_or(buf + offs, val, target, mask=mask, sem=SEM, scope=SCOPE)
     elif OP == "atomic_min":
-        ctx.atomic_min(buf + offs, val, target, mask=mask, scope="sys")
+        ctx.atomic_min(buf + offs, val, target, mask=mask, sem=SEM, scope=SCOPE)
     elif OP == "atomic_max":
-        ctx.atomic_max(buf + offs, val, target, mask=mask, scope="sys")
+        ctx.atomic_max(buf + offs, val, target, mask=mask, sem=SEM, scope=SCOPE)
     elif OP == "atomic_xchg":
-        prev = ctx.atomic_xchg(buf + offs, val, target, mask=mask, scope="sys")
+        prev = ctx.atomic_xchg(buf + offs, val, target, mask=mask, sem=SEM, scope=SCOPE)
         gl.store(old + offs, prev, mask=mask)
     else:
         gl.static_assert(OP == "atomic_cas", "unknown OP")
         cmp = gl.where(mask, gl.load(cmps + offs), val)  # inactive lanes: cmp == val changes nothing
-        prev = ctx.atomic_cas(buf + offs, cmp, val, target, sem="acq_rel", scope="sys")
+        prev = ctx.atomic_cas(buf + offs, cmp, val, target, sem=SEM, scope=SCOPE)
         gl.store(old + offs, prev, mask=mask)
     ctx.tracing.record_event_end(h)
 
@@ -124,6 +127,8 @@ def _params(op):
             "n": n,
             "BLOCK": block,
             "dtype": draw(S.dtype_name(S.ATOMIC_DTYPES), label="dtype"),
+            "SEM": draw(S.memory_semantics(), label="SEM"),
+            "SCOPE": draw(S.memory_scope(), label="SCOPE"),
             "init": draw(S.int_values(length), label="init"),
             "vals": draw(S.per_rank(world_size, lambda r: S.int_values(length)), label="vals"),
             "bits": draw(S.per_rank(world_size, lambda r: S.mask_bits(length)), label="bits"),
@@ -155,8 +160,8 @@ def _launch(op):
         b = rank.buffers
         for t in range(rank.world_size):
             kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, b["buf"], b["vals"], b["cmps"], b["old"][t], b["bits"],
-                                                 p["n"], t, **rank.world_constexprs, OP=op, BLOCK=p["BLOCK"],
-                                                 num_warps=4)
+                                                 p["n"], t, **rank.world_constexprs, OP=op, SEM=p["SEM"],
+                                                 SCOPE=p["SCOPE"], BLOCK=p["BLOCK"], num_warps=4)
 
     return launch
 

@@ -14,7 +14,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 from conformance import strategies as S
-from conformance.helpers import cast, cdiv, masked_values, per_program_events, setup_masked, source_values
+from conformance.helpers import launch_blocks, peer, per_program_events, setup_masked, transfer_memory
 from conformance.model import Model
 from conformance.scenario import Scenario
 from iris import DeviceContext, TraceEvent
@@ -57,25 +57,21 @@ def setup(rank, p):
 
 
 def launch(kernel, rank, p):
-    source = (rank.rank + p["source_offset"]) % rank.world_size
-    target = (rank.rank + p["target_offset"]) % rank.world_size
     b = rank.buffers
-    kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, b["src"], b["dst"], b["bits"], p["n"], source, target,
-                                         **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
+    launch_blocks(kernel, rank, p, b["src"], b["dst"], b["bits"], p["n"], peer(rank, p, "source_offset"),
+                  peer(rank, p, "target_offset"))
 
 
 def model(p, world_size):
-    length, dtype = len(p["bits"][0]), p["dtype"]
-    events, memory = {}, {}
-    for r in range(world_size):
-        source = (r + p["source_offset"]) % world_size
-        target = (r + p["target_offset"]) % world_size
-        events[r] = per_program_events(p, r, "copy", "range", target=target, buffer="src", heap_rank=source,
-                                       payload=source)
-        w = (r - p["target_offset"]) % world_size
-        dst = masked_values(p, w, source_values((w + p["source_offset"]) % world_size, length))
-        memory[r] = {"src": cast(source_values(r, length), dtype), "dst": cast(dst, dtype)}
-    return Model(events, memory)
+    def source(r):
+        return (r + p["source_offset"]) % world_size
+
+    def target(r):
+        return (r + p["target_offset"]) % world_size
+
+    events = {r: per_program_events(p, r, "copy", "range", target=target(r), buffer="src", heap_rank=source(r),
+                                    payload=source(r)) for r in range(world_size)}
+    return Model(events, transfer_memory(p, world_size, source, target))
 
 
 SCENARIO = Scenario(

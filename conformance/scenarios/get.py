@@ -13,7 +13,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 from conformance import strategies as S
-from conformance.helpers import cast, cdiv, masked_values, per_program_events, setup_masked, source_values
+from conformance.helpers import launch_blocks, peer, per_program_events, setup_masked, transfer_memory
 from conformance.model import Model
 from conformance.scenario import Scenario
 from iris import DeviceContext, TraceEvent
@@ -56,22 +56,17 @@ def setup(rank, p):
 
 
 def launch(kernel, rank, p):
-    source = (rank.rank + p["offset"]) % rank.world_size
     b = rank.buffers
-    kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, b["src"], b["dst"], b["bits"], p["n"], source, p["payload"],
-                                         **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
+    launch_blocks(kernel, rank, p, b["src"], b["dst"], b["bits"], p["n"], peer(rank, p), p["payload"])
 
 
 def model(p, world_size):
-    length, dtype = len(p["bits"][0]), p["dtype"]
-    events, memory = {}, {}
-    for r in range(world_size):
-        s = (r + p["offset"]) % world_size
-        events[r] = per_program_events(p, r, "get", "range", target=s, buffer="src",
-                                       payload=lambda pid: p["payload"] + pid)
-        dst = masked_values(p, r, source_values(s, length))
-        memory[r] = {"src": cast(source_values(r, length), dtype), "dst": cast(dst, dtype)}
-    return Model(events, memory)
+    def source(r):
+        return (r + p["offset"]) % world_size
+
+    events = {r: per_program_events(p, r, "get", "range", target=source(r), buffer="src",
+                                    payload=lambda pid: p["payload"] + pid) for r in range(world_size)}
+    return Model(events, transfer_memory(p, world_size, source, lambda r: r))
 
 
 SCENARIO = Scenario(

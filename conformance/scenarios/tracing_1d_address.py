@@ -12,7 +12,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 from conformance import strategies as S
-from conformance.helpers import cast, cdiv, masked_values, per_program_events, setup_masked
+from conformance.helpers import cast, launch_blocks, masked_values, peer, per_program_events, setup_masked
 from conformance.model import Model
 from conformance.scenario import Scenario
 from iris import DeviceContext, TraceEvent
@@ -55,9 +55,7 @@ def setup(rank, p):
 
 
 def launch(kernel, rank, p):
-    target = (rank.rank + p["offset"]) % rank.world_size
-    kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, rank.buffers["buf"], rank.buffers["bits"], p["n"], target,
-                                         p["payload"], **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
+    launch_blocks(kernel, rank, p, rank.buffers["buf"], rank.buffers["bits"], p["n"], peer(rank, p), p["payload"])
 
 
 def model(p, world_size):

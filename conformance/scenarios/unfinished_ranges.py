@@ -16,7 +16,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 from conformance import strategies as S
-from conformance.helpers import block_event, cast, cdiv, masked_values, program_lanes, setup_masked, source_values
+from conformance.helpers import block_event, cdiv, launch_blocks, peer, program_lanes, setup_masked, transfer_memory
 from conformance.model import Model
 from conformance.scenario import Scenario
 from iris import DeviceContext, TraceEvent
@@ -60,17 +60,15 @@ def setup(rank, p):
 
 
 def launch(kernel, rank, p):
-    target = (rank.rank + p["offset"]) % rank.world_size
     b = rank.buffers
-    kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, b["src"], b["dst"], b["bits"], p["n"], target, p["payload"],
-                                         **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
+    launch_blocks(kernel, rank, p, b["src"], b["dst"], b["bits"], p["n"], peer(rank, p), p["payload"])
 
 
 def model(p, world_size):
-    block, length, dtype = p["BLOCK"], len(p["bits"][0]), p["dtype"]
-    events, memory = {}, {}
+    block, dtype = p["BLOCK"], p["dtype"]
+    events = {}
     for r in range(world_size):
-        target, s = (r + p["offset"]) % world_size, (r - p["offset"]) % world_size
+        target = (r + p["offset"]) % world_size
         events[r] = []
         for pid in range(cdiv(p["n"], block)):
             events[r] += [
@@ -79,9 +77,7 @@ def model(p, world_size):
                 block_event("put", "range", pid=pid, pid_n=1, rank=r, target=target, buffer="dst", heap_rank=r,
                             lanes=program_lanes(p, r, pid), dtype=dtype, payload=p["payload"]),
             ]
-        memory[r] = {"src": cast(source_values(r, length), dtype),
-                     "dst": cast(masked_values(p, s, source_values(s, length)), dtype)}
-    return Model(events, memory)
+    return Model(events, transfer_memory(p, world_size, lambda r: r, lambda r: (r + p["offset"]) % world_size))
 
 
 SCENARIO = Scenario(

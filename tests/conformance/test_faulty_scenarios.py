@@ -55,7 +55,7 @@ def test_a_hung_rank_fails_the_case_within_its_timeout_naming_the_rank(pools):
     case = _run(pools, "hangs", timeout=20.0)
     assert "RankTimeout" in case.error and "did not finish within 20 s" in case.error, case.error
     hung = "rank 1 was at: tests.conformance.faulty.hangs: launch (triton kernel)"  # the interpreter runs it in launch
-    waiting = "rank 0 was at: tests.conformance.faulty.hangs: barrier after the triton kernel"
+    waiting = "rank 0 was at: tests.conformance.faulty.hangs: barrier after the kernels"
     assert hung in case.error and waiting in case.error, case.error
     _healthy_after(pools, "a hung rank")
 

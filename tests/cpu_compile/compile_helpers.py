@@ -31,7 +31,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 import iris
-from tests.ops.suites import NUM_WARPS
+from tests.ops.op_jobs import NUM_WARPS
 
 APIS = ("triton", "gluon")
 GLUON_KERNELS = "tests.ops.gluon_kernels"

@@ -33,7 +33,7 @@ from tests.cpu_compile.compile_helpers import (
     normalize,
     sass_tool,
 )
-from tests.ops.suites import ATOMIC_OPS, DATA_OPS
+from tests.ops.op_jobs import ATOMIC_OPS, DATA_OPS
 
 pytestmark = pytest.mark.cpu_compile
 
@@ -45,7 +45,7 @@ API_PARAMS = [
     for api in APIS
 ]  # fmt: skip
 
-RANK, WORLD, BLOCK = 1, 4, 32  # BLOCK and the 2-D tile are the ones tests/ops/trace_suites.py launches
+RANK, WORLD, BLOCK = 1, 4, 32  # BLOCK and the 2-D tile are the ones tests/ops/trace_jobs.py launches
 ALL_TARGETS = tuple(TARGETS)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from iris.ranks import launch
 from iris.tracing.export import ALIGNMENT_METHOD
-from tests.cpu_interpret import host_suites as hs
+from tests.cpu_interpret import host_jobs as hs
 from tests.cpu_unit.checks import check, check_that
 from tests.trace_readers import PerfettoTrace, perfetto_pb2, read_json
 from tests.worlds import ENV, run_world
@@ -43,7 +43,7 @@ EXPECTED_LAYOUT = {  # (shape, dtype)
 
 
 def _allocation():
-    return run_world(hs.allocation_suite, "cpu", WORLD, 1 << 16)
+    return run_world(hs.allocation_job, "cpu", WORLD, 1 << 16)
 
 
 @pytest.mark.parametrize("name", [n for n, _, _ in hs.HELPER_CASES])
@@ -93,7 +93,7 @@ def test_alignment_below_the_element_size_is_raised_to_it():
 
 
 def test_create_and_close_twenty_times_leaks_nothing():
-    results = run_world(hs.lifecycle_suite, "cpu", WORLD, CYCLES, 1 << 20)  # a hang fails through the world timeout
+    results = run_world(hs.lifecycle_job, "cpu", WORLD, CYCLES, 1 << 20)  # a hang fails through the world timeout
     for rank, res in enumerate(results):
         where = f"rank {rank} after {CYCLES} create/close cycles"
         check("/dev/shm heap files of this world", res["after"]["shm_files"], res["before"]["shm_files"], where)
@@ -109,7 +109,7 @@ def export_dir(tmp_path_factory) -> Path:
 
 @cache
 def _export(out_dir: str):
-    return run_world(hs.export_suite, "cpu", WORLD, out_dir)
+    return run_world(hs.export_job, "cpu", WORLD, out_dir)
 
 
 def _trace(path) -> dict:
@@ -223,7 +223,7 @@ def test_export_to_an_unwritable_path_raises_and_writes_nothing(export_dir):
 def _merged_refused(path: str) -> tuple[str, list]:
     """Its own short world: a merged export that rank 0 refuses is the last thing the ranks do."""
     try:
-        return "ok", launch(hs.merged_refused_suite, WORLD, path, env=ENV["cpu"], timeout=120)
+        return "ok", launch(hs.merged_refused_job, WORLD, path, env=ENV["cpu"], timeout=120)
     except Exception as e:
         return "launch failed", [f"{type(e).__name__}: {e}"]
 

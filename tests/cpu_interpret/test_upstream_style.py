@@ -4,7 +4,7 @@ Written from the public API's documented behaviour: ``iris.gluon.IrisDeviceCtx``
 ``iris.host.tracing.events.TraceEvent`` import; every op takes its keywords by name (``from_rank=``, ``other=``,
 ``cache_modifier=``, ``load_cache_modifier=``, ``store_cache_modifier=``, ``volatile=``, ``sem=``, ``scope=``,
 ``hint=``); ``tracing.trace_counter`` and ``tracing.trace_buffers[field]`` read the trace back. The kernels are
-in upstream_kernels.py, the rank side in upstream_suites.py; every value is checked element by element.
+in upstream_kernels.py, the rank side in upstream_jobs.py; every value is checked element by element.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from iris.tracing.events import DURATION_INSTANT, EVENT_IDS, TRACE_FIELDS
-from tests.cpu_interpret import upstream_suites as S
+from tests.cpu_interpret import upstream_jobs as S
 from tests.worlds import WORLD_SIZES, backends, run_world
 
 APIS = ("triton", "gluon")
@@ -25,7 +25,7 @@ PROGRAMS = -(-S.N // S.BLOCK)
 
 
 def _results(api, backend, world_size):
-    return run_world(S.upstream_suite, backend, world_size, api)
+    return run_world(S.upstream_job, backend, world_size, api)
 
 
 def _check(name: str, actual, expected) -> None:

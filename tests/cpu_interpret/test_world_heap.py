@@ -17,7 +17,7 @@ from iris.heap import SymmetricHeap
 from iris.ranks import RankError, backend_env, launch
 from iris.world import World
 
-from . import _world_workers as workers
+from . import world_jobs as workers
 
 pytestmark = pytest.mark.cpu_interpret
 
@@ -172,7 +172,7 @@ def test_launch_rank_raises(how):
     with pytest.raises(RankError) as info:
         launch(workers.fail_on_rank, 2, 1, how, env=ENV, timeout=600)
     message = str(info.value)
-    assert "launch (2 ranks): job tests.cpu_interpret._world_workers.fail_on_rank: rank 1 raised" in message
+    assert "launch (2 ranks): job tests.cpu_interpret.world_jobs.fail_on_rank: rank 1 raised" in message
     assert "ValueError: boom from rank 1" in message and "Traceback" in message
     assert info.value.killed == ([0] if how == "raise_barrier" else []), f"killed={info.value.killed}"
 

@@ -2,7 +2,7 @@
 
 On one GPU every rank shares the device; on G >= 2 GPUs the worlds of 2, G and 2G ranks put one or two ranks
 on each GPU, where a peer heap opened in the wrong context faults on the first remote access (the op and
-tracing suites in tests/ops run those worlds too; this module checks placement and lifecycle).
+tracing jobs in tests/ops run those worlds too; this module checks placement and lifecycle).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from tests.cpu_interpret import host_suites as hs
+from tests.cpu_interpret import host_jobs as hs
 from tests.cpu_unit.checks import check
 from tests.worlds import run_world
 
@@ -29,7 +29,7 @@ def _lifecycle_worlds() -> list:
     return sorted({2, 2 * g})
 
 
-def placement_suite() -> dict:
+def placement_job() -> dict:
     """This rank's device, the device torch reports for every mapped peer heap, and a peer round trip."""
     import iris
 
@@ -49,7 +49,7 @@ def placement_suite() -> dict:
 
 @pytest.mark.parametrize("world_size", [2, 4, 8])
 def test_rank_r_uses_gpu_r_mod_count_and_reads_every_peer_heap(world_size):
-    for res in run_world(placement_suite, "gpu", world_size):
+    for res in run_world(placement_job, "gpu", world_size):
         where = f"rank {res['rank']} of {world_size} on {res['count']} GPU(s)"
         check("device", res["device"], res["rank"] % res["count"], where)
         check("peer heap sums", res["seen"], [64 * (r + 1) for r in range(world_size)], where)
@@ -58,7 +58,7 @@ def test_rank_r_uses_gpu_r_mod_count_and_reads_every_peer_heap(world_size):
 
 @pytest.mark.parametrize("world_size", _lifecycle_worlds())
 def test_create_and_close_twenty_times_leaks_nothing_on_gpu(world_size):
-    results = run_world(hs.lifecycle_suite, "gpu", world_size, CYCLES, 1 << 20)
+    results = run_world(hs.lifecycle_job, "gpu", world_size, CYCLES, 1 << 20)
     for rank, res in enumerate(results):
         where = f"rank {rank} of {world_size} after {CYCLES} create/close cycles"
         for key in ("gpu_bytes_allocated", "ipc_mappings_open", "fds"):

@@ -1,7 +1,7 @@
 """Gluon kernels for the op and tracing tests (twin: triton_kernels.py; same names, parameters and order).
 
 The Triton twins also take ``rank``/``world`` constexprs; these do not: ``IrisDeviceCtx`` reads the rank
-and world size from the context at run time, so one compile serves every rank (``suites.world_constexprs``
+and world size from the context at run time, so one compile serves every rank (``op_jobs.world_constexprs``
 passes them to the Triton launches only). Tracing goes through ``GluonDeviceTracing``.
 """
 

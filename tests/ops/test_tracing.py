@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from iris.tracing.events import EVENT_IDS
-from tests.ops import trace_suites as ts
+from tests.ops import trace_jobs as ts
 from tests.worlds import WORLD_SIZES, backends, run_world
 
 APIS = ("triton", "gluon")
@@ -18,7 +18,7 @@ def _check(what: str, actual, expected) -> None:
 
 
 def _world(api, backend, world_size):
-    return run_world(ts.tracing_suite, backend, world_size, api)
+    return run_world(ts.tracing_job, backend, world_size, api)
 
 
 def _check_physical(case: dict, row: dict, res: dict, where: str) -> None:
@@ -159,7 +159,7 @@ def _layout_expectations(bits: list[int], buf: int) -> dict[int, tuple[int, int]
 @pytest.mark.parametrize("backend", backends())
 def test_tracing_block_shapes_and_mask_kinds(backend, world_size, api):
     """Address and payload_size over 1-D rows and columns (SliceLayouts in Gluon), 2-D tiles and scalar pointers,
-    with no mask, a lane mask, a broadcast row mask and scalar masks on and off (``trace_suites.LAYOUT_CASES``)."""
+    with no mask, a lane mask, a broadcast row mask and scalar masks on and off (``trace_jobs.LAYOUT_CASES``)."""
     for q, res in enumerate(_world(api, backend, world_size)):
         c = res["layouts"]
         _check(f"rank {q} layouts: bits as run", c["bits"], ts.mask_bits("random", q, sum(ts.LAYOUT_TILE)).tolist())
@@ -247,7 +247,7 @@ def test_tracing_unfinished_runtime_off_compiled_off_reset(backend, api):
 @pytest.mark.cpu_interpret
 def test_rank_world_mismatch_is_reported(rank_offset, world_offset, message, api):
     """A kernel whose constexpr rank/world_size disagree with the context fails (interpreter: always)."""
-    errors = run_world(ts.rank_check_suite, "cpu", 2, api, rank_offset, world_offset)
+    errors = run_world(ts.rank_check_job, "cpu", 2, api, rank_offset, world_offset)
     for q, err in enumerate(errors):
         if message not in err:
             pytest.fail(f"rank {q}: error={err!r}, but should mention {message!r}")

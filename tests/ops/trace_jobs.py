@@ -1,4 +1,4 @@
-"""Rank-side tracing suites (one world runs every case); ``api`` picks Triton or Gluon kernels."""
+"""Rank-side tracing jobs (one world runs every case); ``api`` picks Triton or Gluon kernels."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import triton
 
 from iris.tracing.export import device_clock
 from iris.tracing.hw import XCC_ID_LIMIT, cu_id_limit
-from tests.ops.suites import NUM_WARPS, host, kernels, world_constexprs
+from tests.ops.op_jobs import NUM_WARPS, host, kernels, world_constexprs
 
 BLOCK = 32
 N = 100
@@ -39,7 +39,7 @@ def mask_bits(case: str, rank: int, numel: int) -> torch.Tensor:
     return (torch.rand(numel, generator=g) < 0.5).to(torch.int8)
 
 
-def tracing_suite(api: str) -> dict:
+def tracing_job(api: str) -> dict:
     """Run every tracing case on this rank; returns events and the facts needed to check them."""
     k = kernels(api)
     shmem = host(api)
@@ -124,7 +124,7 @@ def tracing_suite(api: str) -> dict:
     return out
 
 
-def rank_check_suite(api: str, rank_offset: int, world_offset: int) -> str:
+def rank_check_job(api: str, rank_offset: int, world_offset: int) -> str:
     """Launch a kernel whose constexpr rank/world disagree with the context; returns the error text."""
     k = kernels(api)
     shmem = host(api)

@@ -1,6 +1,6 @@
-"""Rank-side suite of ``test_upstream_style.py``: upstream-style host and kernel code on one rank of a world.
+"""Rank-side job of ``test_upstream_style.py``: upstream-style host and kernel code on one rank of a world.
 
-``upstream_suite(api)`` runs on every rank and returns plain data: what the import aliases resolved to, the
+``upstream_job(api)`` runs on every rank and returns plain data: what the import aliases resolved to, the
 buffers after ``*_all_ops`` and ``*_flag_cas`` (tests/cpu_interpret/upstream_kernels.py), and the trace read
 back through the upstream-compatible views ``tracing.trace_counter`` and ``tracing.trace_buffers``.
 """
@@ -30,7 +30,7 @@ def atomic_values(rank: int, i: torch.Tensor) -> torch.Tensor:
     return (rank + 1) * 37 + i * 5
 
 
-def upstream_suite(api: str) -> dict:
+def upstream_job(api: str) -> dict:
     from iris.experimental import gluon_interpret
 
     shim_at_start = gluon_interpret.is_installed()  # a cpu world's rank installs it before any job runs

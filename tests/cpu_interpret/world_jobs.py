@@ -1,4 +1,4 @@
-"""Rank functions for test_world_heap.py; module-level so spawned ranks can import them."""
+"""Rank-side jobs for test_world_heap.py; module-level so spawned ranks can import them."""
 
 from __future__ import annotations
 

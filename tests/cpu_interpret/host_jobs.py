@@ -1,4 +1,4 @@
-"""Rank-side suites for the host-level world tests (``test_host_world.py``); each returns plain data to check.
+"""Rank-side jobs for the host-level world tests (``test_host_world.py``); each returns plain data to check.
 
 Every suite runs on each rank of a cpu world (``tests.worlds.run_world`` or ``iris.launch``),
 creates its own ``iris.iris`` and closes it before returning.
@@ -45,7 +45,7 @@ def _tensor_facts(t: torch.Tensor, with_values: bool) -> dict:
     }
 
 
-def allocation_suite(heap_size: int) -> dict:
+def allocation_job(heap_size: int) -> dict:
     """Every allocation helper once, then a request larger than what is left, then one that exactly fits."""
     shmem = iris.iris(heap_size)
     heap = shmem.heap
@@ -108,7 +108,7 @@ def _leak_counts(pids: list[int]) -> dict:
     return counts
 
 
-def lifecycle_suite(cycles: int, heap_size: int) -> dict:
+def lifecycle_job(cycles: int, heap_size: int) -> dict:
     """Create, use and close ``iris.iris`` ``cycles`` times; leak counts before and after, time per cycle."""
     pids: list = [None] * dist.get_world_size()
     dist.all_gather_object(pids, os.getpid())
@@ -142,7 +142,7 @@ def _error(fn) -> str | None:
     return None
 
 
-def export_suite(out_dir: str) -> dict:
+def export_job(out_dir: str) -> dict:
     """A tiny traced kernel (one store range per program), then merged, per-rank and refused exports."""
     from tests.ops.triton_kernels import trace_1d_kernel
 
@@ -175,7 +175,7 @@ def export_suite(out_dir: str) -> dict:
     return out
 
 
-def merged_refused_suite(path: str) -> str | None:
+def merged_refused_job(path: str) -> str | None:
     """A merged export to ``path`` (unwritable); returns this rank's error. Must be the last collective."""
     shmem = iris.iris(HEAP_SIZE)
     shmem.tracing.enable(8)

@@ -1,0 +1,102 @@
+"""cpu-compile tier: every conformance scenario's Triton and Gluon kernels compile (NVIDIA or AMD target).
+
+The launch is captured, not run: the scenario sets up its buffers on a stand-in rank (CPU tensors of the drawn
+dtypes) and launches through a recorder, whose arguments give the signature (pointer and scalar types) and the
+constexprs. The example is Hypothesis's simplest for 2 ranks, so the compile is the same on every run.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+import torch
+from hypothesis import find, settings
+
+from conformance.rank_side import torch_dtype
+from conformance.scenario import APIS, all_scenarios
+from tests.cpu_compile.compile_helpers import MACHINE_CODE, TARGETS, compile_function
+
+pytestmark = pytest.mark.cpu_compile
+
+COMPILE_TARGETS = ("sm_90", "gfx942")
+WORLD = 2
+_TYPES = {torch.int8: "i8", torch.int16: "i16", torch.int32: "i32", torch.int64: "i64", torch.float16: "fp16",
+          torch.bfloat16: "bf16", torch.float32: "fp32", torch.float64: "fp64"}
+
+
+class _StandInRank:
+    """What a scenario's setup and launch use of a rank, with CPU tensors and no world."""
+
+    def __init__(self, api: str) -> None:
+        self.api, self.rank, self.world_size = api, 0, WORLD
+        self.ctx = torch.zeros(16, dtype=torch.int64)
+        self.buffers: dict[str, torch.Tensor] = {}
+
+    @property
+    def world_constexprs(self) -> dict[str, int]:
+        return {"rank": self.rank, "world": self.world_size} if self.api == "triton" else {}
+
+    def buffer(self, name, shape, dtype, fill=0):
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        self.buffers[name] = torch.zeros(shape, dtype=torch_dtype(dtype))
+        return self.buffers[name]
+
+
+class _Recorder:
+    """``kernel[grid](*args, **kwargs)`` that keeps the first launch's arguments instead of running it."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[tuple, dict]] = []
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.calls.append((args, kwargs))
+
+
+def _scalar_type(value) -> str:
+    if isinstance(value, bool):
+        return "i1"
+    if isinstance(value, float):
+        return "fp32"
+    return "i32" if -(2**31) <= value < 2**31 else "i64"
+
+
+def _signature(fn, args: tuple, kwargs: dict) -> tuple[dict, dict]:
+    """(signature, constexprs) of one captured launch of the jit function ``fn``."""
+    params = inspect.signature(getattr(fn, "fn", fn)).parameters
+    bound = dict(zip(params, args, strict=False)) | {k: v for k, v in kwargs.items() if k in params}
+    signature, constexprs = {}, {}
+    for name, param in params.items():
+        value = bound.get(name, param.default)
+        if "constexpr" in str(param.annotation):
+            signature[name], constexprs[name] = "constexpr", value
+        elif isinstance(value, torch.Tensor):
+            signature[name] = "*" + _TYPES[value.dtype]
+        else:
+            signature[name] = _scalar_type(value)
+    return signature, constexprs
+
+
+def _captured(scenario, api: str):
+    params = find(scenario.params(WORLD), lambda p: True, settings=settings(database=None, max_examples=10))
+    rank, recorder = _StandInRank(api), _Recorder()
+    scenario.setup(rank, params)
+    scenario.launch(recorder, rank, params)
+    assert recorder.calls, f"{scenario.name}: launch() launched nothing"
+    return recorder.calls[0]
+
+
+# Each scenario on one target, alternating NVIDIA and AMD along the sorted names (both APIs on that target): every
+# kernel is compiled once per run, and each backend sees half of the scenarios.
+CASES = [pytest.param(s, api, COMPILE_TARGETS[i % 2], id=f"{s.name}-{api}-{COMPILE_TARGETS[i % 2]}")
+         for i, s in enumerate(all_scenarios()) for api in APIS]
+
+
+@pytest.mark.parametrize(("scenario", "api", "target"), CASES)
+def test_scenario_kernel_compiles(scenario, api, target):
+    args, kwargs = _captured(scenario, api)
+    kernel = scenario.kernel(api)
+    signature, constexprs = _signature(kernel, args, kwargs)
+    asm = compile_function(api, kernel, target, constexprs, signature)
+    code = MACHINE_CODE[TARGETS[target].backend]
+    assert asm.get(code), f"{scenario.name} ({api}) on {target}: no {code} in the compile's stages {sorted(asm)}"
