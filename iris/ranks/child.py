@@ -8,6 +8,7 @@ parent disappears, so no rank outlives the process that made it.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import pickle
 import signal
@@ -17,6 +18,7 @@ import traceback
 from multiprocessing.connection import Connection
 from typing import Any
 
+_PR_SET_PDEATHSIG = 1  # prctl option: the signal a process gets when its parent exits
 _PG_TIMEOUT_S = 3600.0  # gloo's own collective timeout; the pool's job timeouts act long before it
 
 _RANK_STATE: dict[str, Any] = {}
@@ -76,6 +78,19 @@ def _watch_parent(parent_pid: int) -> None:
             os._exit(70)
 
 
+def _die_with_parent(parent_pid: int) -> None:
+    """Ask Linux to kill this rank as soon as the process that spawned it exits, however it exits (SIGTERM and
+    SIGKILL included); the watch thread stays as the fallback (a wrapper process in between, other systems)."""
+    if os.getppid() != parent_pid:
+        return
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent_pid:  # the parent exited before the request took effect
+        os._exit(70)
+
+
 def send(conn: Connection, message: tuple) -> None:
     """Send a pickled message; a value that cannot be pickled becomes an ``error`` reply saying so."""
     try:
@@ -93,6 +108,7 @@ def rank_main(rank: int, world_size: int, env: dict[str, str], parent_pid: int, 
     _PROGRESS = status
     os.environ.update(env)  # already inherited at exec time; repeated in case something reset it
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the parent decides
+    _die_with_parent(parent_pid)
     threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
     import datetime
 

@@ -225,7 +225,7 @@ def test_pools_owner_and_xdist_offset(monkeypatch):
 
 _ORPHAN_SCRIPT = textwrap.dedent(
     """
-    import os, sys
+    import os, signal, sys
     from iris.ranks import RankPool
     from tests.cpu_interpret import pool_jobs as jobs
 
@@ -235,18 +235,21 @@ _ORPHAN_SCRIPT = textwrap.dedent(
         print(" ".join(map(str, pool.pids)), flush=True)
         if sys.argv[1] == "crash":
             os._exit(0)  # no atexit: the ranks must notice that their parent is gone
+        if sys.argv[1] == "term":
+            os.kill(os.getpid(), signal.SIGTERM)  # killed: no atexit, no finally
         # normal exit without close(): multiprocessing stops its daemon ranks at exit
     """
 )
 
 
-@pytest.mark.parametrize("how", ["exit", "crash"])
+@pytest.mark.parametrize("how", ["exit", "crash", "term"])
 def test_no_orphans_when_the_parent_exits(tmp_path, how):
     script = tmp_path / "parent.py"
     script.write_text(_ORPHAN_SCRIPT)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     out = subprocess.run([sys.executable, str(script), how], env=env, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
+    expected = -signal.SIGTERM if how == "term" else 0
+    assert out.returncode == expected, f"parent exit code {out.returncode}, but should be {expected}: {out.stderr}"
     pids = [int(x) for x in out.stdout.split()]
     assert len(pids) == 2
     assert _wait_gone(pids, 5) == [], f"ranks {pids} outlived their parent ({how})"
