@@ -18,40 +18,72 @@ import numpy as np
 
 # Phase of a point at one instant: ends of ranges that began earlier, begins and instants, ends of empty ranges.
 _END_EARLIER, _BEGIN, _END_EMPTY = 0, 1, 2
+_SHIFTS_MAX = 16  # longest run of points at one instant resolved by shifted compares instead of a sort
 
 
-def point_order(start: np.ndarray, end: np.ndarray, is_range: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def point_order(start: np.ndarray, end: np.ndarray, is_range: np.ndarray,
+                group: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Begins (and instants) and ends of all slices, in viewer order.
 
     Returns ``(slice_of_point, is_end)``, one entry per point: every slice has a begin point, every
-    range (``is_range``) also an end point at ``end``.
+    range (``is_range``) also an end point at ``end``. With ``group`` (per slice; default: one group)
+    ties are broken only between points of one group: points of different groups land on different
+    tracks, so their order at one instant is left as the sort put it.
     """
     n = len(start)
-    ranges = np.nonzero(is_range)[0]
-    # Begins and ends sorted apart (records come nearly in time order), then merged: a stable sort of
-    # two sorted runs is a linear merge.
-    begins = np.argsort(start, kind="stable")
-    ends = ranges[np.argsort(end[ranges], kind="stable")]
+    ranges = np.flatnonzero(is_range)
+    # Begins and ends sorted apart, then merged: a stable sort of two sorted runs is a linear merge.
+    # The first two sorts need not be stable: every tie that matters is put in order below.
+    begins = np.argsort(start)
+    ends = ranges[np.argsort(end[ranges])]
     slice_of = np.concatenate([begins, ends])
-    is_end = np.concatenate([np.zeros(n, dtype=bool), np.ones(len(ranges), dtype=bool)])
     time = np.concatenate([start[begins], end[ends]])
     order = np.argsort(time, kind="stable")
-    t = time[order]
+    slice_of, t = slice_of[order], time[order]
+    is_end = order >= n
+    same = np.flatnonzero(t[1:] == t[:-1])
+    if len(same):
+        _break_ties(slice_of, is_end, t, same, start, end, group)
+    return slice_of, is_end
+
+
+def _break_ties(slice_of: np.ndarray, is_end: np.ndarray, t: np.ndarray, same: np.ndarray, start: np.ndarray,
+                end: np.ndarray, group: np.ndarray | None) -> None:
+    """Put the points that share their instant and their group in viewer order, in place.
+
+    ``same``: positions ``i`` with ``t[i] == t[i + 1]``. Only points that share their (instant, group)
+    with another point are reordered, among the positions they hold: every instant keeps its positions.
+    """
     tied = np.zeros(len(t), dtype=bool)
-    same = t[1:] == t[:-1]
-    tied[1:] |= same
-    tied[:-1] |= same
-    if tied.any():
-        # Reorder only the points that share their instant with another one.
-        pos = np.nonzero(tied)[0]
-        pts = order[pos]
-        s, e = slice_of[pts], is_end[pts]
-        empty = end[s] == start[s]
-        phase = np.where(e, np.where(empty, _END_EMPTY, _END_EARLIER), _BEGIN)
-        other = np.where(e, -start[s], -end[s])  # begins: longer first; ends: later-begun first
-        index = np.where(e, -s, s)  # identical slices: begin in index order, end in reverse
-        order[pos] = pts[np.lexsort((index, other, phase, t[pos]))]
-    return slice_of[order], is_end[order]
+    tied[same] = True
+    tied[same + 1] = True
+    pos = np.flatnonzero(tied)
+    first = np.concatenate([[True], t[pos[1:]] != t[pos[:-1]]])
+    run = np.cumsum(first)  # one id per instant
+    g = np.zeros(len(pos), dtype=np.int64) if group is None else group[slice_of[pos]]
+    length = np.diff(np.append(np.flatnonzero(first), len(pos)))[run - 1]  # points at this instant
+    dup = np.zeros(len(pos), dtype=bool)
+    for d in range(1, min(int(length.max()), _SHIFTS_MAX)):  # compare each point with the next ones
+        m = (run[d:] == run[:-d]) & (g[d:] == g[:-d])
+        dup[d:] |= m
+        dup[:-d] |= m
+    long = np.flatnonzero(length > _SHIFTS_MAX)  # crowded instants (e.g. the window end): sorted instead
+    if len(long):
+        by = long[np.lexsort((g[long], run[long]))]
+        m = (run[by][1:] == run[by][:-1]) & (g[by][1:] == g[by][:-1])
+        dup[by[1:][m]] = True
+        dup[by[:-1][m]] = True
+    if not dup.any():
+        return
+    d = pos[dup]
+    s, e = slice_of[d], is_end[d]
+    empty = end[s] == start[s]
+    phase = np.where(e, np.where(empty, _END_EMPTY, _END_EARLIER), _BEGIN)
+    other = np.where(e, -start[s], -end[s])  # begins: longer first; ends: later-begun first
+    index = np.where(e, -s, s)  # identical slices: begin in index order, end in reverse
+    # Sorted by instant first, so each instant's points go back into that instant's positions.
+    by = np.lexsort((index, other, phase, g[dup], run[dup]))
+    slice_of[d], is_end[d] = s[by], e[by]
 
 
 def dense_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -84,18 +116,23 @@ def fits_one_track(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.nda
     own begin exactly when the stack depth after the begin equals the depth before the end.
     """
     ok = np.ones(len(group), dtype=bool)
-    keep = is_range[slice_of_point]
-    s, e = slice_of_point[keep], is_end[keep]
-    if not len(s):
+    kept = np.flatnonzero(is_range[slice_of_point])
+    if not len(kept):
         return ok
-    perm = _grouped(group[s])
-    s, e = s[perm], e[perm]
+    # The range points gathered per group in viewer order: one sort of (group, position, is_end) keys.
+    _, dense = dense_ids(group[slice_of_point[kept]])
+    pos_bits = int(kept[-1]).bit_length()
+    key = (dense << (pos_bits + 1)) | (kept << 1) | is_end[kept]
+    key.sort()
+    e = (key & 1).astype(bool)
+    s = slice_of_point[(key >> 1) & ((1 << pos_bits) - 1)]
     depth_after = np.cumsum(np.where(e, -1, 1))  # every group is balanced: it starts and ends at depth 0
     begin_depth = np.zeros(len(group), dtype=np.int64)
     end_depth = np.zeros(len(group), dtype=np.int64)
     begin_depth[s[~e]] = depth_after[~e]
-    end_depth[s[e]] = depth_after[e] + 1
-    ok[s[e]] = begin_depth[s[e]] == end_depth[s[e]]
+    ends = s[e]
+    end_depth[ends] = depth_after[e] + 1
+    ok[ends] = begin_depth[ends] == end_depth[ends]
     return ok
 
 

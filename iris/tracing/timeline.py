@@ -154,7 +154,6 @@ def build(traces: list[RankTrace], flows: bool = True) -> Timeline:
     s_proc = np.concatenate([proc, target_proc[src]])
     s_start, s_end, s_kind = (np.concatenate([a, a[src]]) for a in (start, end, kind))
     is_range = s_kind != KIND_INSTANT
-    point_slice, point_is_end = lanes.point_order(s_start, s_end, is_range)
 
     # Tracks: (process, class, program, lane); a program whose ranges do not nest, and "incoming", get lanes.
     programs, prog_dense = lanes.dense_ids(cols["pid"])
@@ -162,6 +161,7 @@ def build(traces: list[RankTrace], flows: bool = True) -> Timeline:
     prog = np.concatenate([prog_dense.astype(np.int64), np.zeros(n_in, dtype=np.int64)])
     group = (s_proc * 2 + klass) * max(len(programs), 1) + prog
     incoming = klass == _INCOMING
+    point_slice, point_is_end = lanes.point_order(s_start, s_end, is_range, group)
     fits = lanes.fits_one_track(point_slice, point_is_end, group, is_range & ~incoming)
     spread = np.isin(group, group[~fits]) | incoming
     lane = lanes.lanes(point_slice, point_is_end, group, is_range, spread)
