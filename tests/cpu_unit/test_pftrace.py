@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from iris.tracing import export, pftrace
-from iris.tracing.timeline import RankTrace
+from iris.tracing.timeline import TID_BASE, RankTrace
 from tests.cpu_unit import trace_cases as tc
 from tests.cpu_unit.checks import check, check_that
 from tests.trace_readers import PerfettoTrace, perfetto_pb2
@@ -38,7 +38,7 @@ def test_slices_tracks_and_arrows(tmp_path, backend, ticks_per_second, compress)
 def test_address_is_a_pointer_and_other_fields_ints(tmp_path):
     d = _write(tmp_path / "t.pftrace", compress=False)
     for p in d.packets:
-        for a in p.track_event.debug_annotations if p.track_event.track_uuid != pftrace.METADATA_TRACK_UUID else []:
+        for a in p.track_event.debug_annotations if p.track_event.track_uuid != d.info_uuid else []:
             name = d.arg_names[a.name_iid]
             want = "pointer_value" if name == "address" else "bool_value" if name == "unfinished" else "int_value"
             check("value field", a.WhichOneof("value"), want, name)
@@ -60,14 +60,15 @@ def test_processes_threads_and_names(tmp_path):
                                ("gluon rank 1", "program 5 #2")])
     tids = [tid for _, _, tid in d.tracks.values() if tid is not None]
     check("distinct tids", len(set(tids)), len(tids))
-    check("thread uuid = tid", all(u == t for u, (_, _, t) in d.tracks.items() if t is not None), True)
+    check("tids (as in the JSON)", sorted(tids), [TID_BASE + t for t in range(9)])
+    check("track uuids (short: right after the pids)", sorted(d.tracks), list(range(3, 3 + 9 + 1)))
     check("event names interned once", len(set(d.event_names.values())), len(d.event_names))
 
 
 def test_metadata_instant(tmp_path):
     clock = {"method": "barrier then read", "error_bound_ns": 4321, "reads_host_ns": {"triton rank 0": [0, 7]}}
     d = _write(tmp_path / "t.pftrace", clock=clock)
-    check("metadata track", d.tracks[pftrace.METADATA_TRACK_UUID], (None, "iris trace", None))
+    check("metadata track", d.tracks[d.info_uuid], (None, "iris trace", None))
     name, ts, info = d.info
     check("metadata event", (name, ts), ("trace info", 0))
     check("clock_alignment", info["clock_alignment"], clock)
@@ -102,3 +103,20 @@ def test_many_events_span_chunks_and_round_trip(tmp_path, monkeypatch):
         check("dur_ns", s.dur_ns, None if dur[i] < 0 else int(dur[i]), w)
         for a in tc.EVENT_ARGS:
             check(f"args.{a}", s.args[a], int(rec[a][i]) & ((1 << 64) - 1) if a == "address" else int(rec[a][i]), w)
+
+
+def test_timestamps_are_deltas_on_an_incremental_clock(tmp_path):
+    """The sequence's default clock is an incremental one tied to the trace clock at 0: each event packet's
+    timestamp is the time since the previous packet's, so the raw values add up to the trace times."""
+    d = _write(tmp_path / "t.pftrace", compress=False)
+    first = d.packets[0]
+    check("defaults: timestamp_clock_id", first.trace_packet_defaults.timestamp_clock_id, pftrace.CLOCK_DELTA)
+    snapshot = d.packets[1].clock_snapshot
+    clocks = [(c.clock_id, c.timestamp, c.is_incremental) for c in snapshot.clocks]
+    check("clock snapshot", clocks, [(pftrace.CLOCK_BOOTTIME, 0, False), (pftrace.CLOCK_DELTA, 0, True)])
+    events = [p for p in d.packets if p.HasField("track_event")]
+    check("no packet names its clock", [p for p in events if p.HasField("timestamp_clock_id")], [])
+    raw = [p.timestamp for p in events]
+    check("trace info at 0", raw[0], 0)
+    check("running sum of the raw timestamps", np.cumsum(raw[1:]).tolist(), d.event_ts)
+    check_that("deltas", max(raw), max(raw) < max(d.event_ts), "smaller than the latest time")
