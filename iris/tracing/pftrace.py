@@ -107,9 +107,10 @@ def _header(tl: Timeline, metadata: dict) -> bytes:
     defaults = pw.field_varint(DEFAULTS_CLOCK_ID, CLOCK_DELTA)
     out = [_packet(pw.field_varint(P_FLAGS, SEQ_CLEARED | SEQ_NEEDS_STATE) + pw.field_bytes(P_DEFAULTS, defaults)
                    + pw.field_bytes(P_INTERNED, interned))]
-    clocks = (pw.field_bytes(SNAPSHOT_CLOCKS, pw.field_varint(CLOCK_ID, CLOCK_BOOTTIME) + pw.field_varint(CLOCK_TIMESTAMP, 0))
-              + pw.field_bytes(SNAPSHOT_CLOCKS, pw.field_varint(CLOCK_ID, CLOCK_DELTA) + pw.field_varint(CLOCK_TIMESTAMP, 0)
-                               + pw.field_varint(CLOCK_INCREMENTAL, 1)))
+    trace_clock = pw.field_varint(CLOCK_ID, CLOCK_BOOTTIME) + pw.field_varint(CLOCK_TIMESTAMP, 0)
+    delta_clock = (pw.field_varint(CLOCK_ID, CLOCK_DELTA) + pw.field_varint(CLOCK_TIMESTAMP, 0)
+                   + pw.field_varint(CLOCK_INCREMENTAL, 1))
+    clocks = pw.field_bytes(SNAPSHOT_CLOCKS, trace_clock) + pw.field_bytes(SNAPSHOT_CLOCKS, delta_clock)
     out.append(_packet(pw.field_bytes(P_CLOCK_SNAPSHOT, clocks)))
     for p, name in enumerate(tl.process_names):
         process = pw.field_varint(PROCESS_PID, tl.pid(p)) + pw.field_string(PROCESS_NAME, name)

@@ -165,10 +165,9 @@ class Rows:
 
     def add_short_message(self, field: int, head: np.ndarray, values: np.ndarray,
                           present: np.ndarray | None = None) -> None:
-        """Field ``field`` holding a message of ``head`` (uint8 [n, h], or [h] for every row: a few fields' bytes, up to the
-        last field's key) and then one varint value per row: e.g. a name id and a value's key, then the value.
-
-        Two blocks instead of one per part; the message must be shorter than 128 bytes (a one-byte length).
+        """Field ``field`` holding a short message: ``head`` (uint8 [n, h], or [h] for every row: a few fields'
+        bytes, up to the last field's key), then one varint per row; e.g. a name id and a value's key, then
+        the value. Two blocks in all; the key must be one byte and the message under 128 bytes.
         """
         head = np.asarray(head, dtype=np.uint8)
         h = head.shape[-1]
