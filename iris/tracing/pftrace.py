@@ -18,18 +18,17 @@ Layout, all on one packet sequence (``trusted_packet_sequence_id`` 1):
   ``terminating_flow_ids`` on the incoming one); ``TYPE_SLICE_END`` carries only the type and track.
 
 Event packets are encoded in chunks of rows through ``protowire.Rows``; with ``compress`` each chunk
-is deflated into a ``compressed_packets`` packet (zlib level 1, as Perfetto's own tracing service
-writes them); chunks are encoded on a thread pool (``chunks``).
+is deflated into a ``compressed_packets`` packet (a zlib stream, as Perfetto's own tracing service
+writes them; ``deflate`` picks the compressor); chunks are encoded on a thread pool (``chunks``).
 """
 
 from __future__ import annotations
 
-import zlib
 from typing import IO
 
 import numpy as np
 
-from iris.tracing import chunks
+from iris.tracing import chunks, deflate
 from iris.tracing import protowire as pw
 from iris.tracing.records import KIND_INSTANT, KIND_UNFINISHED
 from iris.tracing.timeline import POINTER_ARGS, UNFINISHED_ARG, Timeline
@@ -38,7 +37,6 @@ SEQUENCE = 1
 CLOCK_DELTA = 64  # the first sequence-scoped clock id: an incremental clock in ns
 CLOCK_BOOTTIME = 6  # the trace clock of a Perfetto trace
 CHUNK = 1 << 14  # packets encoded (and compressed) together: the encoder's matrices stay in cache
-COMPRESSION_LEVEL = 1
 
 # Field numbers (perfetto/trace/trace_packet.proto, track_event/*.proto).
 TRACE_PACKET = 1
@@ -200,7 +198,7 @@ def _event_packets(tl: Timeline, annotations: _Annotations, lo: int, hi: int) ->
 
 
 def _compressed(data) -> bytes:
-    return pw.field_bytes(TRACE_PACKET, pw.field_bytes(P_COMPRESSED, zlib.compress(data, COMPRESSION_LEVEL)))
+    return pw.field_bytes(TRACE_PACKET, pw.field_bytes(P_COMPRESSED, deflate.compress(data)))
 
 
 def write(f: IO[bytes], tl: Timeline, metadata: dict, compress: bool = True) -> None:

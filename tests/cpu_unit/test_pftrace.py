@@ -8,13 +8,15 @@ expectation of ``trace_cases``, field by field. Skipped where the ``perfetto`` p
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 
-from iris.tracing import export, pftrace
+from iris.tracing import deflate, export, pftrace
 from iris.tracing.timeline import TID_BASE, RankTrace
 from tests.cpu_unit import trace_cases as tc
-from tests.cpu_unit.checks import check, check_that
+from tests.cpu_unit.checks import check, check_raises, check_that
 from tests.trace_readers import PerfettoTrace, perfetto_pb2
 
 pytestmark = pytest.mark.cpu_unit
@@ -120,3 +122,25 @@ def test_timestamps_are_deltas_on_an_incremental_clock(tmp_path):
     check("trace info at 0", raw[0], 0)
     check("running sum of the raw timestamps", np.cumsum(raw[1:]).tolist(), d.event_ts)
     check_that("deltas", max(raw), max(raw) < max(d.event_ts), "smaller than the latest time")
+
+
+@pytest.mark.parametrize("backend", deflate.BACKENDS)
+def test_each_deflate_backend_writes_zlib_streams(tmp_path, monkeypatch, backend):
+    """ISA-L and the standard library write the same format: the reader inflates either with zlib."""
+    if backend == "isal":
+        pytest.importorskip("isal", reason="the isal package (a dependency of iris) is not installed")
+    monkeypatch.setattr(deflate, "BACKEND", backend)
+    monkeypatch.setattr(pftrace, "CHUNK", 4)
+    d = _write(tmp_path / "t.pftrace")
+    tc.check_slices(check, d.slices, tc.expected_slices(), backend)
+    data = b"iris " * 1000
+    check("inflated", zlib.decompress(deflate.compress(data, backend)), data, backend)
+
+
+def test_unknown_deflate_backend_is_refused():
+    check_raises(ValueError, lambda: deflate.compress(b"x", "lz4"), ["deflate backend 'lz4'", "'isal'", "'zlib'"])
+
+
+def test_isal_missing_says_how_to_get_it(monkeypatch):
+    monkeypatch.setattr(deflate, "_isal", None)
+    check_raises(ValueError, lambda: deflate.compress(b"x", "isal"), ["pip install isal", "backend='zlib'"])
