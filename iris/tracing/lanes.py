@@ -108,17 +108,19 @@ def _grouped(group_of_point: np.ndarray) -> np.ndarray:
     return np.argsort(dense, kind="stable")
 
 
-def fits_one_track(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.ndarray,
-                   is_range: np.ndarray) -> np.ndarray:
+def fits_one_track(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.ndarray, is_range: np.ndarray,
+                   start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """Per slice: False for a range whose end would close another slice on its group's single track.
 
-    ``slice_of_point``/``is_end`` come from ``point_order``; ``group`` is per slice. An end closes its
-    own begin exactly when the stack depth after the begin equals the depth before the end.
+    ``slice_of_point``/``is_end`` come from ``point_order``; ``group``, ``start`` and ``end`` are per
+    slice. Most groups are settled by ``_follow_one_another``; in the others an end closes its own begin
+    exactly when the stack depth after the begin equals the depth before the end.
     """
     ok = np.ones(len(group), dtype=bool)
-    kept = np.flatnonzero(is_range[slice_of_point])
-    if not len(kept):
+    doubt = _follow_one_another(slice_of_point, is_end, group, is_range, start, end)
+    if doubt is None:
         return ok
+    kept = np.flatnonzero((is_range & doubt)[slice_of_point])
     # The range points gathered per group in viewer order: one sort of (group, position, is_end) keys.
     _, dense = dense_ids(group[slice_of_point[kept]])
     pos_bits = int(kept[-1]).bit_length()
@@ -134,6 +136,37 @@ def fits_one_track(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.nda
     end_depth[ends] = depth_after[e] + 1
     ok[ends] = begin_depth[ends] == end_depth[ends]
     return ok
+
+
+def _follow_one_another(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.ndarray, is_range: np.ndarray,
+                        start: np.ndarray, end: np.ndarray) -> np.ndarray | None:
+    """Per slice, whether its group still needs the full test; None when no group does.
+
+    A group fits for sure when, in begin order, each of its ranges ends before the next one begins,
+    leaving out the ranges that end last of all (at the trace window's end, as unfinished ranges do):
+    those enclose every range that begins after them, so they only need that no range is open across
+    their begin.
+    """
+    begins = slice_of_point[~is_end]
+    begins = begins[is_range[begins]]
+    if not len(begins):
+        return None
+    begins = begins[_grouped(group[begins])]
+    g, b_start, b_end = group[begins], start[begins], end[begins]
+    last = b_end == b_end.max()
+    inner = np.flatnonzero(~last)
+    gi = g[inner]
+    bad = (gi[1:] == gi[:-1]) & (b_end[inner[:-1]] > b_start[inner[1:]])
+    bad_groups = [gi[1:][bad]]
+    prev = np.maximum.accumulate(np.where(last, -1, np.arange(len(begins))))  # the latest range before, not last
+    at = np.flatnonzero(last & (prev >= 0))
+    p = prev[at]
+    across = (g[p] == g[at]) & (b_start[p] < b_start[at]) & (b_start[at] < b_end[p])
+    bad_groups.append(g[at][across])
+    bad_groups = np.concatenate(bad_groups)
+    if not len(bad_groups):
+        return None
+    return np.isin(group, bad_groups)
 
 
 def lanes(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.ndarray, is_range: np.ndarray,

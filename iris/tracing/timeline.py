@@ -162,7 +162,7 @@ def build(traces: list[RankTrace], flows: bool = True) -> Timeline:
     group = (s_proc * 2 + klass) * max(len(programs), 1) + prog
     incoming = klass == _INCOMING
     point_slice, point_is_end = lanes.point_order(s_start, s_end, is_range, group)
-    fits = lanes.fits_one_track(point_slice, point_is_end, group, is_range & ~incoming)
+    fits = lanes.fits_one_track(point_slice, point_is_end, group, is_range & ~incoming, s_start, s_end)
     spread = np.isin(group, group[~fits]) | incoming
     lane = lanes.lanes(point_slice, point_is_end, group, is_range, spread)
     n_lanes = int(lane.max(initial=0)) + 1

@@ -89,7 +89,7 @@ def test_point_order_per_group_is_the_order_of_the_group_alone(slices):
 def test_fits_one_track_agrees_with_a_stack(slices):
     group, start, end, is_range = _arrays(slices)
     s, is_end = lanes.point_order(start, end, is_range)
-    fits = lanes.fits_one_track(s, is_end, group, is_range)
+    fits = lanes.fits_one_track(s, is_end, group, is_range, start, end)
     want = _stack_fits(zip(s.tolist(), is_end.tolist(), strict=True), group, is_range)
     for g, ok in want.items():
         check("group fits", bool(fits[group == g].all()), ok, f"group {g}")
