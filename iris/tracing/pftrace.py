@@ -146,24 +146,27 @@ class _Annotations:
 
     def add(self, event: pw.Rows, s: np.ndarray, begin: np.ndarray) -> None:
         """The annotations of slices ``s`` (one row each) to ``event``, on the rows where ``begin``."""
-        members = [(k, sset, (s >= sset.lo) & (s < sset.hi)) for k, sset in enumerate(self.tl.sets)]
-        members = [(k, sset, m) for k, sset, m in members if m.any()]
+        members = []  # (set index, set, its rows, its rows that get annotations)
+        for k, sset in enumerate(self.tl.sets):
+            rows = (s >= sset.lo) & (s < sset.hi)
+            if rows.any():
+                members.append((k, sset, rows, begin & rows))
         for slot in range(self.width - 1):
-            have = [(k, sset, m) for k, sset, m in members if slot < len(sset.arg_names)]
+            have = [m for m in members if slot < len(m[1].arg_names)]
             if not have:
                 continue
-            if len(have) == 1:
-                k, sset, m = have[0]
-                head, present = self.heads[k][slot], begin & m
+            if len(have) == 1:  # one argument set in this chunk (always, in a trace without arrows)
+                k, sset, _, present = have[0]
+                head = self.heads[k][slot]
                 values = sset.args[slot][np.clip(s - sset.lo, 0, sset.hi - sset.lo - 1)]
             else:
                 head = np.zeros((len(s), 3), dtype=np.uint8)
                 values = np.zeros(len(s), dtype=np.int64)
                 present = np.zeros(len(s), dtype=bool)
-                for k, sset, m in have:
-                    head[m] = self.heads[k][slot]
-                    values[m] = sset.args[slot][s[m] - sset.lo]
-                    present |= m
+                for k, sset, rows, _ in have:
+                    head[rows] = self.heads[k][slot]
+                    values[rows] = sset.args[slot][s[rows] - sset.lo]
+                    present |= rows
                 present &= begin
             event.add_short_message(E_ANNOTATION, head, values, present)
         unfinished = begin & (self.tl.kind[s] == KIND_UNFINISHED)
@@ -197,19 +200,29 @@ def _event_packets(tl: Timeline, annotations: _Annotations, lo: int, hi: int) ->
     return trace.encode()
 
 
-def _compressed(data) -> bytes:
+def compressed_packets(data) -> bytes:
+    """``data`` (packets) deflated into one ``compressed_packets`` packet."""
     return pw.field_bytes(TRACE_PACKET, pw.field_bytes(P_COMPRESSED, deflate.compress(data)))
+
+
+class Encoder:
+    """The event packets of a timeline, chunk by chunk: ``starts`` holds each chunk's first point, and
+    ``packets(lo)`` is the chunk's packets (uncompressed bytes, uint8), independent of the other chunks."""
+
+    def __init__(self, tl: Timeline) -> None:
+        self.tl = tl
+        self.annotations = _Annotations(tl)
+        self.chunk = CHUNK
+        self.starts = range(0, len(tl.point_slice), self.chunk)
+
+    def packets(self, lo: int) -> np.ndarray:
+        return _event_packets(self.tl, self.annotations, lo, min(lo + self.chunk, len(self.tl.point_slice)))
 
 
 def write(f: IO[bytes], tl: Timeline, metadata: dict, compress: bool = True) -> None:
     """The binary trace of ``tl`` to the binary file ``f``; ``compress`` deflates the packets in chunks."""
-    annotations = _Annotations(tl)
-    n = len(tl.point_slice)
+    encoder = Encoder(tl)
     header = _header(tl, metadata)
-    f.write(_compressed(header) if compress else header)
-
-    def encode(lo: int):
-        data = _event_packets(tl, annotations, lo, min(lo + CHUNK, n))
-        return _compressed(data) if compress else data
-
-    chunks.write_in_order(f, encode, range(0, n, CHUNK))
+    f.write(compressed_packets(header) if compress else header)
+    encode = (lambda lo: compressed_packets(encoder.packets(lo))) if compress else encoder.packets
+    chunks.write_in_order(f, encode, encoder.starts)

@@ -111,7 +111,9 @@ def _check_traces(traces: list[RankTrace]) -> None:
 def build(traces: list[RankTrace], flows: bool = True) -> Timeline:
     """The timeline of ``traces`` (one per process, in file order); ``flows=False`` draws no arrows."""
     _check_traces(traces)
-    cols = {f: np.concatenate([t.records[f] for t in traces]) for f in ("event_id", "pid", "kind", *EVENT_ARGS)}
+    # One rank's columns are used as they are (no copy); several ranks' are put end to end.
+    cols = {f: traces[0].records[f] if len(traces) == 1 else np.concatenate([t.records[f] for t in traces])
+            for f in ("event_id", "pid", "kind", *EVENT_ARGS)}
     proc = np.repeat(np.arange(len(traces)), [len(t.records) for t in traces])
     start = np.concatenate([ticks_to_ns(t.records["timestamp"] - int(t.origin_ticks), t.records.ticks_per_second)
                             for t in traces])
