@@ -3,8 +3,9 @@
 A timeline track is a stack: an end closes the slice opened last on its track. So the begins and ends of
 all slices are put in one order (``point_order``) that is by time, with ties broken so that slices that
 nest stay nested: at one instant, ends of slices that began earlier come first (the later-begun one
-first), then begins (the longer one first) and instants, then ends of zero-length slices. Every
-exporter uses this one order.
+first), then begins (the longer one first) and instants, then ends of zero-length slices. Ties are
+broken within a group (the slices that share a track or its lanes) only: what happens at one instant
+on different tracks needs no order. Every exporter uses this one order.
 
 A group of ranges (the ranges of one program) *fits* one track when, in that order, every range's end
 finds its own begin on top of the stack (``fits_one_track``). A group that does not fit is spread over

@@ -2,8 +2,9 @@
 
 Only what a Perfetto trace needs: field keys, varints (uint64; int64 as its two's complement), fixed64
 and length-delimited fields. ``Rows`` lays out one message per row as a byte matrix, field by field
-(each field a range of columns, and a mask of the bytes in use), and compacts it once: encoding N
-messages costs a few numpy operations per field and byte, never a Python step per message.
+(each field a block of columns, and a mask of the bytes in use; kept transposed, so a column is one
+contiguous numpy row), and compacts it once (one transpose, one masked copy): encoding N messages costs
+a few numpy operations per field, never a Python step per message.
 """
 
 from __future__ import annotations
