@@ -36,7 +36,7 @@ from iris.tracing.timeline import POINTER_ARGS, UNFINISHED_ARG, Timeline
 SEQUENCE = 1
 CLOCK_DELTA = 64  # the first sequence-scoped clock id: an incremental clock in ns
 CLOCK_BOOTTIME = 6  # the trace clock of a Perfetto trace
-CHUNK = 1 << 14  # packets encoded (and compressed) together: the encoder's matrices stay in cache
+CHUNK = 1 << 15  # packets encoded (and compressed) together: big enough that threads seldom wait on the GIL
 
 # Field numbers (perfetto/trace/trace_packet.proto, track_event/*.proto).
 TRACE_PACKET = 1
