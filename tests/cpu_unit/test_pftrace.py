@@ -8,10 +8,14 @@ expectation of ``trace_cases``, field by field. Skipped where the ``perfetto`` p
 
 from __future__ import annotations
 
+import json
 import zlib
+from unittest import mock
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from iris.tracing import deflate, export, pftrace
 from iris.tracing.timeline import TID_BASE, RankTrace
@@ -144,3 +148,59 @@ def test_unknown_deflate_backend_is_refused():
 def test_isal_missing_says_how_to_get_it(monkeypatch):
     monkeypatch.setattr(deflate, "_isal", None)
     check_raises(ValueError, lambda: deflate.compress(b"x", "isal"), ["pip install isal", "backend='zlib'"])
+
+
+# Per rank, per event: (event id, program, start tick, duration: ticks, or None for an instant, or -1 for open,
+# target rank). Small ranges of values, so that slices share instants, nest, overlap and touch.
+_EVENT = st.tuples(st.integers(0, 17), st.integers(0, 2), st.integers(0, 12),
+                   st.one_of(st.none(), st.just(-1), st.integers(0, 6)), st.integers(0, 2))
+
+
+def _random_traces(ranks: list[list[tuple]]) -> list[RankTrace]:
+    out = []
+    for rank, events in enumerate(ranks):
+        rows = np.zeros((len(tc.TRACE_FIELDS), max(len(events), 1)), dtype=np.int64)
+        for slot, (event, pid, start, dur, target) in enumerate(events):
+            values = {"event_id": event, "pid": pid, "timestamp": start, "target_rank": target, "op_index": slot,
+                      "duration_cycles": tc.INSTANT if dur is None else tc.OPEN if dur == -1 else dur,
+                      "address": 0x7F00_0000_0000 + 64 * slot, "payload": 7 * slot + rank, "cur_rank": rank}
+            for f, v in values.items():
+                rows[tc.FIELD_INDEX[f], slot] = v
+        rec = type(tc.records(0)).from_buffer(rows, len(events), max(len(events), 1), rank=rank, backend="cuda",
+                                              ticks_per_second=1e9)
+        out.append(RankTrace(rec, 0))
+    return out
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.lists(_EVENT, max_size=12), min_size=1, max_size=3), st.booleans(), st.sampled_from([3, 1 << 15]))
+def test_random_traces_show_the_slices_of_the_json_export(tmp_path_factory, ranks, compress, chunk):
+    """The binary file, rebuilt as a viewer does (an end closes the slice opened last on its track), shows
+    exactly the slices, spans, arguments and arrows of the JSON export, whose slices carry their spans."""
+    folder = tmp_path_factory.mktemp("random")
+    traces = _random_traces(ranks)
+    export.write_trace(folder / "t.json", traces)
+    with mock.patch.object(pftrace, "CHUNK", chunk):  # 3: deltas and argument sets across chunk boundaries
+        export.write_trace(folder / "t.pftrace", traces, compress=compress)
+    events = json.loads((folder / "t.json").read_text())["traceEvents"]
+    procs = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+    tracks = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    want = sorted((procs[e["pid"]], tracks[(e["pid"], e["tid"])], e["name"], round(e["ts"] * 1000),
+                   round(e["dur"] * 1000) if e["ph"] == "X" else -1, sorted(e["args"].items()))
+                  for e in events if e["ph"] in ("X", "i"))
+    slices = PerfettoTrace((folder / "t.pftrace").read_bytes()).slices
+    got = sorted((s.process, s.track, s.name, s.start_ns, -1 if s.dur_ns is None else s.dur_ns,
+                  sorted(s.args.items())) for s in slices)
+    check("slices", got, want, f"ranks={ranks}, chunk={chunk}")
+    # Each remote op has one arrow, which lands on its copy on the target rank: same op, same span.
+    out = {s.flow_out: s for s in slices if s.flow_out is not None}
+    into = {s.flow_in: s for s in slices if s.flow_in is not None}
+    remote = sum(1 for r, events in enumerate(ranks) for e in events if e[4] != r and e[4] < len(ranks))
+    check("arrows", (len(out), len(into)), (remote, remote), f"ranks={ranks}")
+    check("arrow ids", sorted(into), sorted(out), f"ranks={ranks}")
+    for fid, a in out.items():
+        b, where = into[fid], f"arrow {fid}, ranks={ranks}"
+        check("arrow lands on", (b.process, b.start_ns, b.dur_ns), (f"triton rank {a.args['target_rank']}",
+                                                                     a.start_ns, a.dur_ns), where)
+        for arg in ("op_index", "address", "payload_size"):
+            check(f"arrow args.{arg}", b.args[arg], a.args[arg], where)
