@@ -122,6 +122,8 @@ def fits_one_track(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.nda
     if doubt is None:
         return ok
     kept = np.flatnonzero((is_range & doubt)[slice_of_point])
+    if not len(kept):
+        return ok
     # The range points gathered per group in viewer order: one sort of (group, position, is_end) keys.
     _, dense = dense_ids(group[slice_of_point[kept]])
     pos_bits = int(kept[-1]).bit_length()

@@ -126,7 +126,7 @@ class Rows:
     @property
     def size(self) -> np.ndarray:
         total = np.zeros(self.n, dtype=np.int64)
-        constant: dict[int, list] = {}  # per row mask: the bytes of its fields of one width in every row
+        constant: dict[int, list] = {}  # fixed-width fields that share a presence mask: their widths summed
         for size, present in self._sizes:
             if present is None:
                 total += size
@@ -192,7 +192,7 @@ class Rows:
         if present is not None and not present.any():
             return
         self.add_bytes(key(field, FIXED64), present)
-        block = np.asarray(values, dtype="<u8").view(np.uint8).reshape(self.n, 8).T
+        block = np.ascontiguousarray(values, dtype="<u8").view(np.uint8).reshape(self.n, 8).T
         self._add(block, None, 8, present)
 
     def add_message(self, field: int, inner: Rows, present: np.ndarray | None = None) -> None:
