@@ -64,11 +64,12 @@ def _break_ties(slice_of: np.ndarray, is_end: np.ndarray, t: np.ndarray, same: n
     g = np.zeros(len(pos), dtype=np.int64) if group is None else group[slice_of[pos]]
     length = np.diff(np.append(np.flatnonzero(first), len(pos)))[run - 1]  # points at this instant
     dup = np.zeros(len(pos), dtype=bool)
-    for d in range(1, min(int(length.max()), _SHIFTS_MAX)):  # compare each point with the next ones
+    short = length <= _SHIFTS_MAX
+    for d in range(1, int(length[short].max(initial=1))):  # compare each point with the next ones
         m = (run[d:] == run[:-d]) & (g[d:] == g[:-d])
         dup[d:] |= m
         dup[:-d] |= m
-    long = np.flatnonzero(length > _SHIFTS_MAX)  # crowded instants (e.g. the window end): sorted instead
+    long = np.flatnonzero(~short)  # crowded instants (e.g. the window end): sorted instead
     if len(long):
         by = long[np.lexsort((g[long], run[long]))]
         m = (run[by][1:] == run[by][:-1]) & (g[by][1:] == g[by][:-1])
