@@ -1,9 +1,10 @@
 """Binary Perfetto export, read back with the ``perfetto`` package's generated protobuf classes.
 
 The reader is independent of the writer: packets are parsed by ``perfetto_trace_pb2`` (compressed
-chunks inflated with zlib, as Perfetto's trace processor does), slices are rebuilt the way a viewer does
-(per track, an end closes the slice opened last), and the result is compared with the hand-written
-expectation of ``trace_cases``, field by field. Skipped where the ``perfetto`` package is missing.
+chunks inflated with zlib, timestamps read through the sequence's clocks, as Perfetto's trace processor
+does), slices are rebuilt the way a viewer does (per track, an end closes the slice opened last), and the
+result is compared with the hand-written expectation of ``trace_cases`` field by field, and with the JSON
+export of random traces. Skipped where the ``perfetto`` package is missing.
 """
 
 from __future__ import annotations
