@@ -1,8 +1,8 @@
 """Independent readers of exported traces: JSON through ``json``, binary Perfetto through the ``perfetto``
 package's generated protobuf classes (compressed chunks inflated with zlib, timestamps through the
 sequence's default and incremental clocks, as Perfetto's trace processor does). Both rebuild the
-slices a viewer shows (``Slice``): processes and tracks by name, times in ns, arguments, and arrows by id (a binary trace's slices are paired per track: an end closes the slice
-opened last).
+slices a viewer shows (``Slice``): processes and tracks by name, times in ns, arguments, and arrows by
+id (a binary trace's slices are paired per track: an end closes the slice opened last).
 """
 
 from __future__ import annotations
