@@ -205,3 +205,11 @@ def test_random_traces_show_the_slices_of_the_json_export(tmp_path_factory, rank
                                                                      a.start_ns, a.dur_ns), where)
         for arg in ("op_index", "address", "payload_size"):
             check(f"arrow args.{arg}", b.args[arg], a.args[arg], where)
+
+
+def test_a_rank_without_events_is_a_valid_trace(tmp_path):
+    rec = tc.records(0, attempted=0)
+    d = _write(tmp_path / "t.pftrace", [RankTrace(rec, 0)])
+    check("slices", d.slices, [])
+    check("processes", d.processes, {1: "triton rank 0"})
+    check("trace info", (d.info[0], d.info[1], d.info[2]["events"]), ("trace info", 0, {"triton rank 0": 0}))
