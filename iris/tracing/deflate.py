@@ -1,9 +1,9 @@
 """Deflate for ``compressed_packets``: ISA-L's zlib when it is installed, else the standard library's.
 
 Both write a zlib stream (RFC 1950) that any inflater reads, Perfetto's trace processor included. ISA-L
-(the ``isal`` package, a dependency of iris) compresses about 4x faster than the standard library at
-its fastest level, to a slightly smaller file; the standard library is the fallback where ``isal``
-cannot be installed. ``BACKEND`` names the one in use; both release the GIL while they work.
+(the ``isal`` package, a dependency of iris) at level 3 compresses a binary trace about 4x faster than
+the standard library at level 1, to a file 6% smaller; the standard library is the fallback where
+``isal`` cannot be installed. ``BACKEND`` names the one in use; both release the GIL while they work.
 """
 
 from __future__ import annotations
