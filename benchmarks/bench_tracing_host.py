@@ -6,8 +6,11 @@ unfinished ranges) through a stand-in owner, so no world and no kernel are neede
 same runs with the buffers on the GPU, so ``events()`` includes the device-to-host copy.
 
 Printed per device: ``events()``; per format (JSON, binary Perfetto) the export with and without
-``events()``, and the file's bytes per event. Goals for 1,000,000 events on a GPU host: ``events()`` plus
-the binary export within 1 s, the JSON export within 2 s, the binary file within 40 bytes per event.
+``events()`` (wall time, and CPU time summed over the encoding threads), and the file's bytes per event;
+then the CPU time of each step of a binary export on one thread (timeline, packet encoding, deflate),
+which with the thread count tells what a bigger machine will take. Goals for 1,000,000 events on a GPU
+host: ``events()`` plus the binary export within 1 s, the JSON export within 2 s, the binary file within
+40 bytes per event.
 
 Needs iris importable (``pip install -e .``, or ``PYTHONPATH=.`` from the repository root):
 
@@ -26,6 +29,7 @@ import time
 import numpy as np
 import torch
 
+from iris.tracing import chunks, deflate, pftrace, timeline
 from iris.tracing.core import Tracing
 from iris.tracing.events import DURATION_INSTANT, DURATION_OPEN, EVENT_IDS, FIELD_INDEX, TRACE_FIELDS
 from iris.tracing.export import write_trace
@@ -81,19 +85,34 @@ def synthetic_records(n: int, seed: int = 0) -> np.ndarray:
     return rows
 
 
-def _time(fn, repeat: int) -> tuple[float, object]:
-    """Median wall seconds of ``repeat`` calls, and the last result."""
-    times, result = [], None
+def _time(fn, repeat: int) -> tuple[float, float, object]:
+    """Median wall seconds and median CPU seconds (all threads) of ``repeat`` calls, and the last result."""
+    walls, cpus, result = [], [], None
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        w, c = time.perf_counter(), time.process_time()
         result = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), result
+        walls.append(time.perf_counter() - w)
+        cpus.append(time.process_time() - c)
+    return statistics.median(walls), statistics.median(cpus), result
 
 
-def _line(what: str, n: int, seconds: float, extra: str = "") -> str:
+def _line(what: str, n: int, seconds: float, cpu: float | None = None, extra: str = "") -> str:
     rate = f"{n / seconds / 1e6:7.2f} M events/s   {seconds / n * 1e9:7.1f} ns/event"
-    return f"  {what:<14} {seconds * 1e3:9.1f} ms   {rate}{extra}"
+    cpu_text = "" if cpu is None else f"   cpu {cpu * 1e3:7.1f} ms"
+    return f"  {what:<14} {seconds * 1e3:9.1f} ms   {rate}{cpu_text}{extra}"
+
+
+def binary_steps(records, repeat: int) -> None:
+    """CPU seconds of each step of a binary export, one after another on one thread (median of ``repeat``)."""
+    traces = [RankTrace(records, 0)]
+    _, build, line = _time(lambda: timeline.build(traces), repeat)
+    encoder = pftrace.Encoder(line)
+    _, encode, packets = _time(lambda: [encoder.packets(lo) for lo in encoder.starts], repeat)
+    _, squeeze, _ = _time(lambda: [deflate.compress(p) for p in packets], repeat)
+    raw = sum(len(p) for p in packets)
+    print(f"  one thread:    timeline {build * 1e3:.0f} ms, packets {encode * 1e3:.0f} ms "
+          f"({raw / len(records):.1f} B/event), deflate ({deflate.BACKEND}) {squeeze * 1e3:.0f} ms; "
+          f"encoding threads: {chunks.workers()}")
 
 
 def bench(device: torch.device, n: int, repeat: int, out_dir: str) -> None:
@@ -103,20 +122,21 @@ def bench(device: torch.device, n: int, repeat: int, out_dir: str) -> None:
     tracing._counter.fill_(n)
     print(f"{device.type}: {n:,} events ({tracing.backend} clock), median of {repeat}")
 
-    seconds, records = _time(tracing.events, repeat)
+    seconds, _, records = _time(tracing.events, repeat)
     print(_line("events()", n, seconds))
     assert len(records) == n and records.dropped == 0, (len(records), records.dropped)
 
     # export() = events() + timeline + formatting + writing; also timed on the decoded records alone.
     for fmt, suffix in (("json", "json"), ("pftrace", "pftrace")):
         path = os.path.join(out_dir, f"trace-{device.type}.{suffix}")
-        seconds, _ = _time(lambda p=path: write_trace(p, [RankTrace(records, 0)]), repeat)
-        print(_line(f"{fmt} write", n, seconds, "   (write_trace of decoded records)"))
-        seconds, _ = _time(lambda p=path: tracing.export(p), repeat)
+        seconds, cpu, _ = _time(lambda p=path: write_trace(p, [RankTrace(records, 0)]), repeat)
+        print(_line(f"{fmt} write", n, seconds, cpu, "   (write_trace of decoded records)"))
+        seconds, cpu, _ = _time(lambda p=path: tracing.export(p), repeat)
         size = os.path.getsize(path)
         extra = f"   events() + write: file {size / 1e6:.1f} MB, {size / n:.1f} B/event"
-        print(_line(f"{fmt} export", n, seconds, extra))
+        print(_line(f"{fmt} export", n, seconds, cpu, extra))
         os.unlink(path)
+    binary_steps(records, repeat)
 
 
 def main() -> None:

@@ -1,8 +1,8 @@
 """Independent readers of exported traces: JSON through ``json``, binary Perfetto through the ``perfetto``
-package's generated protobuf classes (compressed chunks inflated with zlib, as Perfetto's trace processor
-does). Both rebuild the slices a viewer shows (``Slice``): processes and tracks by name, times in ns,
-arguments, and arrows by id (a binary trace's slices are paired per track: an end closes the slice
-opened last).
+package's generated protobuf classes (compressed chunks inflated with zlib, timestamps through the
+sequence's default and incremental clocks, as Perfetto's trace processor does). Both rebuild the
+slices a viewer shows (``Slice``): processes and tracks by name, times in ns, arguments, and arrows by
+id (a binary trace's slices are paired per track: an end closes the slice opened last).
 """
 
 from __future__ import annotations
@@ -88,8 +88,42 @@ def _annotation(a, names: dict) -> tuple[str, object]:
     return name, [_annotation(e, names)[1] for e in a.array_values]
 
 
+class _Clocks:
+    """Packet timestamps to trace time (ns), as Perfetto's trace processor reads them: a packet's clock is its
+    ``timestamp_clock_id``, else its sequence's ``trace_packet_defaults``, else the trace clock itself; a
+    clock snapshot ties each clock to the trace clock (BOOTTIME); an incremental clock's timestamp is the
+    time since the previous one on that clock (the first after a snapshot: since the snapshot's reading)."""
+
+    BOOTTIME = 6
+
+    def __init__(self) -> None:
+        self.default: int | None = None
+        self.snapshot: dict[int, int] = {}
+        self.incremental: set[int] = set()
+        self.last: dict[int, int] = {}
+
+    def read_snapshot(self, snapshot) -> None:
+        for c in snapshot.clocks:
+            check("clock unit", c.unit_multiplier_ns in (0, 1), True, f"clock {c.clock_id}")
+            self.snapshot[c.clock_id] = c.timestamp
+            self.last[c.clock_id] = c.timestamp
+            if c.is_incremental:
+                self.incremental.add(c.clock_id)
+        check("snapshot has the trace clock", self.BOOTTIME in self.snapshot, True)
+
+    def trace_time(self, packet) -> int:
+        clock = packet.timestamp_clock_id if packet.HasField("timestamp_clock_id") else self.default
+        if clock is None or clock == self.BOOTTIME:
+            return packet.timestamp
+        check("clock in a snapshot", clock in self.snapshot, True, f"clock {clock}")
+        value = packet.timestamp
+        if clock in self.incremental:
+            value = self.last[clock] = self.last[clock] + packet.timestamp
+        return value - self.snapshot[clock] + self.snapshot[self.BOOTTIME]
+
+
 class PerfettoTrace:
-    """Slices, tracks and metadata of a binary trace, rebuilt from its packets."""
+    """Slices, tracks and metadata of a binary trace, rebuilt from its packets (``event_ts``: trace times)."""
 
     def __init__(self, data: bytes) -> None:
         te = perfetto_pb2().TrackEvent
@@ -98,15 +132,22 @@ class PerfettoTrace:
         check("first packet: sequence_flags", first.sequence_flags, 3)
         self.event_names = {e.iid: e.name for e in first.interned_data.event_names}
         self.arg_names = {e.iid: e.name for e in first.interned_data.debug_annotation_names}
-        self.processes, self.tracks, self.info = {}, {}, None
+        self.processes, self.tracks, self.info, self.info_uuid = {}, {}, None, None
+        clocks = _Clocks()
+        if first.HasField("trace_packet_defaults") and first.trace_packet_defaults.HasField("timestamp_clock_id"):
+            clocks.default = first.trace_packet_defaults.timestamp_clock_id
         open_slices: dict[int, list] = {}
         self.slices: list[Slice] = []
         self.event_ts: list[int] = []
         for i, p in enumerate(self.packets):
             where = f"packet {i}"
             check("trusted_packet_sequence_id", p.trusted_packet_sequence_id, pftrace.SEQUENCE, where)
+            if p.HasField("clock_snapshot"):
+                clocks.read_snapshot(p.clock_snapshot)
+                continue
             if p.HasField("track_descriptor"):
                 d = p.track_descriptor
+                check("distinct track uuid", d.uuid in self.tracks or d.uuid in self.processes, False, where)
                 if d.HasField("process"):
                     check("process uuid", d.uuid, d.process.pid, where)
                     self.processes[d.process.pid] = d.process.process_name
@@ -114,24 +155,26 @@ class PerfettoTrace:
                     self.tracks[d.uuid] = (self.processes[d.thread.pid], d.thread.thread_name, d.thread.tid)
                 else:
                     self.tracks[d.uuid] = (None, d.name, None)
+                    self.info_uuid = d.uuid
                 continue
             if not p.HasField("track_event"):
                 continue
             e = p.track_event
             check("sequence_flags", p.sequence_flags, 2, where)
-            if e.track_uuid == pftrace.METADATA_TRACK_UUID:
-                self.info = (e.name, p.timestamp, dict(_annotation(a, {}) for a in e.debug_annotations))
+            ts = clocks.trace_time(p)
+            if e.track_uuid == self.info_uuid:
+                self.info = (e.name, ts, dict(_annotation(a, {}) for a in e.debug_annotations))
                 continue
-            self.event_ts.append(p.timestamp)
+            self.event_ts.append(ts)
             process, track, _ = self.tracks[e.track_uuid]
             if e.type == te.TYPE_SLICE_END:
                 check("end packet fields", sorted(f.name for f, _ in e.ListFields()), ["track_uuid", "type"], where)
                 s = open_slices[e.track_uuid].pop()
-                s.dur_ns = p.timestamp - s.start_ns
+                s.dur_ns = ts - s.start_ns
                 continue
             check_that("type", e.type, e.type in (te.TYPE_SLICE_BEGIN, te.TYPE_INSTANT), "begin or instant", where)
             check("flow ids", len(e.flow_ids) <= 1 and len(e.terminating_flow_ids) <= 1, True, where)
-            s = Slice(process, track, self.event_names[e.name_iid], p.timestamp, None,
+            s = Slice(process, track, self.event_names[e.name_iid], ts, None,
                          dict(_annotation(a, self.arg_names) for a in e.debug_annotations),
                          flow_out=e.flow_ids[0] if e.flow_ids else None,
                          flow_in=e.terminating_flow_ids[0] if e.terminating_flow_ids else None)
@@ -139,5 +182,3 @@ class PerfettoTrace:
             if e.type == te.TYPE_SLICE_BEGIN:
                 open_slices.setdefault(e.track_uuid, []).append(s)
         check("slices left open", sum(len(v) for v in open_slices.values()), 0)
-
-

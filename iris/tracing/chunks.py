@@ -1,4 +1,4 @@
-"""Encode a file in chunks on a thread pool and write the chunks in order (numpy and zlib release the GIL).
+"""Encode a file in chunks on a thread pool and write the chunks in order (numpy and deflate release the GIL).
 
 At most ``2 * workers`` chunks are in flight, so memory stays bounded however long the file is.
 """

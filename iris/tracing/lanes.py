@@ -3,8 +3,9 @@
 A timeline track is a stack: an end closes the slice opened last on its track. So the begins and ends of
 all slices are put in one order (``point_order``) that is by time, with ties broken so that slices that
 nest stay nested: at one instant, ends of slices that began earlier come first (the later-begun one
-first), then begins (the longer one first) and instants, then ends of zero-length slices. Every
-exporter uses this one order.
+first), then begins (the longer one first) and instants, then ends of zero-length slices. Ties are
+broken within a group (the slices that share a track or its lanes) only: what happens at one instant
+on different tracks needs no order. Every exporter uses this one order.
 
 A group of ranges (the ranges of one program) *fits* one track when, in that order, every range's end
 finds its own begin on top of the stack (``fits_one_track``). A group that does not fit is spread over
@@ -18,40 +19,73 @@ import numpy as np
 
 # Phase of a point at one instant: ends of ranges that began earlier, begins and instants, ends of empty ranges.
 _END_EARLIER, _BEGIN, _END_EMPTY = 0, 1, 2
+_SHIFTS_MAX = 16  # longest run of points at one instant resolved by shifted compares instead of a sort
 
 
-def point_order(start: np.ndarray, end: np.ndarray, is_range: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def point_order(start: np.ndarray, end: np.ndarray, is_range: np.ndarray,
+                group: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Begins (and instants) and ends of all slices, in viewer order.
 
     Returns ``(slice_of_point, is_end)``, one entry per point: every slice has a begin point, every
-    range (``is_range``) also an end point at ``end``.
+    range (``is_range``) also an end point at ``end``. With ``group`` (per slice; default: one group)
+    ties are broken only between points of one group: points of different groups land on different
+    tracks, so their order at one instant is left as the sort put it.
     """
     n = len(start)
-    ranges = np.nonzero(is_range)[0]
-    # Begins and ends sorted apart (records come nearly in time order), then merged: a stable sort of
-    # two sorted runs is a linear merge.
-    begins = np.argsort(start, kind="stable")
-    ends = ranges[np.argsort(end[ranges], kind="stable")]
+    ranges = np.flatnonzero(is_range)
+    # Begins and ends sorted apart, then merged: a stable sort of two sorted runs is a linear merge.
+    # The first two sorts need not be stable: every tie that matters is put in order below.
+    begins = np.argsort(start)
+    ends = ranges[np.argsort(end[ranges])]
     slice_of = np.concatenate([begins, ends])
-    is_end = np.concatenate([np.zeros(n, dtype=bool), np.ones(len(ranges), dtype=bool)])
     time = np.concatenate([start[begins], end[ends]])
     order = np.argsort(time, kind="stable")
-    t = time[order]
+    slice_of, t = slice_of[order], time[order]
+    is_end = order >= n
+    same = np.flatnonzero(t[1:] == t[:-1])
+    if len(same):
+        _break_ties(slice_of, is_end, t, same, start, end, group)
+    return slice_of, is_end
+
+
+def _break_ties(slice_of: np.ndarray, is_end: np.ndarray, t: np.ndarray, same: np.ndarray, start: np.ndarray,
+                end: np.ndarray, group: np.ndarray | None) -> None:
+    """Put the points that share their instant and their group in viewer order, in place.
+
+    ``same``: positions ``i`` with ``t[i] == t[i + 1]``. Only points that share their (instant, group)
+    with another point are reordered, among the positions they hold: every instant keeps its positions.
+    """
     tied = np.zeros(len(t), dtype=bool)
-    same = t[1:] == t[:-1]
-    tied[1:] |= same
-    tied[:-1] |= same
-    if tied.any():
-        # Reorder only the points that share their instant with another one.
-        pos = np.nonzero(tied)[0]
-        pts = order[pos]
-        s, e = slice_of[pts], is_end[pts]
-        empty = end[s] == start[s]
-        phase = np.where(e, np.where(empty, _END_EMPTY, _END_EARLIER), _BEGIN)
-        other = np.where(e, -start[s], -end[s])  # begins: longer first; ends: later-begun first
-        index = np.where(e, -s, s)  # identical slices: begin in index order, end in reverse
-        order[pos] = pts[np.lexsort((index, other, phase, t[pos]))]
-    return slice_of[order], is_end[order]
+    tied[same] = True
+    tied[same + 1] = True
+    pos = np.flatnonzero(tied)
+    first = np.concatenate([[True], t[pos[1:]] != t[pos[:-1]]])
+    run = np.cumsum(first)  # one id per instant
+    g = np.zeros(len(pos), dtype=np.int64) if group is None else group[slice_of[pos]]
+    length = np.diff(np.append(np.flatnonzero(first), len(pos)))[run - 1]  # points at this instant
+    dup = np.zeros(len(pos), dtype=bool)
+    short = length <= _SHIFTS_MAX
+    for d in range(1, int(length[short].max(initial=1))):  # compare each point with the next ones
+        m = (run[d:] == run[:-d]) & (g[d:] == g[:-d])
+        dup[d:] |= m
+        dup[:-d] |= m
+    long = np.flatnonzero(~short)  # crowded instants (e.g. the window end): sorted instead
+    if len(long):
+        by = long[np.lexsort((g[long], run[long]))]
+        m = (run[by][1:] == run[by][:-1]) & (g[by][1:] == g[by][:-1])
+        dup[by[1:][m]] = True
+        dup[by[:-1][m]] = True
+    if not dup.any():
+        return
+    d = pos[dup]
+    s, e = slice_of[d], is_end[d]
+    empty = end[s] == start[s]
+    phase = np.where(e, np.where(empty, _END_EMPTY, _END_EARLIER), _BEGIN)
+    other = np.where(e, -start[s], -end[s])  # begins: longer first; ends: later-begun first
+    index = np.where(e, -s, s)  # identical slices: begin in index order, end in reverse
+    # Sorted by instant first, so each instant's points go back into that instant's positions.
+    by = np.lexsort((index, other, phase, g[dup], run[dup]))
+    slice_of[d], is_end[d] = s[by], e[by]
 
 
 def dense_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -76,27 +110,67 @@ def _grouped(group_of_point: np.ndarray) -> np.ndarray:
     return np.argsort(dense, kind="stable")
 
 
-def fits_one_track(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.ndarray,
-                   is_range: np.ndarray) -> np.ndarray:
+def fits_one_track(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.ndarray, is_range: np.ndarray,
+                   start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """Per slice: False for a range whose end would close another slice on its group's single track.
 
-    ``slice_of_point``/``is_end`` come from ``point_order``; ``group`` is per slice. An end closes its
-    own begin exactly when the stack depth after the begin equals the depth before the end.
+    ``slice_of_point``/``is_end`` come from ``point_order``; ``group``, ``start`` and ``end`` are per
+    slice. Most groups are settled by ``_follow_one_another``; in the others an end closes its own begin
+    exactly when the stack depth after the begin equals the depth before the end.
     """
     ok = np.ones(len(group), dtype=bool)
-    keep = is_range[slice_of_point]
-    s, e = slice_of_point[keep], is_end[keep]
-    if not len(s):
+    doubt = _follow_one_another(slice_of_point, is_end, group, is_range, start, end)
+    if doubt is None:
         return ok
-    perm = _grouped(group[s])
-    s, e = s[perm], e[perm]
+    kept = np.flatnonzero((is_range & doubt)[slice_of_point])
+    if not len(kept):
+        return ok
+    # The range points gathered per group in viewer order: one sort of (group, position, is_end) keys.
+    _, dense = dense_ids(group[slice_of_point[kept]])
+    pos_bits = int(kept[-1]).bit_length()
+    key = (dense << (pos_bits + 1)) | (kept << 1) | is_end[kept]
+    key.sort()
+    e = (key & 1).astype(bool)
+    s = slice_of_point[(key >> 1) & ((1 << pos_bits) - 1)]
     depth_after = np.cumsum(np.where(e, -1, 1))  # every group is balanced: it starts and ends at depth 0
     begin_depth = np.zeros(len(group), dtype=np.int64)
     end_depth = np.zeros(len(group), dtype=np.int64)
     begin_depth[s[~e]] = depth_after[~e]
-    end_depth[s[e]] = depth_after[e] + 1
-    ok[s[e]] = begin_depth[s[e]] == end_depth[s[e]]
+    ends = s[e]
+    end_depth[ends] = depth_after[e] + 1
+    ok[ends] = begin_depth[ends] == end_depth[ends]
     return ok
+
+
+def _follow_one_another(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.ndarray, is_range: np.ndarray,
+                        start: np.ndarray, end: np.ndarray) -> np.ndarray | None:
+    """Per slice, whether its group still needs the full test; None when no group does.
+
+    A group fits for sure when, in begin order, each of its ranges ends before the next one begins,
+    leaving out the ranges that end last of all (at the trace window's end, as unfinished ranges do):
+    those enclose every range that begins after them, so they only need that no range is open across
+    their begin.
+    """
+    begins = slice_of_point[~is_end]
+    begins = begins[is_range[begins]]
+    if not len(begins):
+        return None
+    begins = begins[_grouped(group[begins])]
+    g, b_start, b_end = group[begins], start[begins], end[begins]
+    last = b_end == b_end.max()
+    inner = np.flatnonzero(~last)
+    gi = g[inner]
+    bad = (gi[1:] == gi[:-1]) & (b_end[inner[:-1]] > b_start[inner[1:]])
+    bad_groups = [gi[1:][bad]]
+    prev = np.maximum.accumulate(np.where(last, -1, np.arange(len(begins))))  # the latest range before, not last
+    at = np.flatnonzero(last & (prev >= 0))
+    p = prev[at]
+    across = (g[p] == g[at]) & (b_start[p] < b_start[at]) & (b_start[at] < b_end[p])
+    bad_groups.append(g[at][across])
+    bad_groups = np.concatenate(bad_groups)
+    if not len(bad_groups):
+        return None
+    return np.isin(group, bad_groups)
 
 
 def lanes(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.ndarray, is_range: np.ndarray,

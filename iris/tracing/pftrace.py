@@ -2,41 +2,48 @@
 
 Layout, all on one packet sequence (``trusted_packet_sequence_id`` 1):
 
-- a first packet with the interned event names and argument names (``interned_data``; it sets
-  ``SEQ_INCREMENTAL_STATE_CLEARED``, every later event packet ``SEQ_NEEDS_INCREMENTAL_STATE``);
-- track descriptors: one process per rank and API, one thread per timeline track, and a track
-  "iris trace" whose instant "trace info" carries the export's metadata (clock alignment included) as
-  debug annotations;
+- a first packet that clears the sequence's incremental state (``SEQ_INCREMENTAL_STATE_CLEARED``) and
+  holds the interned event names and argument names (``interned_data``) and the sequence's defaults
+  (``trace_packet_defaults``: timestamps on clock ``CLOCK_DELTA``); every event packet then sets
+  ``SEQ_NEEDS_INCREMENTAL_STATE``;
+- a clock snapshot: ``CLOCK_DELTA`` is a sequence-scoped *incremental* clock (``is_incremental``),
+  equal to the trace clock (BOOTTIME) at 0; so every packet's ``timestamp`` is the ns since the
+  previous packet's time, a varint of a byte or two instead of five;
+- track descriptors: one process per rank and API (uuid = pid), one thread per timeline track
+  (uuids right after the processes', tid as in the JSON), and a track "iris trace" whose instant
+  "trace info" (at 0) carries the export's metadata (clock alignment included) as debug annotations;
 - one packet per slice begin, slice end and instant, in the viewer order of ``lanes.point_order``:
   ``TYPE_SLICE_BEGIN``/``TYPE_INSTANT`` carry the interned name, the event fields as debug annotations
-  (``address`` as a pointer) and the arrows (``flow_ids`` on the issuing slice,
-  ``terminating_flow_ids`` on the incoming one); ``TYPE_SLICE_END`` carries only the track.
+  with interned names (``address`` as a pointer) and the arrows (``flow_ids`` on the issuing slice,
+  ``terminating_flow_ids`` on the incoming one); ``TYPE_SLICE_END`` carries only the type and track.
 
 Event packets are encoded in chunks of rows through ``protowire.Rows``; with ``compress`` each chunk
-is deflated into a ``compressed_packets`` packet (zlib, as Perfetto's own tracing service writes it);
-chunks are encoded on a thread pool (``chunks``).
+is deflated into a ``compressed_packets`` packet (a zlib stream, as Perfetto's own tracing service
+writes them; ``deflate`` picks the compressor); chunks are encoded on a thread pool (``chunks``).
 """
 
 from __future__ import annotations
 
-import zlib
 from typing import IO
 
 import numpy as np
 
-from iris.tracing import chunks
+from iris.tracing import chunks, deflate
 from iris.tracing import protowire as pw
 from iris.tracing.records import KIND_INSTANT, KIND_UNFINISHED
 from iris.tracing.timeline import POINTER_ARGS, UNFINISHED_ARG, Timeline
 
 SEQUENCE = 1
-METADATA_TRACK_UUID = (1 << 16) - 1
-CHUNK = 1 << 16  # packets encoded (and compressed) together
-COMPRESSION_LEVEL = 1
+CLOCK_DELTA = 64  # the first sequence-scoped clock id: an incremental clock in ns
+CLOCK_BOOTTIME = 6  # the trace clock of a Perfetto trace
+CHUNK = 1 << 15  # packets encoded (and compressed) together: big enough that threads seldom wait on the GIL
 
 # Field numbers (perfetto/trace/trace_packet.proto, track_event/*.proto).
 TRACE_PACKET = 1
 P_TIMESTAMP, P_SEQUENCE_ID, P_TRACK_EVENT, P_INTERNED, P_FLAGS, P_COMPRESSED, P_DESCRIPTOR = 8, 10, 11, 12, 13, 50, 60
+P_CLOCK_SNAPSHOT, P_DEFAULTS = 6, 59
+SNAPSHOT_CLOCKS, CLOCK_ID, CLOCK_TIMESTAMP, CLOCK_INCREMENTAL = 1, 1, 2, 3
+DEFAULTS_CLOCK_ID = 58
 SEQ_CLEARED, SEQ_NEEDS_STATE = 1, 2
 E_TYPE, E_NAME_IID, E_TRACK, E_ANNOTATION, E_FLOW, E_TERMINATING_FLOW, E_NAME = 9, 10, 11, 4, 47, 48, 23
 TYPE_BEGIN, TYPE_END, TYPE_INSTANT = 1, 2, 3
@@ -80,12 +87,29 @@ def arg_names(tl: Timeline) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def track_uuid(tl: Timeline, track: np.ndarray | int):
+    """The uuid of timeline track(s) ``track``: right after the process uuids (= pids), so ids stay short."""
+    return 1 + len(tl.process_names) + track
+
+
+def metadata_track_uuid(tl: Timeline) -> int:
+    """The uuid of the track "iris trace", after every other track's."""
+    return int(track_uuid(tl, len(tl.track_names)))
+
+
 def _header(tl: Timeline, metadata: dict) -> bytes:
     interned = b"".join(pw.field_bytes(I_EVENT_NAMES, pw.field_varint(1, i + 1) + pw.field_string(2, n))
                         for i, n in enumerate(tl.names))
     interned += b"".join(pw.field_bytes(I_ANNOTATION_NAMES, pw.field_varint(1, i + 1) + pw.field_string(2, n))
                          for i, n in enumerate(arg_names(tl)))
-    out = [_packet(pw.field_bytes(P_INTERNED, interned) + pw.field_varint(P_FLAGS, SEQ_CLEARED | SEQ_NEEDS_STATE))]
+    defaults = pw.field_varint(DEFAULTS_CLOCK_ID, CLOCK_DELTA)
+    out = [_packet(pw.field_varint(P_FLAGS, SEQ_CLEARED | SEQ_NEEDS_STATE) + pw.field_bytes(P_DEFAULTS, defaults)
+                   + pw.field_bytes(P_INTERNED, interned))]
+    trace_clock = pw.field_varint(CLOCK_ID, CLOCK_BOOTTIME) + pw.field_varint(CLOCK_TIMESTAMP, 0)
+    delta_clock = (pw.field_varint(CLOCK_ID, CLOCK_DELTA) + pw.field_varint(CLOCK_TIMESTAMP, 0)
+                   + pw.field_varint(CLOCK_INCREMENTAL, 1))
+    clocks = pw.field_bytes(SNAPSHOT_CLOCKS, trace_clock) + pw.field_bytes(SNAPSHOT_CLOCKS, delta_clock)
+    out.append(_packet(pw.field_bytes(P_CLOCK_SNAPSHOT, clocks)))
     for p, name in enumerate(tl.process_names):
         process = pw.field_varint(PROCESS_PID, tl.pid(p)) + pw.field_string(PROCESS_NAME, name)
         out.append(_packet(pw.field_bytes(P_DESCRIPTOR, pw.field_varint(D_UUID, tl.pid(p))
@@ -93,11 +117,12 @@ def _header(tl: Timeline, metadata: dict) -> bytes:
     for t, name in enumerate(tl.track_names):
         thread = (pw.field_varint(THREAD_PID, tl.pid(int(tl.track_process[t]))) + pw.field_varint(THREAD_TID, tl.tid(t))
                   + pw.field_string(THREAD_NAME, name))
-        out.append(_packet(pw.field_bytes(P_DESCRIPTOR, pw.field_varint(D_UUID, tl.tid(t))
+        out.append(_packet(pw.field_bytes(P_DESCRIPTOR, pw.field_varint(D_UUID, track_uuid(tl, t))
                                           + pw.field_bytes(D_THREAD, thread))))
-    out.append(_packet(pw.field_bytes(P_DESCRIPTOR, pw.field_varint(D_UUID, METADATA_TRACK_UUID)
+    info_uuid = metadata_track_uuid(tl)
+    out.append(_packet(pw.field_bytes(P_DESCRIPTOR, pw.field_varint(D_UUID, info_uuid)
                                       + pw.field_string(D_NAME, "iris trace"))))
-    info = (pw.field_varint(E_TYPE, TYPE_INSTANT) + pw.field_varint(E_TRACK, METADATA_TRACK_UUID)
+    info = (pw.field_varint(E_TYPE, TYPE_INSTANT) + pw.field_varint(E_TRACK, info_uuid)
             + pw.field_string(E_NAME, "trace info")
             + b"".join(pw.field_bytes(E_ANNOTATION, _annotation(k, v)) for k, v in metadata.items()))
     out.append(_packet(pw.field_varint(P_TIMESTAMP, 0) + pw.field_bytes(P_TRACK_EVENT, info)
@@ -105,82 +130,99 @@ def _header(tl: Timeline, metadata: dict) -> bytes:
     return b"".join(out)
 
 
-class _Slots:
-    """Per-slice debug annotations as K slots: the iid of the argument name, its value and value key."""
+class _Annotations:
+    """Per-slice debug annotations as slots: per argument set, each slot's head (name key, name iid, value
+    key) and column of values; the last slot is "unfinished", on unfinished slices only."""
 
     def __init__(self, tl: Timeline) -> None:
         iid = {n: i + 1 for i, n in enumerate(arg_names(tl))}
         self.tl = tl
-        self.width = max(len(s.arg_names) for s in tl.sets) + 1  # the last slot: "unfinished"
-        self.unfinished_iid = iid[UNFINISHED_ARG]
-        self.iids = [np.array([iid[a] for a in s.arg_names] + [0] * (self.width - len(s.arg_names)))
-                     for s in tl.sets]
+        self.width = max(len(s.arg_names) for s in tl.sets) + 1
+        name_key = pw.key(A_NAME_IID, pw.VARINT)[0]
         bool_key, int_key, ptr_key = (pw.key(f, pw.VARINT)[0] for f in (A_BOOL, A_INT, A_POINTER))
-        self.value_keys = [np.array([ptr_key if a in POINTER_ARGS else int_key for a in s.arg_names]
-                                    + [bool_key] * (self.width - len(s.arg_names)), dtype=np.uint8)
-                           for s in tl.sets]
+        self.heads = [np.array([[name_key, iid[a], ptr_key if a in POINTER_ARGS else int_key] for a in s.arg_names],
+                               dtype=np.uint8).reshape(-1, 3) for s in tl.sets]
+        self.unfinished_head = np.array([name_key, iid[UNFINISHED_ARG], bool_key], dtype=np.uint8)
 
-    def gather(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(iid, value, value_key)``, each [len(s), width], for slices ``s``; iid 0 = no annotation."""
-        iid = np.zeros((len(s), self.width), dtype=np.int64)
-        value = np.zeros((len(s), self.width), dtype=np.int64)
-        vkey = np.zeros((len(s), self.width), dtype=np.uint8)
+    def add(self, event: pw.Rows, s: np.ndarray, begin: np.ndarray) -> None:
+        """The annotations of slices ``s`` (one row each) to ``event``, on the rows where ``begin``."""
+        members = []  # (set index, set, its rows, its rows that get annotations)
         for k, sset in enumerate(self.tl.sets):
-            rows = np.nonzero((s >= sset.lo) & (s < sset.hi))[0]
-            n_args = len(sset.arg_names)
-            iid[rows] = self.iids[k]
-            vkey[rows] = self.value_keys[k]
-            at = s[rows] - sset.lo
-            for a in range(n_args):
-                value[rows, a] = sset.args[a][at]
-        unfinished = self.tl.kind[s] == KIND_UNFINISHED
-        iid[:, -1] = np.where(unfinished, self.unfinished_iid, 0)
-        value[:, -1] = 1
-        return iid, value, vkey
+            rows = (s >= sset.lo) & (s < sset.hi)
+            if rows.any():
+                members.append((k, sset, rows, begin & rows))
+        for slot in range(self.width - 1):
+            have = [m for m in members if slot < len(m[1].arg_names)]
+            if not have:
+                continue
+            if len(have) == 1:  # one argument set in this chunk (always, in a trace without arrows)
+                k, sset, _, present = have[0]
+                head = self.heads[k][slot]
+                values = sset.args[slot][np.clip(s - sset.lo, 0, sset.hi - sset.lo - 1)]
+            else:
+                head = np.zeros((len(s), 3), dtype=np.uint8)
+                values = np.zeros(len(s), dtype=np.int64)
+                present = np.zeros(len(s), dtype=bool)
+                for k, sset, rows, _ in have:
+                    head[rows] = self.heads[k][slot]
+                    values[rows] = sset.args[slot][s[rows] - sset.lo]
+                    present |= rows
+                present &= begin
+            event.add_short_message(E_ANNOTATION, head, values, present)
+        unfinished = begin & (self.tl.kind[s] == KIND_UNFINISHED)
+        if unfinished.any():
+            event.add_short_message(E_ANNOTATION, self.unfinished_head, np.ones(len(s), dtype=np.int64), unfinished)
 
 
-def _event_packets(tl: Timeline, slots: _Slots, lo: int, hi: int) -> bytes:
-    """Packets of the points ``[lo, hi)`` of the viewer order."""
+def _event_packets(tl: Timeline, annotations: _Annotations, lo: int, hi: int) -> np.ndarray:
+    """Packets of the points ``[lo, hi)`` of the viewer order, as bytes (uint8)."""
     s, is_end = tl.point_slice[lo:hi], tl.point_is_end[lo:hi]
     n, begin = hi - lo, ~is_end
     event = pw.Rows(n)
     event.add_varint(E_TYPE, np.where(is_end, TYPE_END, np.where(tl.kind[s] == KIND_INSTANT, TYPE_INSTANT, TYPE_BEGIN)))
-    event.add_varint(E_TRACK, tl.tid(tl.track[s]))
+    event.add_varint(E_TRACK, track_uuid(tl, tl.track[s]))
     event.add_varint(E_NAME_IID, tl.name[s] + 1, begin)
+    annotations.add(event, s, begin)
     flow_out, flow_in = tl.flow_out[s], tl.flow_in[s]
     event.add_fixed64(E_FLOW, flow_out, begin & (flow_out > 0))
     event.add_fixed64(E_TERMINATING_FLOW, flow_in, begin & (flow_in > 0))
-    iid, value, vkey = slots.gather(s)
-    for k in range(slots.width):
-        present = begin & (iid[:, k] > 0)
-        if not present.any():
-            continue
-        ann = pw.Rows(n)
-        ann.add_varint(A_NAME_IID, iid[:, k], present)
-        ann.add_tagged_varint(vkey[:, k], value[:, k], present)
-        event.add_message(E_ANNOTATION, ann, present)
+    # Timestamps on the incremental clock: each the time since the previous packet's (0 before the first).
+    first = lo - 1 if lo else lo
+    s_time = tl.point_slice[first:hi]
+    time = np.where(tl.point_is_end[first:hi], tl.end[s_time], tl.start[s_time])
+    delta = np.diff(time) if lo else np.diff(time, prepend=0)
     packet = pw.Rows(n)
-    packet.add_varint(P_TIMESTAMP, np.where(is_end, tl.end[s], tl.start[s]))
+    packet.add_varint(P_TIMESTAMP, delta)
     packet.add_bytes(pw.field_varint(P_SEQUENCE_ID, SEQUENCE) + pw.field_varint(P_FLAGS, SEQ_NEEDS_STATE))
     packet.add_message(P_TRACK_EVENT, event)
     trace = pw.Rows(n)
     trace.add_message(TRACE_PACKET, packet)
-    return trace.tobytes()
+    return trace.encode()
 
 
-def _compressed(data: bytes) -> bytes:
-    return pw.field_bytes(TRACE_PACKET, pw.field_bytes(P_COMPRESSED, zlib.compress(data, COMPRESSION_LEVEL)))
+def compressed_packets(data) -> bytes:
+    """``data`` (packets) deflated into one ``compressed_packets`` packet."""
+    return pw.field_bytes(TRACE_PACKET, pw.field_bytes(P_COMPRESSED, deflate.compress(data)))
+
+
+class Encoder:
+    """The event packets of a timeline, chunk by chunk: ``starts`` holds each chunk's first point, and
+    ``packets(lo)`` is the chunk's packets (uncompressed bytes, uint8), independent of the other chunks."""
+
+    def __init__(self, tl: Timeline) -> None:
+        self.tl = tl
+        self.annotations = _Annotations(tl)
+        self.chunk = CHUNK
+        self.starts = range(0, len(tl.point_slice), self.chunk)
+
+    def packets(self, lo: int) -> np.ndarray:
+        return _event_packets(self.tl, self.annotations, lo, min(lo + self.chunk, len(self.tl.point_slice)))
 
 
 def write(f: IO[bytes], tl: Timeline, metadata: dict, compress: bool = True) -> None:
     """The binary trace of ``tl`` to the binary file ``f``; ``compress`` deflates the packets in chunks."""
-    slots = _Slots(tl)
-    n = len(tl.point_slice)
+    encoder = Encoder(tl)
     header = _header(tl, metadata)
-    f.write(_compressed(header) if compress else header)
-
-    def encode(lo: int) -> bytes:
-        data = _event_packets(tl, slots, lo, min(lo + CHUNK, n))
-        return _compressed(data) if compress else data
-
-    chunks.write_in_order(f, encode, range(0, n, CHUNK))
+    f.write(compressed_packets(header) if compress else header)
+    encode = (lambda lo: compressed_packets(encoder.packets(lo))) if compress else encoder.packets
+    chunks.write_in_order(f, encode, encoder.starts)

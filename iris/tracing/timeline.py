@@ -111,7 +111,9 @@ def _check_traces(traces: list[RankTrace]) -> None:
 def build(traces: list[RankTrace], flows: bool = True) -> Timeline:
     """The timeline of ``traces`` (one per process, in file order); ``flows=False`` draws no arrows."""
     _check_traces(traces)
-    cols = {f: np.concatenate([t.records[f] for t in traces]) for f in ("event_id", "pid", "kind", *EVENT_ARGS)}
+    # One rank's columns are used as they are (no copy); several ranks' are put end to end.
+    cols = {f: traces[0].records[f] if len(traces) == 1 else np.concatenate([t.records[f] for t in traces])
+            for f in ("event_id", "pid", "kind", *EVENT_ARGS)}
     proc = np.repeat(np.arange(len(traces)), [len(t.records) for t in traces])
     start = np.concatenate([ticks_to_ns(t.records["timestamp"] - int(t.origin_ticks), t.records.ticks_per_second)
                             for t in traces])
@@ -154,7 +156,6 @@ def build(traces: list[RankTrace], flows: bool = True) -> Timeline:
     s_proc = np.concatenate([proc, target_proc[src]])
     s_start, s_end, s_kind = (np.concatenate([a, a[src]]) for a in (start, end, kind))
     is_range = s_kind != KIND_INSTANT
-    point_slice, point_is_end = lanes.point_order(s_start, s_end, is_range)
 
     # Tracks: (process, class, program, lane); a program whose ranges do not nest, and "incoming", get lanes.
     programs, prog_dense = lanes.dense_ids(cols["pid"])
@@ -162,7 +163,8 @@ def build(traces: list[RankTrace], flows: bool = True) -> Timeline:
     prog = np.concatenate([prog_dense.astype(np.int64), np.zeros(n_in, dtype=np.int64)])
     group = (s_proc * 2 + klass) * max(len(programs), 1) + prog
     incoming = klass == _INCOMING
-    fits = lanes.fits_one_track(point_slice, point_is_end, group, is_range & ~incoming)
+    point_slice, point_is_end = lanes.point_order(s_start, s_end, is_range, group)
+    fits = lanes.fits_one_track(point_slice, point_is_end, group, is_range & ~incoming, s_start, s_end)
     spread = np.isin(group, group[~fits]) | incoming
     lane = lanes.lanes(point_slice, point_is_end, group, is_range, spread)
     n_lanes = int(lane.max(initial=0)) + 1

@@ -1,0 +1,32 @@
+"""Deflate for ``compressed_packets``: ISA-L's zlib when it is installed, else the standard library's.
+
+Both write a zlib stream (RFC 1950) that any inflater reads, Perfetto's trace processor included. ISA-L
+(the ``isal`` package, a dependency of iris) at level 3 compresses a binary trace about 4x faster than
+the standard library at level 1, to a file 6% smaller; the standard library is the fallback where
+``isal`` cannot be installed. ``BACKEND`` names the one in use; both release the GIL while they work.
+"""
+
+from __future__ import annotations
+
+import zlib as _stdlib
+
+try:
+    from isal import isal_zlib as _isal
+except ImportError:  # pragma: no cover - isal is a dependency; this is the fallback where it is missing
+    _isal = None
+
+BACKENDS = ("isal", "zlib")
+BACKEND = "isal" if _isal is not None else "zlib"
+LEVEL = {"isal": 3, "zlib": 1}  # measured on 1M events: isal 3 (33 B/event) costs 15% more time than 1 (35)
+
+
+def compress(data, backend: str | None = None) -> bytes:
+    """``data`` (bytes or a uint8 array) as a zlib stream, by ``backend`` (default: ``BACKEND``)."""
+    backend = BACKEND if backend is None else backend
+    if backend == "isal":
+        if _isal is None:
+            raise ValueError("deflate backend 'isal' is not installed (pip install isal); use backend='zlib'")
+        return _isal.compress(data, LEVEL["isal"])
+    if backend == "zlib":
+        return _stdlib.compress(data, LEVEL["zlib"])
+    raise ValueError(f"deflate backend {backend!r}; expected one of {BACKENDS}")
