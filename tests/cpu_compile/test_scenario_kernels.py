@@ -8,6 +8,7 @@ constexprs. The example is Hypothesis's simplest for 2 ranks, so the compile is 
 from __future__ import annotations
 
 import inspect
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -32,6 +33,9 @@ class _StandInRank:
         self.api, self.rank, self.world_size = api, 0, WORLD
         self.ctx = torch.zeros(16, dtype=torch.int64)
         self.buffers: dict[str, torch.Tensor] = {}
+        nothing = lambda *args, **kwargs: None  # noqa: E731  (host calls a launch makes between kernels)
+        tracing = SimpleNamespace(reset=nothing, disable=nothing, enable=nothing)
+        self.shmem = SimpleNamespace(barrier=nothing, device=torch.device("cuda"), tracing=tracing)
 
     @property
     def world_constexprs(self) -> dict[str, int]:
