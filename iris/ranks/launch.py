@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -18,7 +17,8 @@ def launch(fn: Callable[..., Any], world_size: int, *args: Any, timeout: float =
 
     Every rank gets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR=127.0.0.1, a free MASTER_PORT and ``env`` in its
     environment, joins a gloo process group and calls ``fn``, which must be an importable module-level function;
-    arguments and results must be picklable. ``timeout`` covers start-up and the call.
+    arguments and results must be picklable. ``timeout`` bounds start-up and, again, the call (so an
+    error names the caller's figure, however long start-up took on a loaded machine).
 
     Raises :class:`~iris.ranks.RankTimeout` (a ``TimeoutError`` naming the unfinished ranks),
     :class:`~iris.ranks.RankError` (a rank raised; its traceback) or :class:`~iris.ranks.RankDied` (a rank
@@ -28,8 +28,7 @@ def launch(fn: Callable[..., Any], world_size: int, *args: Any, timeout: float =
     if not is_positive_number(timeout):
         raise ValueError(f"launch: timeout must be a positive number of seconds, got {timeout!r}")
     job_payload("launch", fn, args, kwargs)  # refuse a bad job before starting any process
-    deadline = time.monotonic() + timeout
     with RankPool(world_size, None, env=env, start_timeout=timeout, failure_grace=2.0,
                   persistent=False, name="launch") as pool:
         pool.start()
-        return pool.run(fn, *args, timeout=max(deadline - time.monotonic(), 1e-3), **kwargs)
+        return pool.run(fn, *args, timeout=timeout, **kwargs)
