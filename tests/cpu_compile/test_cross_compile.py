@@ -10,12 +10,10 @@ backend is refused by name.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-import iris
 from iris.tracing import hw
 from tests.cpu_compile.compile_helpers import (
     APIS,

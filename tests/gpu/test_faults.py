@@ -1,4 +1,5 @@
-"""gpu tier: a hung kernel, a killed rank and many pool restarts cost one case each and leak nothing.
+"""gpu tier: a hung kernel, a killed rank, an out-of-bounds store under the memory checker and many pool restarts
+cost one case each and leak nothing.
 
 Memory is read per process from NVML (the rank processes' own GPU memory), so other work on the GPU does not
 disturb the checks: a killed rank's memory must be released, and a pool that stopped holds none.
@@ -93,3 +94,20 @@ def test_eight_ranks_on_one_gpu_start_and_stop_twenty_times_leaving_nothing():
         if alive or held:
             leftovers.append((cycle, alive, held))
     assert leftovers == [], f"(cycle, live rank processes, GPU bytes they hold) after stopping: {leftovers}"
+
+
+def test_memory_checker_passes_a_clean_case_and_fails_an_out_of_bounds_store_quoting_it():
+    from iris.ranks.sanitizer import SanitizerUnavailable, find_tool
+
+    try:
+        find_tool()
+    except SanitizerUnavailable as e:
+        pytest.skip(str(e))
+    with Pools(sanitize=True) as checked:
+        clean = _case(checked, "healthy")
+        assert clean.ok, f"the healthy case failed under the memory checker: {clean.error}"
+        bad = _case(checked, "out_of_bounds", timeout=120.0)
+        assert not bad.ok, "a store 4 TiB past its buffer passed under the memory checker"
+        assert "compute-sanitizer memcheck reported" in bad.error and "Invalid __global__ write" in bad.error, bad.error
+        after = _case(checked, "healthy")
+        assert after.ok, f"the case after the out-of-bounds one failed: {after.error}"
