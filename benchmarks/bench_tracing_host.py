@@ -156,6 +156,8 @@ def main() -> None:
         parser.error("--device cuda: torch sees no GPU (torch.cuda.is_available() is False)")
     print(f"torch {torch.__version__}, {os.cpu_count()} cpus" +
           (f", {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ", no GPU"))
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="iris-bench-", dir=args.out) as out_dir:
         for d in devices:
             bench(torch.device(d), args.events, args.repeat, out_dir)

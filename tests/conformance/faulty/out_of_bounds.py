@@ -5,7 +5,7 @@ import triton.language as tl
 
 from tests.conformance.faulty._base import scenario
 
-FAR = 1 << 40  # elements past the buffer: no allocation lies there
+FAR = tl.constexpr(1 << 40)  # elements past the buffer: no allocation lies there
 
 
 @triton.jit
