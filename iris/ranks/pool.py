@@ -120,7 +120,6 @@ class RankPool:
         if sanitize:
             log_dir = tempfile.mkdtemp(prefix="iris-sanitize-")
             self._executable = sanitizer.wrapper(sys.executable, log_dir)
-            self._env[sanitizer.LOG_ENV] = log_dir
         self._world_size = world_size
         self._backend = backend
         self._device_offset = device_offset

@@ -15,7 +15,7 @@ from pathlib import Path
 
 TOOL = "compute-sanitizer"
 CUDA_DEFAULT = "/usr/local/cuda"  # where CUDA installs itself when CUDA_HOME is not set
-LOG_ENV = "IRIS_SANITIZER_LOG"  # set in a sanitized rank: its log file
+LOG_ENV = "IRIS_SANITIZER_LOG"  # set in a sanitized rank (by the wrapper, before the tool starts): its log file
 _ERROR_MARKERS = ("Invalid ", "Program hit ", "Out-of-range", "Misaligned", "Malformed", "leaked", "Race reported",
                   "Uninitialized", "Barrier error")
 
@@ -44,12 +44,18 @@ def find_tool() -> str:
 
 
 def wrapper(python: str, log_dir: str) -> str:
-    """An executable that runs ``python`` under memcheck with one log per process; ranks are spawned through it."""
+    """An executable that runs ``python`` under memcheck with one log per process; ranks are spawned through it.
+
+    The wrapper names the log itself (``rank-<wrapper pid>.log``) and exports it as ``LOG_ENV``: the tool's own
+    ``%p`` expands to the tool's process id, which the rank cannot know.
+    """
     tool = find_tool()
     fd, path = tempfile.mkstemp(prefix="iris-sanitize-", suffix=".sh", dir=log_dir)
     with os.fdopen(fd, "w") as f:
         f.write("#!/bin/sh\n"
-                f'exec "{tool}" --tool memcheck --print-limit 20 --log-file "{log_dir}/rank-%p.log" "{python}" "$@"\n')
+                f'{LOG_ENV}="{log_dir}/rank-$$.log"\n'
+                f"export {LOG_ENV}\n"
+                f'exec "{tool}" --tool memcheck --print-limit 20 --log-file "${LOG_ENV}" "{python}" "$@"\n')
     os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
     return path
 
@@ -70,6 +76,5 @@ def new_errors(log: str, offset: int) -> tuple[str, int]:
 
 
 def own_log() -> str | None:
-    """This rank's log file when it runs under the tool (the tool names it after the process id)."""
-    folder = os.environ.get(LOG_ENV)
-    return str(Path(folder) / f"rank-{os.getpid()}.log") if folder else None
+    """This rank's log file when it runs under the tool (the wrapper names it in ``LOG_ENV``)."""
+    return os.environ.get(LOG_ENV) or None
