@@ -14,6 +14,8 @@ tracing one range per program around the atomic (name = op, target t, payload t,
                   commutative ops never write ``old`` (old values depend on the order of the ranks)
 
 cas has no mask: inactive lanes compare and swap with cmp == val, which leaves memory unchanged.
+xchg, cas: every ``vals[r][j]`` differs from ``init[j]`` (a drawn value equal to it has its lowest bit flipped), so
+each exclusive write shows in memory, the simplest example (all zeros) included.
 Every example draws the memory semantics and scope (compile-time values from small sets): the results above must
 hold for each of them.
 """
@@ -135,6 +137,8 @@ def _params(op):
         }
         if op == "atomic_cas":  # hit[r][j]: rank r's compare value equals the initial value
             p["hits"] = draw(S.per_rank(world_size, lambda r: S.mask_bits(length)), label="hits")
+        if op in EXCLUSIVE:  # writing the initial value back is invisible: every value differs from it
+            p["vals"] = [[v ^ 1 if v == i else v for v, i in zip(row, p["init"], strict=True)] for row in p["vals"]]
         return p
 
     return params
