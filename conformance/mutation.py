@@ -97,14 +97,21 @@ def catalogue_problems(catalogue: tuple[Mutant, ...], scenarios: Iterable[str], 
 
 
 def all_cases(scenarios: Iterable[str] | None = None, ranks: Iterable[int] | None = None) -> list[Case]:
-    """Every (scenario, world size) case to consider: world sizes in ``WORLD_ORDER``, then by scenario name."""
+    """Every (scenario, world size) case to consider: world sizes in ``WORLD_ORDER``, then by scenario name.
+
+    Without ``ranks``: each scenario's default world sizes; with ``ranks``: those of them the scenario accepts
+    (any R >= 1 unless it declares a constraint).
+    """
     from conformance.scenario import load, names
 
     chosen = sorted(set(scenarios)) if scenarios else names()
-    sizes = {name: load(name).world_sizes for name in chosen}
+    loaded = {name: load(name) for name in chosen}
+    if ranks is None:
+        sizes = {name: set(s.world_sizes) for name, s in loaded.items()}
+    else:
+        sizes = {name: {ws for ws in ranks if s.refusal(ws) is None} for name, s in loaded.items()}
     order = list(WORLD_ORDER) + sorted({ws for s in sizes.values() for ws in s} - set(WORLD_ORDER))
-    return [(name, ws) for ws in order for name in chosen
-            if ws in sizes[name] and (ranks is None or ws in ranks)]
+    return [(name, ws) for ws in order for name in chosen if ws in sizes[name]]
 
 
 def killer_cases(mutant: Mutant, cases: list[Case]) -> list[Case]:

@@ -11,7 +11,6 @@ import os
 import shutil
 import stat
 import tempfile
-from pathlib import Path
 
 TOOL = "compute-sanitizer"
 CUDA_DEFAULT = "/usr/local/cuda"  # where CUDA installs itself when CUDA_HOME is not set

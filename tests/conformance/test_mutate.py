@@ -118,6 +118,14 @@ def test_plan_runs_killers_first():
     assert mutation.plan(m, cases) == [("store", 1), ("get", 2), ("get", 1), ("get", 4), ("store", 2), ("store", 4)]
 
 
+@pytest.mark.cpu_unit
+def test_any_world_size_a_scenario_accepts_is_a_case():
+    assert mutation.all_cases(["store"], [8, 3]) == [("store", 3), ("store", 8)]
+    even = "tests.conformance.faulty.even_ranks"
+    assert mutation.all_cases([even, "store"], [2, 3, 6]) == [
+        ("store", 2), (even, 2), ("store", 3), ("store", 6), (even, 6)]
+
+
 # ------------------------------------------------------------------------------------------ end to end
 
 
