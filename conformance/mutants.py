@@ -5,9 +5,9 @@ the package, and says what it breaks. ``killers`` names the scenarios most likel
 (``"scenario"``: every world size it supports, 2 ranks first; ``"scenario@R"``: only R ranks), then every other
 case if none of them killed it. A mutant whose ``old`` text no longer matches is reported as stale.
 
-Adding a mutant is adding one entry below. The Gluon tracing (``GLUON_TRACING``) gets the twin of every Triton
-tracing entry once it exists: ``gluon-trace-<...>`` for ``triton-trace-<...>`` (tests/conformance/test_mutate.py
-then requires one per trace field).
+Adding a mutant is adding one entry below. Every Triton tracing entry (``triton-trace-<...>``) has its Gluon twin
+(``gluon-trace-<...>`` in ``GLUON_TRACING``) with the same killers; tests/conformance/test_mutate.py requires one
+per trace field for each.
 """
 
 from __future__ import annotations
