@@ -14,7 +14,7 @@ import json
 import pytest
 
 from conformance import cli, mutation, mutation_report
-from conformance.mutants import CATALOGUE, GLUON_TRACING, TRITON_TRACING, Mutant
+from conformance.mutants import CATALOGUE, TRITON_TRACING, Mutant
 from conformance.scenario import names
 
 TRACE_FIELDS = ("event_id", "pid", "pid_m", "pid_n", "cur_rank", "target_rank", "address", "payload_size",
