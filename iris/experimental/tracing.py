@@ -13,9 +13,8 @@ record constexprs (``iris.tracing.record_constexpr``).
     payload_size = active lanes x element bytes (no mask: every element; scalar pointer: 1)
     duration     = end - start ticks for a range; DURATION_OPEN until ended; DURATION_INSTANT for an instant
 
-Reductions run on the pointer block's own distributed layout: each reduction over axis 0 (``gl.min`` of the
-addresses, or one ``gl.reduce`` of the masked minimum and the active-lane count together) yields the
-``SliceLayout`` of its input, until a scalar is left, so a ``BlockedLayout`` of any rank, a
+Reductions run on the pointer block's own distributed layout: each ``gl.min``/``gl.sum`` over axis 0
+yields the ``SliceLayout`` of its input, until a scalar is left, so a ``BlockedLayout`` of any rank, a
 ``SliceLayout`` block or a scalar pointer all work, with no mask, a mask of the block's shape or a scalar mask.
 With ``tracing`` compiled off every method is empty; compiled on but switched off at run time
 (context tracing block all zeros) it records nothing and touches no memory.
@@ -46,16 +45,10 @@ def _block_min(x):
 
 
 @gluon.jit
-def _min_and_sum(lowest_a, count_a, lowest_b, count_b):
-    return gl.minimum(lowest_a, lowest_b), count_a + count_b
-
-
-@gluon.jit
-def _block_min_and_count(keyed, ones):
-    """(min of ``keyed``, sum of ``ones``): one reduction per axis for both, in the block's own layout."""
-    for _ in gl.static_range(len(keyed.shape)):
-        keyed, ones = gl.reduce((keyed, ones), 0, _min_and_sum)
-    return keyed, ones
+def _block_sum(x):
+    for _ in gl.static_range(len(x.shape)):
+        x = gl.sum(x, axis=0)
+    return x
 
 
 @gluon.jit
@@ -66,10 +59,10 @@ def _address_and_size(address, mask):
         lowest = _block_min(addr)
         count = address.numel
     else:
-        keyed = gl.where(mask, addr, NO_ADDRESS)
-        zero = (addr * 0).to(gl.int32)  # zeros in the block's layout (a scalar for a scalar pointer)
-        lowest, count = _block_min_and_count(keyed, gl.where(mask, zero + 1, zero))
+        lowest = _block_min(gl.where(mask, addr, NO_ADDRESS))
         lowest = gl.where(lowest == NO_ADDRESS, 0, lowest)
+        zero = addr * 0  # int64 zeros in the block's layout (a scalar for a scalar pointer)
+        count = _block_sum(gl.where(mask, zero + 1, zero))
     return lowest, count * element_bytes(address.dtype)
 
 

@@ -10,9 +10,8 @@ separately and keeps them identical; the conformance suite compares the two):
     payload_size = active lanes x element bytes (no mask: every element; scalar pointer: 1)
     duration     = end - start ticks for a range; DURATION_OPEN until ended; DURATION_INSTANT for an instant
 
-A masked block is reduced once for both its minimum active address and its active-lane count (one ``tl.reduce``
-of the pair over the flattened block). With ``tracing`` compiled off every method is empty; compiled on but
-switched off at run time (context tracing block all zeros) it records nothing and touches no memory.
+With ``tracing`` compiled off every method is empty; compiled on but switched off at run time
+(context tracing block all zeros) it records nothing and touches no memory.
 """
 
 
@@ -43,17 +42,10 @@ def _block_min(x):
 
 
 @triton.jit
-def _min_and_sum(lowest_a, count_a, lowest_b, count_b):
-    return tl.minimum(lowest_a, lowest_b), count_a + count_b
-
-
-@triton.jit
-def _block_min_and_count(keyed, ones):
-    """(min of ``keyed``, sum of ``ones``) over the whole block in one reduction (a scalar passes through)."""
-    if len(keyed.shape) > 0:
-        flat = tl.reshape(keyed, [keyed.numel], can_reorder=True)  # a relabeling of registers, no data movement
-        keyed, ones = tl.reduce((flat, tl.reshape(ones, [ones.numel], can_reorder=True)), 0, _min_and_sum)
-    return keyed, ones
+def _block_sum(x):
+    for _ in tl.static_range(len(x.shape)):
+        x = tl.sum(x, axis=0)
+    return x
 
 
 @triton.jit
@@ -64,10 +56,9 @@ def _address_and_size(address, mask):
         lowest = _block_min(addr)
         count = address.numel
     else:
-        keyed = tl.where(mask, addr, NO_ADDRESS)
-        zero = (addr * 0).to(tl.int32)  # zeros of the block's shape (a scalar for a scalar pointer)
-        lowest, count = _block_min_and_count(keyed, tl.where(mask, zero + 1, zero))
+        lowest = _block_min(tl.where(mask, addr, NO_ADDRESS))
         lowest = tl.where(lowest == NO_ADDRESS, 0, lowest)
+        count = _block_sum(tl.where(mask, addr * 0 + 1, addr * 0))
     return lowest, count * element_bytes(address.dtype)
 
 
