@@ -32,10 +32,14 @@ def install() -> None:
 
     original = interpreter._patch_lang
     langs = (tl, tl.core)
+    seen: dict[object, frozenset[int]] = {}  # function -> the language modules its globals hold
 
     def patch_lang(fn):
         global _patched
-        used = {id(v) for v in fn.__globals__.values() if inspect.ismodule(v) and any(v is m for m in langs)}
+        used = seen.get(fn)
+        if used is None:
+            used = seen[fn] = frozenset(id(v) for v in fn.__globals__.values()
+                                        if inspect.ismodule(v) and any(v is m for m in langs))
         if _patched is not None and used <= _patched:
             return interpreter._LangPatchScope()  # a device function inside a run: already patched
         scope = original(fn)
@@ -43,7 +47,7 @@ def install() -> None:
         if _patched is not None:  # a device function that sees a module the kernel does not: patched for the run
             _patched |= used
             return scope
-        _patched = used
+        _patched = set(used)
         restore = scope.restore
 
         def restore_and_forget() -> None:
