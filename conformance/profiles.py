@@ -12,7 +12,7 @@ import os
 from hypothesis import HealthCheck, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-EXAMPLES = {"dev": 3, "ci": 5, "nightly": 60}
+EXAMPLES = {"dev": 6, "ci": 10, "nightly": 60}
 DEFAULT = "dev"
 
 
