@@ -70,7 +70,7 @@ CATALOGUE: tuple[Mutant, ...] = (
        "lowest = tl.where(lowest == NO_ADDRESS, lowest, lowest)",
        "address: a block with no active lane records the sentinel instead of 0", "instants@1", "store@1"),
     _m("triton-trace-payload_size-mask", TRITON_TRACING,
-       "count = _block_sum(tl.where(mask, addr * 0 + 1, addr * 0))", "count = _block_sum(addr * 0 + 1)",
+       "count = _block_sum(tl.where(mask, zero + 1, zero))", "count = _block_sum(zero + 1)",
        "payload_size: counts every lane, masked-off lanes included", "tracing_1d_address@1", "load@1"),
     _m("triton-trace-payload_size-bytes", TRITON_TRACING,
        "return lowest, count * element_bytes(address.dtype)", "return lowest, count * 4",

@@ -58,7 +58,8 @@ def _address_and_size(address, mask):
     else:
         lowest = _block_min(tl.where(mask, addr, NO_ADDRESS))
         lowest = tl.where(lowest == NO_ADDRESS, 0, lowest)
-        count = _block_sum(tl.where(mask, addr * 0 + 1, addr * 0))
+        zero = addr * 0  # int64 zeros of the block's shape (a scalar for a scalar pointer)
+        count = _block_sum(tl.where(mask, zero + 1, zero))
     return lowest, count * element_bytes(address.dtype)
 
 
