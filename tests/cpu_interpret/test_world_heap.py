@@ -183,7 +183,7 @@ def test_launch_rank_hangs():
         launch(workers.fail_on_rank, 2, 1, "hang", env=ENV, timeout=5)
     elapsed = time.monotonic() - start
     assert re.search(r"did not finish within 5 s: ranks? (0, )?1 had not answered", str(info.value)), str(info.value)
-    assert 5 <= elapsed < 40
+    assert 5 <= elapsed < 30
 
 
 def test_launch_rank_exits():
