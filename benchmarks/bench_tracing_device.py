@@ -5,6 +5,8 @@
 Prints, per API:
   one program   ns per start+end pair: one program recording ``--pairs`` pairs in a loop, minus the same loop
                 compiled without tracing (``tracing=False``: no tracing code at all);
+  claim floor   the same loop doing only what any per-event slot claim pays: a relaxed ``atomic_add`` on a
+                counter and one store at the slot it returned (the store waits for the round trip);
   all SMs busy  ns per pair amortized: 8 programs per SM, 64 pairs each, minus the untraced twin;
   all-scatter   traced/untraced time of a GEMM-style all-scatter (each tile stored to every rank, one range
                 per tile and target) on a world of ``--ranks`` ranks sharing the GPUs.
@@ -53,6 +55,20 @@ def gluon_pairs(ctx_t, out, n, TRACING: gl.constexpr):
         acc += i
         ctx.tracing.record_event_end(h)
     gl.store(out + pid, acc)
+
+
+@triton.jit(do_not_specialize=["n"])
+def triton_claim_floor(counter, slots, n):
+    for i in range(n):
+        slot = tl.atomic_add(counter, 1, sem="relaxed")
+        tl.store(slots + slot, i)
+
+
+@gluon.jit(do_not_specialize=["n"])
+def gluon_claim_floor(counter, slots, n):
+    for i in range(n):
+        slot = gl.atomic_add(counter, 1, sem="relaxed")
+        gl.store(slots + slot, i)
 
 
 @triton.jit(do_not_specialize=["M", "N"])
@@ -139,11 +155,15 @@ def measure(pairs: int, reps: int, m: int, n: int) -> dict:
     scatter = shmem.zeros((shmem.get_num_ranks() * m, n), dtype=torch.float32)
     figures: dict = {"rank": shmem.get_rank(), "sms": sms}
     alone = shmem.get_rank() == 0
+    counter = torch.zeros(1, dtype=torch.int64, device=shmem.device)
+    slots = torch.empty((reps + 4) * pairs, dtype=torch.int32, device=shmem.device)  # never reset: room for all
     for api in ("triton", "gluon"):
-        one, busy = {False: 0.0, True: 0.0}, {False: 0.0, True: 0.0}
+        one, busy, floor = {False: 0.0, True: 0.0}, {False: 0.0, True: 0.0}, 0.0
         if alone:
             one = {t: _median_ms(shmem, _pairs_launcher(api, shmem, out, pairs, 1, t), reps, alone)
                    for t in (False, True)}
+            claim = triton_claim_floor if api == "triton" else gluon_claim_floor
+            floor = _median_ms(shmem, lambda k=claim: k[(1,)](counter, slots, pairs, num_warps=4), reps, alone)
             busy = {t: _median_ms(shmem, _pairs_launcher(api, shmem, out, busy_pairs, busy_programs, t), reps, alone)
                     for t in (False, True)}
         shmem.barrier()
@@ -151,6 +171,7 @@ def measure(pairs: int, reps: int, m: int, n: int) -> dict:
         figures[api] = {
             "one_program_ns_per_pair": (one[True] - one[False]) * 1e6 / pairs,
             "one_program_untraced_ms": one[False],
+            "claim_floor_ns_per_pair": (floor - one[False]) * 1e6 / pairs,
             "busy_ns_per_pair": (busy[True] - busy[False]) * 1e6 / (busy_programs * busy_pairs),
             "all_scatter_ratio": scat[True] / scat[False],
             "all_scatter_untraced_ms": scat[False],
@@ -175,10 +196,12 @@ def main() -> None:
     r0 = results[0]
     print(f"{args.ranks} ranks, {r0['sms']} SMs; one program: {args.pairs} pairs; all SMs: 8 programs/SM x 64 pairs; "
           f"all-scatter {args.size}x{args.size} per rank, 64x64 tiles; medians of {args.reps} launches (rank 0)")
-    print(f"{'api':8s} {'one program ns/pair':>20s} {'all SMs ns/pair':>16s} {'all-scatter traced/untraced':>28s}")
+    print(f"{'api':8s} {'one program ns/pair':>20s} {'claim floor':>12s} {'all SMs ns/pair':>16s} "
+          f"{'all-scatter traced/untraced':>28s}")
     for api in ("triton", "gluon"):
         f = r0[api]
-        print(f"{api:8s} {f['one_program_ns_per_pair']:20.1f} {f['busy_ns_per_pair']:16.2f} "
+        print(f"{api:8s} {f['one_program_ns_per_pair']:20.1f} {f['claim_floor_ns_per_pair']:12.1f} "
+              f"{f['busy_ns_per_pair']:16.2f} "
               f"{f['all_scatter_ratio']:28.4f}   (untraced: loop {f['one_program_untraced_ms']:.3f} ms, "
               f"all-scatter {f['all_scatter_untraced_ms']:.3f} ms)")
 

@@ -13,6 +13,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from hypothesis import settings as hypothesis_settings
+
 from conformance import profiles
 from conformance.report import summary_table, write_example_trace, write_results
 from conformance.runner import JOB_TIMEOUT_S, detect_backend
@@ -51,6 +53,16 @@ def _seed(text: str) -> int:
     return value
 
 
+def _examples(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--examples {text!r}: expected an integer >= 1")
+    return value
+
+
 def _selection_options(p: argparse.ArgumentParser, out: str) -> None:
     """The options ``run`` and ``gate`` share."""
     p.add_argument("--scenario", action="append", help="scenario name or dotted module path (repeatable; default: "
@@ -60,6 +72,7 @@ def _selection_options(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument("--backend", choices=("cpu", "gpu"), default=None, help="default: gpu if one is visible")
     p.add_argument("--profile", choices=sorted(profiles.EXAMPLES), default=None, help="Hypothesis profile "
                    "(default: IRIS_CONFORMANCE_PROFILE or dev)")
+    p.add_argument("--examples", type=_examples, default=None, help="examples per case (default: the profile's)")
     p.add_argument("--seed", type=_seed, default=None, help="fixed Hypothesis seed: the same examples every run")
     p.add_argument("--sanitize", action="store_true", help="run every GPU rank under compute-sanitizer memcheck "
                    "(CUDA); a reported error fails the case")
@@ -125,7 +138,10 @@ def _prepare(args, params_text: str | None = None):
     if not cases:
         raise SelectionError(f"no case to run: scenarios {args.scenario or 'all'} accept none of the world sizes "
                              f"{args.ranks}")
-    return backend, profile_name, profiles.load(profile_name), params, cases, notes
+    chosen = profiles.load(profile_name)
+    if args.examples is not None:
+        chosen = hypothesis_settings(chosen, max_examples=args.examples)
+    return backend, profile_name, chosen, params, cases, notes
 
 
 def _check_sanitizer(backend: str) -> None:
@@ -143,8 +159,9 @@ def _check_sanitizer(backend: str) -> None:
 
 def _meta(args, backend: str, profile_name: str, start: float, cases) -> dict:
     sizes = sorted({c.world_size for c in cases})
-    return {"backend": backend, "profile": profile_name, "seed": args.seed, "sanitize": args.sanitize,
-            "world_sizes": ",".join(map(str, sizes)), "seconds": time.perf_counter() - start,
+    examples = args.examples or profiles.EXAMPLES[profile_name]
+    return {"backend": backend, "profile": profile_name, "examples": examples, "seed": args.seed,
+            "sanitize": args.sanitize, "world_sizes": ",".join(map(str, sizes)), "seconds": time.perf_counter() - start,
             "python": platform.python_version(), "argv": sys.argv[1:]}
 
 
@@ -152,7 +169,8 @@ def cmd_run(args) -> int:
     backend, profile_name, settings, params, cases, notes = _prepare(args, args.params)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "traces").mkdir(exist_ok=True)
-    print(f"conformance: {len(cases)} cases, backend {backend}, profile {profile_name}, output {args.out}/")
+    print(f"conformance: {len(cases)} cases, backend {backend}, profile {profile_name}, "
+          f"{settings.max_examples} examples per case, output {args.out}/")
     for note in notes:
         print(note)
     start = time.perf_counter()

@@ -39,6 +39,8 @@ CASES = [
                                                  "(an even world); it accepts e.g. 2, 4"),
     (["--ranks", "0"], {}, "argument --ranks: --ranks '0': world sizes must be >= 1"),
     (["--seed", "-3"], {}, "argument --seed: --seed '-3': expected an integer >= 0"),
+    (["--examples", "0"], {}, "argument --examples: --examples '0': expected an integer >= 1"),
+    (["--examples", "many"], {}, "argument --examples: --examples 'many': expected an integer >= 1"),
     (["--sanitize", "--backend", "cpu"], {}, "--sanitize checks GPU memory accesses; backend cpu runs kernels under "
                                              "the interpreter"),
 ]

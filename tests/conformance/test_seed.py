@@ -34,3 +34,15 @@ def test_the_same_seed_chooses_the_same_examples_and_verdicts(tmp_path, monkeypa
     other = _run(tmp_path / "c", 12)
     changed = [k for k in first if other[k][0] != first[k][0]]
     assert changed, "seed 12 chose the same examples as seed 11 in every case"
+
+
+@pytest.mark.parametrize("examples", [1, 3])
+def test_examples_sets_the_count_per_case(tmp_path, monkeypatch, examples):
+    monkeypatch.setenv("IRIS_HYPOTHESIS_DB", "none")
+    out = tmp_path / str(examples)
+    argv = ["run", "--backend", "cpu", "--ranks", "1", "--scenario", "store", "--examples", str(examples), "--seed",
+            "3", "--out", str(out)]
+    assert main(argv) == 0
+    data = json.loads((out / "results.json").read_text())
+    assert data["meta"]["examples"] == examples, data["meta"]
+    assert [c["examples"] for c in data["cases"]] == [examples], data["cases"]
