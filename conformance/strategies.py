@@ -26,14 +26,18 @@ EXACT_INTEGERS = {"int8": 2**7 - 1, "int16": 2**15 - 1, "int32": 2**31 - 1, "int
                   "bfloat16": 2**8, "float32": 2**24, "float64": 2**53}
 
 
+MEMORY_SEMANTICS = ("acq_rel", "relaxed", "acquire", "release")
+MEMORY_SCOPES = ("sys", "gpu")  # for peers in other processes
+
+
 def memory_semantics() -> st.SearchStrategy[str]:
-    """An atomic's ``sem`` (a compile-time value): each must give the same results."""
-    return st.sampled_from(("acq_rel", "relaxed", "acquire", "release"))
+    """An atomic's ``sem`` (a compile-time value in the API): each must give the same results."""
+    return st.sampled_from(MEMORY_SEMANTICS)
 
 
 def memory_scope() -> st.SearchStrategy[str]:
-    """An atomic's ``scope`` for peers in other processes (a compile-time value): "gpu" or "sys"."""
-    return st.sampled_from(("sys", "gpu"))
+    """An atomic's ``scope`` (a compile-time value in the API): "gpu" or "sys"."""
+    return st.sampled_from(MEMORY_SCOPES)
 
 
 def dtype_name(options=DATA_DTYPES) -> st.SearchStrategy[str]:

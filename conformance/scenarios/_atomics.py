@@ -16,8 +16,10 @@ tracing one range per program around the atomic (name = op, target t, payload t,
 cas has no mask: inactive lanes compare and swap with cmp == val, which leaves memory unchanged.
 xchg, cas: every ``vals[r][j]`` differs from ``init[j]`` (a drawn value equal to it has its lowest bit flipped), so
 each exclusive write shows in memory, the simplest example (all zeros) included.
-Every example draws the memory semantics and scope (compile-time values from small sets): the results above must
-hold for each of them.
+Every example draws the memory semantics and scope: the results above must hold for each of them. They are
+compile-time strings in the API; the kernels take their index (``ordering``) at run time and call the op with the
+drawn pair out of one branch per pair, so one compile serves all eight (each new compile costs far more than the
+example).
 """
 
 import triton
@@ -46,17 +48,27 @@ def _event_id(op):
     return EVENT_IDS[op]
 
 
-@triton.jit(do_not_specialize=["n", "target"])
-def triton_kernel(ctx_t, buf, vals, cmps, old, bits, n, target, rank: tl.constexpr, world: tl.constexpr,
-                  OP: tl.constexpr, SEM: tl.constexpr, SCOPE: tl.constexpr, BLOCK: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = (offs < n) & (tl.load(bits + offs) != 0)
-    if OP == "atomic_xchg" or OP == "atomic_cas":
-        mask = mask & (offs % world == rank)
-    val = tl.load(vals + offs)
-    h = ctx.tracing.record_event_start(_event_id(OP), target, buf + offs, pid, 0, mask=mask, payload=target)
+@triton.constexpr_function
+def _sem(k):
+    return S.MEMORY_SEMANTICS[k // len(S.MEMORY_SCOPES)]
+
+
+@triton.constexpr_function
+def _scope(k):
+    return S.MEMORY_SCOPES[k % len(S.MEMORY_SCOPES)]
+
+
+ORDERINGS = tl.constexpr(len(S.MEMORY_SEMANTICS) * len(S.MEMORY_SCOPES))
+
+
+def ordering(sem: str, scope: str) -> int:
+    """The run-time index of (sem, scope) that the kernels turn back into the API's compile-time strings."""
+    return S.MEMORY_SEMANTICS.index(sem) * len(S.MEMORY_SCOPES) + S.MEMORY_SCOPES.index(scope)
+
+
+@triton.jit
+def _triton_atomic(ctx, OP: tl.constexpr, SEM: tl.constexpr, SCOPE: tl.constexpr, buf, cmps, old, offs, val, mask,
+                   target):
     if OP == "atomic_add":
         ctx.atomic_add(buf + offs, val, target, mask=mask, sem=SEM, scope=SCOPE)
     elif OP == "atomic_sub":
@@ -79,21 +91,28 @@ def triton_kernel(ctx_t, buf, vals, cmps, old, bits, n, target, rank: tl.constex
         cmp = tl.where(mask, tl.load(cmps + offs), val)  # inactive lanes: cmp == val changes nothing
         prev = ctx.atomic_cas(buf + offs, cmp, val, target, sem=SEM, scope=SCOPE)
         tl.store(old + offs, prev, mask=mask)
+
+
+@triton.jit(do_not_specialize=["n", "target", "ordering"])
+def triton_kernel(ctx_t, buf, vals, cmps, old, bits, n, target, ordering, rank: tl.constexpr, world: tl.constexpr,
+                  OP: tl.constexpr, BLOCK: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = (offs < n) & (tl.load(bits + offs) != 0)
+    if OP == "atomic_xchg" or OP == "atomic_cas":
+        mask = mask & (offs % world == rank)
+    val = tl.load(vals + offs)
+    h = ctx.tracing.record_event_start(_event_id(OP), target, buf + offs, pid, 0, mask=mask, payload=target)
+    for k in tl.static_range(ORDERINGS):
+        if ordering == k:
+            _triton_atomic(ctx, OP, _sem(k), _scope(k), buf, cmps, old, offs, val, mask, target)
     ctx.tracing.record_event_end(h)
 
 
-@gluon.jit(do_not_specialize=["n", "target"])
-def gluon_kernel(ctx_t, buf, vals, cmps, old, bits, n, target, OP: gl.constexpr, SEM: gl.constexpr,
-                 SCOPE: gl.constexpr, BLOCK: gl.constexpr):
-    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
-    layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
-    pid = gl.program_id(0)
-    offs = pid * BLOCK + gl.arange(0, BLOCK, layout=layout)
-    mask = (offs < n) & (gl.load(bits + offs) != 0)
-    if OP == "atomic_xchg" or OP == "atomic_cas":
-        mask = mask & (offs % ctx.num_ranks == ctx.cur_rank)
-    val = gl.load(vals + offs)
-    h = ctx.tracing.record_event_start(_event_id(OP), target, buf + offs, pid, 0, mask=mask, payload=target)
+@gluon.jit
+def _gluon_atomic(ctx, OP: gl.constexpr, SEM: gl.constexpr, SCOPE: gl.constexpr, buf, cmps, old, offs, val, mask,
+                  target):
     if OP == "atomic_add":
         ctx.atomic_add(buf + offs, val, target, mask=mask, sem=SEM, scope=SCOPE)
     elif OP == "atomic_sub":
@@ -116,6 +135,22 @@ def gluon_kernel(ctx_t, buf, vals, cmps, old, bits, n, target, OP: gl.constexpr,
         cmp = gl.where(mask, gl.load(cmps + offs), val)  # inactive lanes: cmp == val changes nothing
         prev = ctx.atomic_cas(buf + offs, cmp, val, target, sem=SEM, scope=SCOPE)
         gl.store(old + offs, prev, mask=mask)
+
+
+@gluon.jit(do_not_specialize=["n", "target", "ordering"])
+def gluon_kernel(ctx_t, buf, vals, cmps, old, bits, n, target, ordering, OP: gl.constexpr, BLOCK: gl.constexpr):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
+    layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
+    pid = gl.program_id(0)
+    offs = pid * BLOCK + gl.arange(0, BLOCK, layout=layout)
+    mask = (offs < n) & (gl.load(bits + offs) != 0)
+    if OP == "atomic_xchg" or OP == "atomic_cas":
+        mask = mask & (offs % ctx.num_ranks == ctx.cur_rank)
+    val = gl.load(vals + offs)
+    h = ctx.tracing.record_event_start(_event_id(OP), target, buf + offs, pid, 0, mask=mask, payload=target)
+    for k in gl.static_range(ORDERINGS):
+        if ordering == k:
+            _gluon_atomic(ctx, OP, _sem(k), _scope(k), buf, cmps, old, offs, val, mask, target)
     ctx.tracing.record_event_end(h)
 
 
@@ -164,8 +199,8 @@ def _launch(op):
         b = rank.buffers
         for t in range(rank.world_size):
             kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, b["buf"], b["vals"], b["cmps"], b["old"][t], b["bits"],
-                                                 p["n"], t, **rank.world_constexprs, OP=op, SEM=p["SEM"],
-                                                 SCOPE=p["SCOPE"], BLOCK=p["BLOCK"], num_warps=4)
+                                                 p["n"], t, ordering(p["SEM"], p["SCOPE"]), **rank.world_constexprs,
+                                                 OP=op, BLOCK=p["BLOCK"], num_warps=4)
 
     return launch
 
