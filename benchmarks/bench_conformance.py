@@ -9,6 +9,10 @@ ranks and both APIs. The variants column is the most compiled variants of the Tr
 across the ranks for one configuration (``runner.variants_per_config``): Gluon must be 1 (one compile
 serves every rank), Triton is R (rank and world size are constexprs). Under the interpreter nothing is
 compiled ("-"), so both columns are meaningful on a GPU.
+
+Milliseconds per example by phase, on the rank whose kernels took longest: ``compile`` is the time inside
+Triton's compiler (cold compiles and loads from its disk cache, through its compilation listener), carved out
+of ``launch``, which keeps the rest of the launch calls (specialization, module load, enqueue).
 """
 
 import argparse
@@ -22,7 +26,7 @@ from conformance.runner import detect_backend, run_example
 from conformance.scenario import load, names
 from iris.ranks import Pools
 
-PHASES = ("dispatch", "reset", "setup", "barriers", "launch", "kernel", "readback", "model", "compare")
+PHASES = ("dispatch", "reset", "setup", "barriers", "compile", "launch", "kernel", "readback", "model", "compare")
 
 
 def bench(pools: Pools, name: str, backend: str, world_size: int, examples: int) -> tuple[float, str, str, int, dict]:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import torch
+import triton
 
 from conformance.scenario import APIS, ScenarioError, load
 from iris.ranks import progress
@@ -121,11 +122,12 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
         rank, kernel = ranks[api], scenario.kernel(api)
         with clock("reset"):
             shmem.tracing.enable(max_events)  # local: this rank's trace buffers, zeroed
-        with clock("launch"):
+        with clock("launch"), CompilerTime() as compiler:
             t0 = device_clock(shmem.device)
             compiles_before = _compiles(kernel)
             launched = LaunchRecorder(kernel)
             _step(scenario, "launch", api, scenario.launch, launched, rank, params)
+        clock.move("launch", "compile", compiler.seconds)
         with clock("kernel"):
             progress(f"{name}: waiting for the {api} kernel to finish on this rank's device")
             synchronize(shmem.device)
@@ -165,6 +167,35 @@ class PhaseClock:
             yield
         finally:
             self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - start
+
+    def move(self, source: str, target: str, seconds: float) -> None:
+        """Count ``seconds`` of phase ``source`` under ``target`` instead (a part measured inside it)."""
+        if seconds:
+            self.seconds[source] -= seconds
+            self.seconds[target] = self.seconds.get(target, 0.0) + seconds
+
+
+class CompilerTime:
+    """Seconds Triton's compiler spends inside the block: compiles and loads from its disk cache (through its
+    compilation listener; the listener in place before is still called). Zero under the interpreter."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._before = None
+
+    def __enter__(self) -> CompilerTime:
+        self._before = before = triton.knobs.compilation.listener
+
+        def listener(**event) -> None:
+            self.seconds += event["times"].total / 1e6
+            if before is not None:
+                before(**event)
+
+        triton.knobs.compilation.listener = listener
+        return self
+
+    def __exit__(self, *exc) -> None:
+        triton.knobs.compilation.listener = self._before
 
 
 class LaunchRecorder:
