@@ -90,9 +90,11 @@ def run_example(pools: Pools, scenario: Scenario, world_size: int, params: dict,
     refusal = scenario.refusal(world_size)
     if refusal:
         raise ValueError(refusal)
+    pool = pools.get(world_size, backend)
+    pool.start()  # a new pool's start-up (processes, imports, device, heap) is not this example's time
     start = time.perf_counter()
     ref = scenario.ref or scenario.name
-    observations = pools.get(world_size, backend).run(rank_job, ref, params, apis, timeout=timeout)
+    observations = pool.run(rank_job, ref, params, apis, timeout=timeout)
     job = time.perf_counter()
     try:
         model = scenario.model(params, world_size)
