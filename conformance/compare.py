@@ -101,6 +101,8 @@ def _memory(check: str, rank: int, got: dict, want: dict) -> list[Divergence]:
         flat_a, flat_w = _flatten(actual), _flatten(values)
         if len(flat_a) != len(flat_w):
             return [Divergence(check, rank, f"buffer {name}", "elements", len(flat_a), len(flat_w))]
+        if flat_a == flat_w:
+            continue
         for i, (a, w) in enumerate(zip(flat_a, flat_w, strict=True)):
             if a != w:
                 return [Divergence(check, rank, f"buffer {name}[{i}]", "value", a, w)]
@@ -108,9 +110,13 @@ def _memory(check: str, rank: int, got: dict, want: dict) -> list[Divergence]:
 
 
 def _flatten(x) -> list:
-    if isinstance(x, (list, tuple)):
+    """Elements of a nested list (``tensor.tolist()`` or a model's) in row-major order; a scalar is one element.
+    A level is nested when its first item is a list (both sides come from regular shapes)."""
+    if not isinstance(x, (list, tuple)):
+        return [x]
+    if x and isinstance(x[0], (list, tuple)):
         return [v for item in x for v in _flatten(item)]
-    return [x]
+    return list(x)
 
 
 def compare(model: Model, observations: list[dict], apis: tuple[str, ...], heap_bytes: int) -> list[Divergence]:

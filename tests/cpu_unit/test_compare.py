@@ -44,3 +44,37 @@ def test_op_index_shifted_from_the_slot_is_a_divergence():
 def test_op_index_duplicated_is_a_divergence():
     (d,) = compare(_model(3), [_observation([0, 1, 1])], ("triton",), HEAP)
     assert (d.where, d.field, d.actual, d.expected) == ("slot 2 (pid 2)", "op_index", 1, 2)
+
+
+def _with_memory(memory: dict) -> dict:
+    obs = _observation([0])
+    obs["apis"]["triton"]["memory"] = memory
+    return obs
+
+
+def _memory_model(memory: dict) -> Model:
+    model = _model(1)
+    return Model(model.events, {0: memory})
+
+
+@pytest.mark.parametrize("buffer", [7, [1, 2, 3], [[1, 2], [3, 4]], [[[1], [2]], [[3], [4]]], []])
+def test_equal_memory_of_any_shape_passes(buffer):
+    assert compare(_memory_model({"out": buffer}), [_with_memory({"out": buffer})], ("triton",), HEAP) == []
+
+
+@pytest.mark.parametrize(("got", "where", "actual", "expected"), [
+    ([[1, 2], [3, 5]], "buffer out[3]", "5", 4),
+    ([[9, 2], [3, 5]], "buffer out[0]", "9", 1),
+    ([[1.0, 2.0], [3.0, float("nan")]], "buffer out[3]", "nan", 4),
+])
+def test_the_first_differing_element_is_named_by_its_row_major_index(got, where, actual, expected):
+    (d,) = compare(_memory_model({"out": [[1, 2], [3, 4]]}), [_with_memory({"out": got})], ("triton",), HEAP)
+    assert (d.check, d.where, d.field, str(d.actual), d.expected) == ("triton vs model", where, "value", actual,
+                                                                       expected)
+
+
+def test_a_buffer_of_another_size_or_missing_is_a_divergence():
+    (d,) = compare(_memory_model({"out": [[1, 2], [3, 4]]}), [_with_memory({"out": [1, 2, 3]})], ("triton",), HEAP)
+    assert (d.where, d.field, d.actual, d.expected) == ("buffer out", "elements", 3, 4)
+    (d,) = compare(_memory_model({"out": [1]}), [_with_memory({})], ("triton",), HEAP)
+    assert (d.where, d.field, d.actual) == ("buffer out", "buffer", None)
