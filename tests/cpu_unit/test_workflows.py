@@ -225,3 +225,19 @@ def test_a_missing_command_is_caught(tmp_path, command, problem):
     with pytest.raises((AssertionError, pytest.fail.Exception)) as info:
         _check_command("job: step", command, tmp_path)
     assert problem in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_gpu_jobs_keep_tritons_compiled_kernels_between_runs(path):
+    workflow = _load(path)
+    gpu_jobs = {name: job for name, job in workflow["jobs"].items() if "nvidia_runner" in job["runs-on"]}
+    assert gpu_jobs, f"{path.name}: no GPU job"
+    for name, job in gpu_jobs.items():
+        assert job["env"]["TRITON_CACHE_DIR"] == "${{ github.workspace }}/.triton-cache", (name, job.get("env"))
+        steps = [s for s in job["steps"] if s.get("uses", "").startswith("actions/cache/")]
+        kinds = [s["uses"].split("@")[0] for s in steps if ".triton-cache" in s["with"]["path"].split()]
+        assert kinds == ["actions/cache/restore", "actions/cache/save"], (name, kinds)
+        runs = [i for i, s in enumerate(job["steps"]) if "run" in s]
+        cached = [i for i, s in enumerate(job["steps"]) if s in steps]
+        assert cached[0] < runs[0] and cached[-1] > runs[-1], f"{name}: restore before every run step, save after"
+        assert job["steps"][cached[-1]].get("if") == "always()", f"{name}: the save must run after a failure too"
