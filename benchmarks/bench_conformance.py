@@ -41,6 +41,7 @@ def bench(pools: Pools, name: str, backend: str, world_size: int, examples: int)
         keys.append(scenario.compile_key(params))
         results.append(run_example(pools, scenario, world_size, params, backend))
 
+    pools.get(world_size, backend).start()  # the pool's start-up is nobody's example time
     start = time.perf_counter()
     run()
     elapsed = time.perf_counter() - start - results[0].seconds
