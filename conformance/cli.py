@@ -43,24 +43,23 @@ def _ranks(text: str) -> tuple[int, ...]:
     return ranks
 
 
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"--seed {text!r}: expected an integer >= 0")
-    return value
+def _int_at_least(option: str, minimum: int):
+    """An argparse type: an integer >= ``minimum``, refused in one line naming ``option`` and the value."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{option} {text!r}: expected an integer >= {minimum}")
+        return value
+
+    return parse
 
 
-def _examples(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"--examples {text!r}: expected an integer >= 1")
-    return value
+_seed = _int_at_least("--seed", 0)
+_examples = _int_at_least("--examples", 1)
 
 
 def _selection_options(p: argparse.ArgumentParser, out: str) -> None:
@@ -157,9 +156,8 @@ def _check_sanitizer(backend: str) -> None:
         raise SelectionError(message if message.startswith("--sanitize") else f"--sanitize: {message}") from None
 
 
-def _meta(args, backend: str, profile_name: str, start: float, cases) -> dict:
+def _meta(args, backend: str, profile_name: str, examples: int, start: float, cases) -> dict:
     sizes = sorted({c.world_size for c in cases})
-    examples = args.examples or profiles.EXAMPLES[profile_name]
     return {"backend": backend, "profile": profile_name, "examples": examples, "seed": args.seed,
             "sanitize": args.sanitize, "world_sizes": ",".join(map(str, sizes)), "seconds": time.perf_counter() - start,
             "python": platform.python_version(), "argv": sys.argv[1:]}
@@ -183,7 +181,7 @@ def cmd_run(args) -> int:
     for name, (_, last) in traced.items():
         write_example_trace(args.out / "traces" / f"{name}.json", last)
     results = [ran.case for ran in done]
-    meta = _meta(args, backend, profile_name, start, results)
+    meta = _meta(args, backend, profile_name, settings.max_examples, start, results)
     write_results(args.out / "results.json", results, meta)
     print(summary_table(results))
     print(f"results: {args.out / 'results.json'}; traces: {args.out / 'traces'}/ ({meta['seconds']:.0f} s)")
@@ -224,7 +222,7 @@ def cmd_gate(args) -> int:
     mutation = _mutation(args.mutants, args.out) if args.mutants else None
     passed = gate.passes(outcomes, mutation is None or mutation["exit_code"] == 0)
     comparison = gate.compare(results, baseline) if baseline is not None else None
-    meta = _meta(args, backend, profile_name, start, results) | {
+    meta = _meta(args, backend, profile_name, settings.max_examples, start, results) | {
         "timestamp": stamp, "known_divergences": str(known_path), "gate": "passed" if passed else "failed",
         "counts": gate.counts(outcomes)}
     extra = {cid: {"checks": {}} | traces.get(cid, {}) for cid in (c.case_id for c in results)}
