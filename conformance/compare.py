@@ -2,7 +2,9 @@
 
 Logical fields must be equal; physical fields (timestamps, durations, SM/CU/XCC ids) must be valid:
 inside the launch window, ordered, in range for the device. ``op_index`` must be the slot the event
-was kept in (rows come back in slot order, so row k has op_index k). Memory is compared exactly. Each
+was kept in (rows come back in slot order, so row k has op_index k). What the host reports is checked too:
+``dropped``, and the exported trace file's counts and events (``conformance.exported``) against the model.
+Memory is compared exactly. Each
 divergence names the check, rank, program, event, field and both values, and carries the first
 diverging event of each side.
 """
@@ -39,16 +41,18 @@ class Divergence:
         return "\n".join(lines)
 
 
-def observed_events(rank_obs: dict, api: str, heap_bytes: int) -> tuple[dict[int, list[Event]], list[dict]]:
-    """``({pid: events in program order}, raw rows)`` of one API on one rank."""
+def observed_events(rank_obs: dict, api: str, heap_bytes: int, source: str = "rows"
+                    ) -> tuple[dict[int, list[Event]], list[dict]]:
+    """``({pid: events in program order}, raw rows)`` of one API on one rank: the decoded slots
+    (``source="rows"``) or the events of its exported trace file (``"exported"``)."""
     a = rank_obs["apis"][api]
     amap = AddressMap(rank_obs["heap_bases"], a["layout"], heap_bytes)
-    rows = a["rows"]
+    rows = a["rows"] if source == "rows" else a["exported"]["rows"]
     events = [to_event(r, amap) for r in rows]
     return by_program(events, [r["op_index"] for r in rows]), rows
 
 
-def _compare_programs(check, rank, got, want, prefix_only=False) -> list[Divergence]:
+def _compare_programs(check, rank, got, want, prefix_only=False, where_prefix="") -> list[Divergence]:
     """First divergence between two ``{pid: [Event]}`` maps (``prefix_only``: ``got`` may be a prefix)."""
     for pid in sorted(set(got) | set(want)):
         g, w = got.get(pid, []), want.get(pid, [])
@@ -57,10 +61,11 @@ def _compare_programs(check, rank, got, want, prefix_only=False) -> list[Diverge
             right = w[k] if k < len(w) else None
             if left is None and prefix_only:
                 break
-            where = f"pid {pid} event {k}"
+            where = f"{where_prefix}pid {pid} event {k}"
             if left is None or right is None:
                 count = (len(g), len(w))
-                return [Divergence(check, rank, f"pid {pid}", "events in program", count[0], count[1], left, right)]
+                return [Divergence(check, rank, f"{where_prefix}pid {pid}", "events in program", count[0], count[1],
+                                   left, right)]
             fields = left.diff(right)
             if fields:
                 f = fields[0]
@@ -119,6 +124,23 @@ def _flatten(x) -> list:
     return list(x)
 
 
+def _host_reports(check: str, rank: int, obs: dict, api: str, want, prefix_only: bool, expected_dropped: int,
+                  heap_bytes: int) -> list[Divergence]:
+    """What the host reports of the trace: ``dropped``, and the exported file's counts and events."""
+    a = obs["apis"][api]
+    out = []
+    if a["dropped"] != expected_dropped:
+        out.append(Divergence(check, rank, "whole launch", "dropped", a["dropped"], expected_dropped))
+    exported = a["exported"]
+    if exported["dropped"] != expected_dropped:
+        out.append(Divergence(check, rank, "exported trace", "dropped", exported["dropped"], expected_dropped))
+    if exported["events"] != len(a["rows"]) or len(exported["rows"]) != len(a["rows"]):
+        out.append(Divergence(check, rank, "exported trace", "events", (exported["events"], len(exported["rows"])),
+                              (len(a["rows"]), len(a["rows"]))))
+    got, _ = observed_events(obs, api, heap_bytes, source="exported")
+    return out + _compare_programs(check, rank, got, want, prefix_only=prefix_only, where_prefix="exported trace, ")
+
+
 def compare(model: Model, observations: list[dict], apis: tuple[str, ...], heap_bytes: int) -> list[Divergence]:
     """Every divergence of one example (at most one per check, rank and kind of evidence)."""
     out: list[Divergence] = []
@@ -140,6 +162,8 @@ def compare(model: Model, observations: list[dict], apis: tuple[str, ...], heap_
             out += _op_indices(check, r, rows)
             out += _physical(api, r, rows, obs)
             out += _memory(check, r, a["memory"], model.memory.get(r, {}))
+            dropped = max(0, model.attempted(r) - a["capacity"])
+            out += _host_reports(check, r, obs, api, want, overflow, dropped, heap_bytes)
         if len(apis) == 2:
             x, y = apis
             check = f"{x} vs {y}"

@@ -5,11 +5,14 @@ heap, the same offsets on every rank), waits for every rank once, then per API l
 clock readings and reads its events back (this rank's trace buffers are only written by its own kernels), waits
 for every rank once more and reads the final memory. Two barriers per example, whatever the number of APIs; it
 returns the raw observation (events, buffer contents, heap layout, launch window, and the hashes of
-the compiled kernel variants it launched) as plain data.
+the compiled kernel variants it launched) as plain data, with what the host reports of the trace: ``attempted``,
+``dropped`` and the events ``tracing.export`` writes, read back from the file (``conformance.exported``).
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +20,7 @@ from contextlib import contextmanager
 import torch
 import triton
 
+from conformance import exported
 from conformance.scenario import APIS, ScenarioError, load
 from iris.ranks import progress
 from iris.world import synchronize
@@ -137,6 +141,8 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
             out["apis"][api] = {
                 "rows": events.rows(),
                 "attempted": events.attempted,
+                "dropped": events.dropped,
+                "exported": _exported(shmem),
                 "capacity": max_events,
                 "layout": rank.layout(),
                 "window": (t0, t1),
@@ -152,6 +158,18 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
         shmem.tracing.disable()
     out["seconds"] = clock.seconds
     return out
+
+
+def _exported(shmem) -> dict:
+    """This rank's events as ``shmem.tracing.export`` writes them (JSON), read back (``conformance.exported``)."""
+    from iris.ranks import rank_state
+
+    state = rank_state()
+    if "export_dir" not in state:  # removed when the rank process exits
+        state["export_dir"] = tempfile.TemporaryDirectory(prefix="iris-conformance-export-")
+    path = os.path.join(state["export_dir"].name, "trace.json")
+    shmem.tracing.export(path)
+    return exported.read(path)
 
 
 class PhaseClock:

@@ -1,10 +1,12 @@
-"""conformance.compare on hand-built observations: op_index must be the slot each event was kept in."""
+"""conformance.compare on hand-built observations: op_index must be the slot each event was kept in; memory is
+compared element by element; what the host reports (dropped, the exported file) must agree with the model."""
 
 from __future__ import annotations
 
 import pytest
 
 from conformance.compare import compare
+from conformance.exported import ARGS
 from conformance.model import Addr, Event, Model
 
 pytestmark = pytest.mark.cpu_unit
@@ -19,10 +21,16 @@ def _row(pid: int, op_index: int, timestamp: int) -> dict:
             "timestamp": timestamp, "duration_cycles": -2, "cu_id": 0, "xcc_id": 0}
 
 
+def _exported(rows: list[dict]) -> dict:
+    """What conformance.exported reads back from the file tracing.export writes for ``rows``."""
+    keep = ("name", "kind", "pid", "cur_rank", *ARGS)
+    return {"rows": [{k: r[k] for k in keep} for r in rows], "events": len(rows), "dropped": 0}
+
+
 def _observation(op_indices: list[int]) -> dict:
     rows = [_row(pid, k, 100 + pid) for pid, k in enumerate(op_indices)]
-    api = {"rows": rows, "attempted": len(rows), "capacity": 16, "layout": {"buf": (0, 4, 8)}, "memory": {},
-           "window": (50, 500)}
+    api = {"rows": rows, "attempted": len(rows), "dropped": 0, "exported": _exported(rows), "capacity": 16,
+           "layout": {"buf": (0, 4, 8)}, "memory": {}, "window": (50, 500)}
     return {"rank": 0, "heap_bases": [BASE], "cu_limit": 1, "backend": "interpreter", "apis": {"triton": api}}
 
 
@@ -78,3 +86,43 @@ def test_a_buffer_of_another_size_or_missing_is_a_divergence():
     assert (d.where, d.field, d.actual, d.expected) == ("buffer out", "elements", 3, 4)
     (d,) = compare(_memory_model({"out": [1]}), [_with_memory({})], ("triton",), HEAP)
     assert (d.where, d.field, d.actual) == ("buffer out", "buffer", None)
+
+
+def test_a_dropped_count_the_model_does_not_expect_is_a_divergence():
+    obs = _observation([0, 1])
+    obs["apis"]["triton"]["dropped"] = 1
+    (d,) = compare(_model(2), [obs], ("triton",), HEAP)
+    assert (d.check, d.where, d.field, d.actual, d.expected) == ("triton vs model", "whole launch", "dropped", 1, 0)
+
+
+def test_the_exported_files_drop_count_is_checked():
+    obs = _observation([0, 1])
+    obs["apis"]["triton"]["exported"]["dropped"] = 2
+    (d,) = compare(_model(2), [obs], ("triton",), HEAP)
+    assert (d.where, d.field, d.actual, d.expected) == ("exported trace", "dropped", 2, 0)
+
+
+def test_an_exported_event_that_differs_from_the_model_names_the_file():
+    obs = _observation([0, 1, 2])
+    obs["apis"]["triton"]["exported"]["rows"][1]["payload"] = 8
+    (d,) = compare(_model(3), [obs], ("triton",), HEAP)
+    assert (d.check, d.where, d.field, d.actual, d.expected) == (
+        "triton vs model", "exported trace, pid 1 event 0", "payload", 8, 7)
+
+
+def test_an_exported_kind_that_differs_is_a_divergence():
+    obs = _observation([0, 1])
+    obs["apis"]["triton"]["exported"]["rows"][0]["kind"] = "unfinished"
+    (d,) = compare(_model(2), [obs], ("triton",), HEAP)
+    assert (d.where, d.field, d.actual, d.expected) == ("exported trace, pid 0 event 0", "kind", "unfinished",
+                                                        "instant")
+
+
+def test_an_exported_file_missing_an_event_is_a_divergence():
+    obs = _observation([0, 1])
+    exported = obs["apis"]["triton"]["exported"]
+    exported["rows"], exported["events"] = exported["rows"][:1], 1
+    first, second = compare(_model(2), [obs], ("triton",), HEAP)
+    assert (first.where, first.field, first.actual, first.expected) == ("exported trace", "events", (1, 1), (2, 2))
+    assert (second.where, second.field, second.actual, second.expected) == (
+        "exported trace, pid 1", "events in program", 0, 1)
