@@ -162,6 +162,22 @@ def site_pid_n(s):
     return SITES[s][7]
 
 
+# ---- every layout of the sets, one block of each rank's form (the cross-compile tier compiles each per num_warps)
+LAYOUT_SITES = tuple((shape, i) for shape in (CONTIG, ROW, COL, TILE, CUBE)
+                     for i in range(LAYOUT_COUNT[RANK_OF[shape]]))
+NUM_LAYOUT_SITES = len(LAYOUT_SITES)
+
+
+@triton.constexpr_function
+def layout_site_shape(s):
+    return LAYOUT_SITES[s][0]
+
+
+@triton.constexpr_function
+def layout_site_layout(s):
+    return LAYOUT_SITES[s][1]
+
+
 # ---- the launches: num_warps x element size, one launch each per example
 
 NUM_WARPS = (1, 2, 4, 8)

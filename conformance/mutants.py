@@ -20,6 +20,8 @@ TRITON_OPS = "iris/device/context.py"
 GLUON_OPS = "iris/experimental/iris_gluon.py"
 DECODER = "iris/tracing/records.py"
 LAYOUT = "iris/layout.py"
+TIMELINE = "iris/tracing/timeline.py"
+CHROME_JSON = "iris/tracing/chrome_json.py"
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,23 @@ CATALOGUE: tuple[Mutant, ...] = (
     _m("triton-trace-duration-sign", TRITON_TRACING,
        "L.FIELD_DURATION_CYCLES, now - handle[1], ok)", "L.FIELD_DURATION_CYCLES, handle[1] - now, ok)",
        "duration: start - end instead of end - start", "load@1"),
+    # call shapes (conformance/call_shapes.py): how the trace call is made
+    _m("triton-trace-pid-drops-axis2", TRITON_TRACING,
+       "+ tl.program_id(2) * tl.num_programs(0) * tl.num_programs(1)", "+ tl.program_id(2) * 0",
+       "pid: the linear program id drops grid axis 2 (shows on 3-axis grids only)", "call_shapes@1"),
+    _m("triton-trace-payload_size-scalar-mask", TRITON_TRACING,
+       "count = _block_sum(tl.where(mask, zero + 1, zero))", "count = _block_sum(tl.where(mask, 1, 0))",
+       "payload_size: a scalar mask over a block counts one lane (and a broadcast mask one lane per row)",
+       "call_shapes@1"),
+    _m("triton-trace-address-one-axis", TRITON_TRACING,
+       "for _ in tl.static_range(len(x.shape)):\n        x = tl.min(x, axis=0)",
+       "for k in tl.static_range(len(x.shape)):\n        x = tl.min(x, axis=0) if k == 0 else tl.max(x, axis=0)",
+       "address: a min over axis 0 only, then the largest of those (wrong for 2-D and 3-D blocks)",
+       "call_shapes@1", "tile_2d@1"),
+    _m("triton-trace-payload_size-bytes-1-8", TRITON_TRACING,
+       "return lowest, count * element_bytes(address.dtype)",
+       "return lowest, count * (element_bytes(address.dtype) & 6)",
+       "payload_size: 1- and 8-byte elements count 0 bytes (2- and 4-byte ones are right)", "call_shapes@1", "store@1"),
     # ---- Gluon tracing: the twin of every Triton tracing entry above, same killers
     _m("gluon-trace-event_id", GLUON_TRACING,
        "L.FIELD_EVENT_ID, event_id, ok)", "L.FIELD_EVENT_ID, event_id + 1, ok)",
@@ -169,6 +188,29 @@ CATALOGUE: tuple[Mutant, ...] = (
     _m("gluon-trace-duration-sign", GLUON_TRACING,
        "L.FIELD_DURATION_CYCLES, now - handle[1], ok)", "L.FIELD_DURATION_CYCLES, handle[1] - now, ok)",
        "duration: start - end instead of end - start", "load@1"),
+    _m("gluon-trace-pid-drops-axis2", GLUON_TRACING,
+       "gl.program_id(2) * grid_mn", "gl.program_id(2) * 0",
+       "pid: the linear program id drops grid axis 2 (shows on 3-axis grids only)", "call_shapes@1"),
+    _m("gluon-trace-payload_size-scalar-mask", GLUON_TRACING,
+       "count = _block_sum(gl.where(mask, zero + 1, zero))", "count = _block_sum(gl.where(mask, 1, 0))",
+       "payload_size: a scalar mask over a block counts one lane (and a broadcast mask one lane per row)",
+       "call_shapes@1"),
+    _m("gluon-trace-address-one-axis", GLUON_TRACING,
+       "for _ in gl.static_range(len(x.shape)):\n        x = gl.min(x, axis=0)",
+       "for k in gl.static_range(len(x.shape)):\n        x = gl.min(x, axis=0) if k == 0 else gl.max(x, axis=0)",
+       "address: a min over axis 0 only, then the largest of those (wrong for 2-D and 3-D blocks)",
+       "call_shapes@1", "tile_2d@1"),
+    _m("gluon-trace-payload_size-bytes-1-8", GLUON_TRACING,
+       "return lowest, count * element_bytes(address.dtype)",
+       "return lowest, count * (element_bytes(address.dtype) & 6)",
+       "payload_size: 1- and 8-byte elements count 0 bytes (2- and 4-byte ones are right)", "call_shapes@1", "store@1"),
+    # Gluon only: Triton's source names no layout (its compiler picks one). Under the CPU interpreter layouts are
+    # erased, so this bug keys on what the interpreter keeps of a layout: elements per thread of the CTA.
+    _m("gluon-trace-address-per-thread", GLUON_TRACING,
+       "        lowest = _block_min(addr)\n",
+       "        lowest = _block_min(addr) + (address.numel > 32 * gl.num_warps())\n",
+       "address: one byte off when an unmasked block has more elements than the CTA's threads (size_per_thread > 1 "
+       "or a wrapped layout; one element per thread is right)", "call_shapes@1"),
     # ---- Triton ops
     _m("triton-get-wrong-rank", TRITON_OPS,
        "data = tl.load(self._translate(from_ptr, from_rank, hint),",
@@ -268,4 +310,17 @@ CATALOGUE: tuple[Mutant, ...] = (
     _m("layout-capacity-one-less", LAYOUT,
        "block = [tracing.enabled, tracing.max_events,", "block = [tracing.enabled, tracing.max_events - 1,",
        "context encoder tells kernels one slot less than the buffers hold (field rows misaligned)", "overflow@1"),
+    _m("decoder-dropped-off-by-one", DECODER,
+       "return max(0, self.attempted - self.capacity)", "return max(0, self.attempted - self.capacity - 1)",
+       "dropped: one record fewer than were attempted past the capacity", "overflow@1"),
+    # ---- host export (what tracing.export writes, read back by the checks)
+    _m("export-payload-is-size", TIMELINE,
+       "ev_args = [cols[a] for a in EVENT_ARGS]",
+       'ev_args = [cols["payload_size" if a == "payload" else a] for a in EVENT_ARGS]',
+       "the exported payload argument holds payload_size", "store@1"),
+    _m("export-unfinished-unmarked", CHROME_JSON,
+       "row.text(f', \"{UNFINISHED_ARG}\": true}}}}' if kind == KIND_UNFINISHED else \"}}\")",
+       'row.text("}}")',
+       "JSON export: an unfinished range loses its unfinished argument (reads as a finished range)",
+       "unfinished_ranges@1"),
 )

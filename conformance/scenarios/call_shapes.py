@@ -38,6 +38,7 @@ from conformance.model import Model
 from conformance.scenario import Scenario
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
+from iris.tracing.events import EVENT_NAMES
 
 RUN_TIME = ["part", "step", "ld", "loop_pid", "loop_reps"]
 
@@ -210,7 +211,7 @@ def _site_events(p, s: int, rank: int, world_size: int, dtype: str, grid, axes, 
     common = {"pid": pid, "rank": rank, "target": (rank + p["offsets"][s]) % world_size, "buffer": f"buf_{dtype}",
               "heap_rank": rank, "dtype": dtype,
               "pid_m": C.pid_source(C.SITES[s][6], axes, grid), "pid_n": C.pid_source(C.SITES[s][7], axes, grid)}
-    name = C.EVENT_NAME[event_id]
+    name = EVENT_NAMES[event_id]
     kind = "instant" if record == C.INSTANT else "range"
     events = [block_event(name, kind, lanes=[e for e, a in zip(lanes, on, strict=True) if a],
                           payload=p["pays"][s] if has_payload else 0, **common)]

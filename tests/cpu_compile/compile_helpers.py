@@ -52,6 +52,8 @@ _1D = {
     "ctx_t": "*i64", "buf": "*i32", "n": "i32", "target": "i32", "payload": "i32",
     "rank": "constexpr", "world": "constexpr", "BLOCK": "constexpr", "USE_MASK": "constexpr", "TRACING": "constexpr",
 }  # fmt: skip
+_SHAPES = {"ctx_t": "*i64", "buf": "*i32", "bits": "*i8", "rank": "constexpr", "world": "constexpr",
+           "TRACING": "constexpr"}
 SIGNATURES: dict[str, dict[str, str]] = {
     "op_kernel": {
         "ctx_t": "*i64", "src": "*i32", "dst": "*i32", "ret": "*i32", "n": "i32", "peer": "i32", "peer2": "i32",
@@ -73,6 +75,8 @@ SIGNATURES: dict[str, dict[str, str]] = {
     },
     "untraced_1d_kernel": _1D,
     "trace_unfinished_kernel": {"ctx_t": "*i64", "buf": "*i32", "rank": "constexpr", "world": "constexpr"},
+    "trace_shapes_kernel": _SHAPES,
+    "untraced_shapes_kernel": _SHAPES,
     "rank_check_kernel": {"ctx_t": "*i64", "rank": "constexpr", "world": "constexpr"},
 }  # fmt: skip
 
@@ -142,7 +146,7 @@ def cache_dir() -> str:
 
 
 def compile_kernel(api: str, kernel: str, target_name: str, constexprs: dict, signature: dict | None = None, *,
-                   sass: bool = False) -> dict[str, str]:
+                   sass: bool = False, num_warps: int = NUM_WARPS) -> dict[str, str]:
     """Text stages of ``kernel`` (a name from ``SIGNATURES``) compiled by ``api`` for ``TARGETS[target_name]``.
 
     ``signature`` defaults to ``api_signature(api, kernel)``; ``constexprs`` may name ``rank``/``world``, which
@@ -152,22 +156,25 @@ def compile_kernel(api: str, kernel: str, target_name: str, constexprs: dict, si
     """
     signature = api_signature(api, kernel) if signature is None else signature
     constexprs = api_constexprs(api, constexprs)
-    return compile_function(api, kernel_function(api, kernel), target_name, constexprs, signature, sass=sass)
+    return compile_function(api, kernel_function(api, kernel), target_name, constexprs, signature, sass=sass,
+                            num_warps=num_warps)
 
 
 def compile_function(api: str, fn, target_name: str, constexprs: dict, signature: dict, *,
-                     divisible_by_16: tuple[str, ...] = (), sass: bool = False) -> dict[str, str]:
+                     divisible_by_16: tuple[str, ...] = (), sass: bool = False,
+                     num_warps: int = NUM_WARPS) -> dict[str, str]:
     """Text stages of the jit function ``fn`` (of ``api``) compiled for ``TARGETS[target_name]``; see
     ``compile_kernel``. ``divisible_by_16`` names arguments specialized as a launch specializes an int or a
     pointer that is a multiple of 16 (``tt.divisibility = 16``); the others are not specialized. A Gluon compile
-    drops ``rank``/``world`` from ``constexprs`` and ``signature`` (Gluon kernels read both at run time)."""
+    drops ``rank``/``world`` from ``constexprs`` and ``signature`` (Gluon kernels read both at run time).
+    ``num_warps``: the launch option the kernel is compiled for (default ``tests.ops.op_jobs.NUM_WARPS``)."""
     constexprs = api_constexprs(api, constexprs)
     if api == "gluon":
         signature = {k: v for k, v in signature.items() if k not in WORLD_CONSTEXPRS}
     target = TARGETS[target_name]
     python_fn = getattr(fn, "fn", fn)
     key = (api, python_fn.__module__, python_fn.__qualname__, target_name, tuple(sorted(constexprs.items())),
-           tuple(signature.items()), divisible_by_16)
+           tuple(signature.items()), divisible_by_16, num_warps)
     if key not in _CACHE:
         if api == "gluon":
             from triton.experimental.gluon._runtime import GluonASTSource as source_type
@@ -178,7 +185,7 @@ def compile_function(api: str, fn, target_name: str, constexprs: dict, signature
         src = source_type(fn, signature=dict(signature), constexprs=dict(constexprs), attrs=attrs)
         with triton.knobs.cache.scope():
             triton.knobs.cache.dir = cache_dir()
-            compiled = triton.compile(src, target=target, options={"num_warps": NUM_WARPS})
+            compiled = triton.compile(src, target=target, options={"num_warps": num_warps})
         _CACHE[key] = {stage: text for stage, text in compiled.asm.items() if isinstance(text, str)}
         if "cubin" in compiled.asm:
             _CUBINS[key] = compiled.asm["cubin"]

@@ -3,8 +3,8 @@ gfx950 through both device APIs, with checks on the machine code (no GPU needed)
 
 Checks: every kernel compiles for every target; traced kernels read the backend's clock and chip ids;
 kernels compiled with tracing off carry no tracing code (same machine code as the untraced twin, no
-clock/id reads, no atomics beyond the op's own); the trace slot claim is a relaxed atomic; an unknown
-backend is refused by name.
+clock/id reads, no atomics beyond the op's own), every layout of the call-shape family at every num_warps
+included; the trace slot claim is a relaxed atomic; an unknown backend is refused by name.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from conformance.call_shapes import NUM_WARPS as NUM_WARPS_SET
 from iris.tracing import hw
 from tests.cpu_compile.compile_helpers import (
     APIS,
@@ -253,6 +254,28 @@ def test_untraced_kernel_has_no_tracing_code(api, kernel, constexprs, target):
     assert not reads, f"{kernel} on {target}: tracing is off, yet the {kind} reads {reads}"
     atomics = atomic_instructions(code, kind)
     assert atomics == [], f"{kernel} on {target}: tracing is off, yet the {kind} has atomics {atomics}"
+
+
+@pytest.mark.parametrize("target", ALL_TARGETS)
+@pytest.mark.parametrize("num_warps", NUM_WARPS_SET)
+@pytest.mark.parametrize("api", API_PARAMS)
+def test_every_call_shape_layout_compiles_traced_and_off(api, num_warps, target):
+    """Every layout of the call-shape family's sets (each num_warps, both warp sizes) compiles traced, reading
+    the clock and ids; compiled with tracing off it is the untraced kernel's machine code, with no clock and no
+    atomics."""
+    kind = _kind(target)
+    where = f"trace_shapes_kernel ({api}, num_warps={num_warps}) on {target}"
+    on = compile_kernel(api, "trace_shapes_kernel", target, _cx(TRACING=True), num_warps=num_warps)
+    _check_stages(api, on, "trace_shapes_kernel", target)
+    missing = [s for s in CLOCK_AND_IDS[TARGETS[target].backend] if s not in on[kind]]
+    assert not missing, f"{where}: traced {kind} lacks {missing}"
+    off = compile_kernel(api, "trace_shapes_kernel", target, _cx(TRACING=False), num_warps=num_warps)
+    untraced = compile_kernel(api, "untraced_shapes_kernel", target, _cx(TRACING=False), num_warps=num_warps)
+    _assert_same_code(off[kind], untraced[kind], kind, ("trace_shapes_kernel", "untraced_shapes_kernel"),
+                      f"{where}, TRACING=False")
+    reads = [s for s in ALL_CLOCK_AND_IDS if s in off[kind]]
+    assert not reads, f"{where}, TRACING=False: {kind} reads {reads}"
+    assert atomic_instructions(off[kind], kind) == [], f"{where}, TRACING=False: atomics in the {kind}"
 
 
 # ---- 4. the slot claim is relaxed -------------------------------------------------------------------

@@ -8,6 +8,9 @@ passes them to the Triton launches only). Tracing goes through ``GluonDeviceTrac
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
+from conformance import call_shapes as C
+from conformance import call_shapes_constexpr as K
+from conformance.call_shapes_device import gluon_mask, gluon_offsets
 from iris import TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_1d, blocked_2d, warp_size
@@ -162,3 +165,26 @@ def trace_unfinished_kernel(ctx_t, buf):
     """Opens a range on a scalar pointer and never ends it."""
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
     ctx.tracing.record_event_start(TraceEvent().wait, ctx.cur_rank, buf + gl.program_id(0), gl.program_id(0), 0)
+
+
+@gluon.jit
+def trace_shapes_kernel(ctx_t, buf, bits, TRACING: gl.constexpr):
+    """A traced masked store range on every block of ``call_shapes.LAYOUT_SITES``: 1-D, a tile's row and column,
+    a 2-D tile and a 3-D block, each in every layout of its rank's set (Triton: the compiler's); ``buf`` int32."""
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACING)
+    for s in gl.static_range(K.NUM_LAYOUT_SITES):
+        offs = gluon_offsets(C.layout_site_shape(s), C.layout_site_layout(s), 0, 1, K.BN, bits)
+        mask = gluon_mask(C.layout_site_shape(s), C.layout_site_layout(s), K.BLOCK, offs, 0, bits, 1)
+        h = ctx.tracing.record_event_start(TraceEvent().store, ctx.cur_rank, buf + offs, 0, s, mask=mask)
+        ctx.store(buf + offs, offs, ctx.cur_rank, mask=mask)
+        ctx.tracing.record_event_end(h)
+
+
+@gluon.jit
+def untraced_shapes_kernel(ctx_t, buf, bits, TRACING: gl.constexpr):
+    """``trace_shapes_kernel`` with every tracing call removed (for the compiled-off comparison)."""
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACING)
+    for s in gl.static_range(K.NUM_LAYOUT_SITES):
+        offs = gluon_offsets(C.layout_site_shape(s), C.layout_site_layout(s), 0, 1, K.BN, bits)
+        mask = gluon_mask(C.layout_site_shape(s), C.layout_site_layout(s), K.BLOCK, offs, 0, bits, 1)
+        ctx.store(buf + offs, offs, ctx.cur_rank, mask=mask)

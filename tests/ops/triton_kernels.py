@@ -3,6 +3,9 @@
 import triton
 import triton.language as tl
 
+from conformance import call_shapes as C
+from conformance import call_shapes_constexpr as K
+from conformance.call_shapes_device import triton_mask, triton_offsets
 from iris import DeviceContext, TraceEvent
 
 
@@ -156,3 +159,26 @@ def trace_unfinished_kernel(ctx_t, buf, rank: tl.constexpr, world: tl.constexpr)
 def rank_check_kernel(ctx_t, rank: tl.constexpr, world: tl.constexpr):
     """Only initializes the context (its device assertions compare rank/world with the context)."""
     DeviceContext.initialize(ctx_t, rank, world)
+
+
+@triton.jit
+def trace_shapes_kernel(ctx_t, buf, bits, rank: tl.constexpr, world: tl.constexpr, TRACING: tl.constexpr):
+    """A traced masked store range on every block of ``call_shapes.LAYOUT_SITES``: 1-D, a tile's row and column,
+    a 2-D tile and a 3-D block, each in every layout of its rank's set (Triton: the compiler's); ``buf`` int32."""
+    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=TRACING)
+    for s in tl.static_range(K.NUM_LAYOUT_SITES):
+        offs = triton_offsets(C.layout_site_shape(s), C.layout_site_layout(s), 0, 1, K.BN, bits)
+        mask = triton_mask(C.layout_site_shape(s), C.layout_site_layout(s), K.BLOCK, offs, 0, bits, 1)
+        h = ctx.tracing.record_event_start(TraceEvent().store, rank, buf + offs, 0, s, mask=mask)
+        ctx.store(buf + offs, offs, rank, mask=mask)
+        ctx.tracing.record_event_end(h)
+
+
+@triton.jit
+def untraced_shapes_kernel(ctx_t, buf, bits, rank: tl.constexpr, world: tl.constexpr, TRACING: tl.constexpr):
+    """``trace_shapes_kernel`` with every tracing call removed (for the compiled-off comparison)."""
+    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=TRACING)
+    for s in tl.static_range(K.NUM_LAYOUT_SITES):
+        offs = triton_offsets(C.layout_site_shape(s), C.layout_site_layout(s), 0, 1, K.BN, bits)
+        mask = triton_mask(C.layout_site_shape(s), C.layout_site_layout(s), K.BLOCK, offs, 0, bits, 1)
+        ctx.store(buf + offs, offs, rank, mask=mask)
