@@ -64,7 +64,9 @@ def rank_offset(world_size: int, after: int = 0) -> st.SearchStrategy[int]:
 
     So the simplest example already crosses ranks (a peer, or a second offset other than the first ``after``).
     """
-    return st.integers(0, world_size - 1).map(lambda k: (after + 1 + k) % world_size)
+    # sampled_from, not integers().map(...): Hypothesis shows a mapped value as the call that made it, and small
+    # ints are shared objects, so every equal int of a report (thousands of mask bits) would be shown that way
+    return st.sampled_from([(after + 1 + k) % world_size for k in range(world_size)])
 
 
 def mask_bits(length: int) -> st.SearchStrategy[list[int]]:
