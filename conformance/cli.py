@@ -158,9 +158,19 @@ def _check_sanitizer(backend: str) -> None:
 
 def _meta(args, backend: str, profile_name: str, examples: int, start: float, cases) -> dict:
     sizes = sorted({c.world_size for c in cases})
+    seconds = time.perf_counter() - start
+    ran = sum(c.examples for c in cases)
     return {"backend": backend, "profile": profile_name, "examples": examples, "seed": args.seed,
-            "sanitize": args.sanitize, "world_sizes": ",".join(map(str, sizes)), "seconds": time.perf_counter() - start,
+            "sanitize": args.sanitize, "world_sizes": ",".join(map(str, sizes)), "seconds": seconds,
+            "examples_run": ran, "examples_per_second": ran / seconds if seconds > 0 else 0.0,
+            "jit_compiled": sum(c.jit_compiled for c in cases), "jit_loaded": sum(c.jit_loaded for c in cases),
             "python": platform.python_version(), "argv": sys.argv[1:]}
+
+
+def _footer(meta: dict) -> str:
+    """The run's totals: examples per second, and the kernels Triton compiled or loaded from its disk cache."""
+    return (f"{meta['examples_run']} examples in {meta['seconds']:.0f} s ({meta['examples_per_second']:.2f}/s); "
+            f"JIT: {meta['jit_compiled']} compiled, {meta['jit_loaded']} loaded from the cache")
 
 
 def cmd_run(args) -> int:
@@ -184,6 +194,7 @@ def cmd_run(args) -> int:
     meta = _meta(args, backend, profile_name, settings.max_examples, start, results)
     write_results(args.out / "results.json", results, meta)
     print(summary_table(results))
+    print(_footer(meta))
     print(f"results: {args.out / 'results.json'}; traces: {args.out / 'traces'}/ ({meta['seconds']:.0f} s)")
     return 0 if all(c.ok for c in results) else 1
 
@@ -236,6 +247,7 @@ def cmd_gate(args) -> int:
     text = summary.summary(results, outcomes, meta, passed=passed, comparison=comparison, mutation=mutation)
     (args.out / "summary.md").write_text(text)
     print(summary_table(results))
+    print(_footer(meta))
     n = gate.counts(outcomes)
     print(f"gate {'PASSED' if passed else 'FAILED'}: " + ", ".join(f"{v} {k}" for k, v in n.items()) +
           (f"; mutants: exit code {mutation['exit_code']}" if mutation else ""))

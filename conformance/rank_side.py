@@ -147,6 +147,7 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
                 "layout": rank.layout(),
                 "window": (t0, t1),
                 "compiles": _compiles(kernel) - compiles_before,
+                "jit": {"compiled": compiler.compiled, "loaded": compiler.loaded},
                 "variants": sorted(launched.hashes),
             }
     with clock("barriers"):
@@ -194,11 +195,14 @@ class PhaseClock:
 
 
 class CompilerTime:
-    """Seconds Triton's compiler spends inside the block: compiles and loads from its disk cache (through its
-    compilation listener; the listener in place before is still called). Zero under the interpreter."""
+    """Seconds Triton's compiler spends inside the block, and how many kernels it compiled (``compiled``) or loaded
+    from its disk cache (``loaded``), through its compilation listener (the listener in place before is still
+    called). All zero under the interpreter."""
 
     def __init__(self) -> None:
         self.seconds = 0.0
+        self.compiled = 0
+        self.loaded = 0
         self._before = None
 
     def __enter__(self) -> CompilerTime:
@@ -206,6 +210,10 @@ class CompilerTime:
 
         def listener(**event) -> None:
             self.seconds += event["times"].total / 1e6
+            if event.get("cache_hit"):
+                self.loaded += 1
+            else:
+                self.compiled += 1
             if before is not None:
                 before(**event)
 

@@ -58,6 +58,8 @@ class CaseResult:
     )
     compiles_after_warmup: int = 0
     warm_examples: int = 0
+    jit_compiled: int = 0  # kernels Triton compiled over the case (every rank and API), and loaded from its cache
+    jit_loaded: int = 0
     variants_per_config: dict[str, int | None] = field(default_factory=lambda: {"triton": None, "gluon": None})
     failure: str = ""
     error: str = ""
@@ -91,6 +93,8 @@ class CaseResult:
             self.warm_examples += 1
             self.compiles_after_warmup += sum(result.compiles.values())
         self.seen.add(compile_key)
+        self.jit_compiled += result.jit.get("compiled", 0)
+        self.jit_loaded += result.jit.get("loaded", 0)
         for api, count in result.variants.items():
             if count is not None:
                 self.variants_per_config[api] = max(count, self.variants_per_config.get(api) or 0)

@@ -62,6 +62,7 @@ class ExampleResult:
     variants: dict[str, int | None] = field(default_factory=dict)
     observations: list[dict] = field(default_factory=list, repr=False)
     timings: dict[str, float] = field(default_factory=dict)  # seconds by phase (``_breakdown``)
+    jit: dict[str, int] = field(default_factory=dict)  # kernels Triton compiled / loaded from its disk cache
 
     @property
     def ok(self) -> bool:
@@ -105,8 +106,9 @@ def run_example(pools: Pools, scenario: Scenario, world_size: int, params: dict,
     timings = _breakdown(observations, job - start, modelled - job, time.perf_counter() - modelled)
     compiles = {api: sum(o["apis"][api]["compiles"] for o in observations) for api in apis}
     variants = {api: variants_per_config(observations, api) for api in apis}
+    jit = {k: sum(o["apis"][api]["jit"][k] for o in observations for api in apis) for k in ("compiled", "loaded")}
     return ExampleResult(ref, world_size, backend, params, divergences, time.perf_counter() - start,
-                         compiles, variants, observations, timings)
+                         compiles, variants, observations, timings, jit)
 
 
 def _breakdown(observations: list[dict], job: float, model: float, compare: float) -> dict[str, float]:
