@@ -53,9 +53,10 @@ class Model:
 
     ``events[r]``: rank r's events in program order per pid (any pid order). ``memory[r][buffer]``:
     rank r's final buffer contents (buffers not listed are not checked). With ``capacity`` set below
-    the number of events, the kept events must be ``capacity`` of the expected ones, each program's
-    kept events a prefix of its own expected sequence (overflow keeps whichever slots were claimed
-    first), and ``attempted`` must still count them all.
+    the number of events, at most ``capacity`` of the expected events are kept, each program's kept
+    events a prefix of its own expected sequence (overflow keeps whichever slots were claimed first,
+    a chunk at a time, holes included), every other one is dropped (``dropped`` counts it), and
+    ``attempted`` must still count them all.
     """
 
     events: dict[int, list[Event]]

@@ -23,6 +23,7 @@ import triton
 from conformance import exported
 from conformance.scenario import APIS, ScenarioError, load
 from iris.ranks import progress
+from iris.tracing.core import DEFAULT_CHUNK
 from iris.world import synchronize
 
 _DTYPES = {
@@ -116,7 +117,8 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
     with clock("reset"):
         shmem.heap.reset()
         ranks = {api: Rank(shmem, api) for api in apis}
-        max_events = params.get("max_events", scenario.max_events)
+        chunk = params.get("chunk", DEFAULT_CHUNK)
+        max_events = scenario.trace_slots(params, chunk)
     with clock("setup"):
         for api in apis:  # each API gets its own buffers, at the same offsets on every rank
             _step(scenario, "setup", api, scenario.setup, ranks[api], params)
@@ -125,7 +127,7 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
     for api in apis:
         rank, kernel = ranks[api], scenario.kernel(api)
         with clock("reset"):
-            shmem.tracing.enable(max_events)  # local: this rank's trace buffers, zeroed
+            shmem.tracing.enable(max_events, chunk)  # local: this rank's trace buffers, every slot a hole
         with clock("launch"), CompilerTime() as compiler:
             t0 = device_clock(shmem.device)
             compiles_before = _compiles(kernel)

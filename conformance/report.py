@@ -140,10 +140,10 @@ def write_results(path: Path, cases: list[CaseResult], meta: dict, extra: dict[s
     path.write_text(json.dumps({"meta": meta, "cases": records} | (top or {}), indent=2))
 
 
-def _records(rows: list[dict], rank: int, backend: str, tps: float, attempted: int, capacity: int) -> TraceRecords:
+def _records(rows: list[dict], rank: int, backend: str, tps: float, dropped: int, capacity: int) -> TraceRecords:
     data = np.array([[r[f] for r in rows] for f in TRACE_FIELDS], dtype=np.int64).reshape(len(TRACE_FIELDS), -1)
-    return TraceRecords.from_buffer(data, min(attempted, len(rows)), max(capacity, len(rows)), rank=rank,
-                                    backend=backend, ticks_per_second=tps)
+    return TraceRecords.from_fields(data, dropped, max(capacity, len(rows)), rank=rank, backend=backend,
+                                    ticks_per_second=tps)
 
 
 def write_example_trace(path: Path, result: ExampleResult) -> str:
@@ -154,7 +154,7 @@ def write_example_trace(path: Path, result: ExampleResult) -> str:
     traces = []
     for obs in result.observations:
         for api, a in obs["apis"].items():
-            rec = _records(a["rows"], obs["rank"], obs["backend"], obs["ticks_per_second"], a["attempted"],
+            rec = _records(a["rows"], obs["rank"], obs["backend"], obs["ticks_per_second"], a["dropped"],
                            a["capacity"])
             traces.append(RankTrace(rec, a["window"][0], api))
     if not traces:

@@ -14,7 +14,10 @@ A scenario module in ``conformance/scenarios/`` defines ``SCENARIO = Scenario(..
   with, in plain Python (``conformance.model``).
 
 Any world size R >= 1 runs every scenario; one that really cannot run on some R says so with a
-``WorldConstraint`` (a rule and its reason). Runs without ``--ranks`` use ``default_world_sizes()``.
+``WorldConstraint`` (a rule and its reason). The trace buffers of an example hold ``max_events`` plus a chunk
+per program (``max_programs``: record semantics v2 gives every program that initializes tracing a chunk of
+slots); an example whose params set ``max_events`` gets exactly that many slots (an overflow scenario).
+Runs without ``--ranks`` use ``default_world_sizes()``.
 """
 
 from __future__ import annotations
@@ -63,7 +66,8 @@ class Scenario:
     launch: Callable
     model: Callable
     world_constraint: WorldConstraint | None = None  # None: any R >= 1
-    max_events: int = 1024
+    max_events: int = 1024  # events one example records per rank and API (room beyond what the model expects)
+    max_programs: int = 256  # program instances one example starts per rank and API, every launch counted
     tags: tuple[str, ...] = field(default=())
     ref: str = ""  # what load() was given (a name, or a dotted module path): the rank side loads it the same way
     where: str = ""  # the module's file, for messages
@@ -89,6 +93,11 @@ class Scenario:
             fn = getattr(kernel, "fn", kernel)
             constexprs |= {n for n, p in inspect.signature(fn).parameters.items() if "constexpr" in str(p.annotation)}
         return tuple(sorted((k, str(v)) for k, v in params.items() if k in constexprs or k.endswith("dtype")))
+
+    def trace_slots(self, params: dict, chunk: int) -> int:
+        """Trace slots per rank for one example: ``params["max_events"]`` if it sets one, else room for
+        ``max_events`` events and a chunk for each of ``max_programs`` programs."""
+        return params.get("max_events", self.max_events + self.max_programs * chunk)
 
     def kernel(self, api: str):
         """The kernel of ``api`` ("triton" or "gluon")."""

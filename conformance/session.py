@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given, note, seed, settings
 from hypothesis import strategies as st
 
+from conformance import strategies as S
 from conformance.report import CaseResult
 from conformance.runner import JOB_TIMEOUT_S, ExampleResult, replay_command, run_example
 from conformance.scenario import Scenario, ScenarioError
@@ -20,7 +21,9 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
              timeout: float = JOB_TIMEOUT_S) -> tuple[CaseResult, ExampleResult | None]:
     """Run the case and return its summary and last example (for its trace); never raises for a divergence.
 
-    Hypothesis shrinks a failing example; ``case.failure`` holds the report of the smallest one.
+    Every example also draws the trace ``chunk`` (``strategies.chunk_size``: slots a program claims at a time, a
+    run-time value), kept in its params so a replay uses it. Hypothesis shrinks a failing example;
+    ``case.failure`` holds the report of the smallest one.
     A hung or dead rank, or a broken scenario, sets ``case.error`` and skips the remaining examples.
     ``params`` runs exactly that example instead of drawing. ``on_example(result)`` sees each example.
     ``fixed_seed`` makes the drawn examples the same on every run; ``timeout``: seconds one example may take on the
@@ -57,6 +60,7 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
             @given(data=st.data())
             def check(data):
                 p = data.draw(scenario.params(world_size), label="params")
+                p["chunk"] = data.draw(S.chunk_size(), label="chunk")
                 note(f"replay: {replay_command(ref, world_size, backend, p)}")
                 one(p)
 

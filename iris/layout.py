@@ -1,22 +1,32 @@
-"""The context-tensor layout (v1): the only place it is defined.
+"""The context-tensor layout (v2) and the trace buffers it points at: the only place they are defined.
 
 Every other module derives offsets from here: the host builder, the Triton and Gluon device
 contexts, and the pure-Python decoder used by tests and the conformance harness.
 
     [0] cur_rank   [1] num_ranks   [2] layout version
     [3 .. 3+T)     tracing block, fixed length T, at a fixed offset (independent of num_ranks):
-                   enabled flag, max_events, counter pointer, records pointer
-                   (int64 [num fields, max_events], row f = field f, TRACE_FIELDS order)
+                   enabled flag, max_events, chunk (slots a program claims at a time), counters pointer,
+                   records pointer, cursors pointer
     [3+T .. 3+T+N) heap base of every rank (as mapped in the owning process)
 
-With tracing off the tracing block is all zeros, same length.
+The buffers (int64, on the rank's device):
+
+    counters  [COUNTERS]                    [COUNTER_CLAIMED] slots claimed (chunk by chunk), [COUNTER_DROPPED]
+                                            records that found no slot below max_events
+    records   [max_events, RECORD_WORDS]    one record per slot, word f = field f (TRACE_FIELDS order); a slot
+                                            never written keeps event_id EMPTY_EVENT (a hole)
+    cursors   [cursor_cells(...), 2]        per-program [next slot, end of chunk] of the Triton tracing, cell
+                                            first chunk's base // chunk (the Gluon tracing keeps it on chip)
+
+With tracing off the tracing block is all zeros, same length. Version 1 had no chunk and no cursors, one claim
+per event, and the records field-major ([fields, max_events]).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-VERSION = 1
+VERSION = 2
 
 CUR_RANK = 0
 NUM_RANKS = 1
@@ -24,15 +34,28 @@ LAYOUT_VERSION = 2
 TRACE_BLOCK = 3
 TRACE_ENABLED = TRACE_BLOCK + 0
 TRACE_MAX_EVENTS = TRACE_BLOCK + 1
-TRACE_COUNTER_PTR = TRACE_BLOCK + 2
-TRACE_RECORDS_PTR = TRACE_BLOCK + 3
-TRACE_BLOCK_LEN = 4
+TRACE_CHUNK = TRACE_BLOCK + 2
+TRACE_COUNTERS_PTR = TRACE_BLOCK + 3
+TRACE_RECORDS_PTR = TRACE_BLOCK + 4
+TRACE_CURSORS_PTR = TRACE_BLOCK + 5
+TRACE_BLOCK_LEN = 6
 HEAP_BASES = TRACE_BLOCK + TRACE_BLOCK_LEN
+
+COUNTER_CLAIMED, COUNTER_DROPPED = 0, 1
+COUNTERS = 2
+RECORD_WORDS = 16  # words per record: the 14 fields, padded to 128 bytes (one aligned line per record)
+CURSOR_WORDS = 2  # next slot, end of the chunk
 
 
 def length(num_ranks: int) -> int:
     """Number of int64 entries in a context tensor for ``num_ranks`` ranks."""
     return HEAP_BASES + num_ranks
+
+
+def cursor_cells(max_events: int, chunk: int) -> int:
+    """Cursor cells a tracing of ``max_events`` slots in chunks of ``chunk`` needs: one per chunk that starts
+    below ``max_events`` (a program whose first chunk starts later has no room, and no cell)."""
+    return -(-max_events // chunk)
 
 
 @dataclass(frozen=True)
@@ -41,8 +64,10 @@ class TracingBlock:
 
     enabled: int
     max_events: int
-    counter_ptr: int
+    chunk: int
+    counters_ptr: int
     records_ptr: int
+    cursors_ptr: int
 
 
 @dataclass(frozen=True)
@@ -67,7 +92,8 @@ def encode(
         raise ValueError(f"cur_rank={cur_rank} is outside [0, {num_ranks}) for {num_ranks} heap bases")
     block = [0] * TRACE_BLOCK_LEN
     if tracing is not None:
-        block = [tracing.enabled, tracing.max_events, tracing.counter_ptr, tracing.records_ptr]
+        block = [tracing.enabled, tracing.max_events, tracing.chunk, tracing.counters_ptr, tracing.records_ptr,
+                 tracing.cursors_ptr]
     return [cur_rank, num_ranks, VERSION, *block, *heap_bases]
 
 

@@ -17,16 +17,24 @@ CUR_RANK = tl.constexpr(_layout.CUR_RANK)
 NUM_RANKS = tl.constexpr(_layout.NUM_RANKS)
 TRACE_ENABLED = tl.constexpr(_layout.TRACE_ENABLED)
 TRACE_MAX_EVENTS = tl.constexpr(_layout.TRACE_MAX_EVENTS)
-TRACE_COUNTER_PTR = tl.constexpr(_layout.TRACE_COUNTER_PTR)
+TRACE_CHUNK = tl.constexpr(_layout.TRACE_CHUNK)
+TRACE_COUNTERS_PTR = tl.constexpr(_layout.TRACE_COUNTERS_PTR)
 TRACE_RECORDS_PTR = tl.constexpr(_layout.TRACE_RECORDS_PTR)
+TRACE_CURSORS_PTR = tl.constexpr(_layout.TRACE_CURSORS_PTR)
 HEAP_BASES = tl.constexpr(_layout.HEAP_BASES)
+COUNTER_CLAIMED = tl.constexpr(_layout.COUNTER_CLAIMED)
+COUNTER_DROPPED = tl.constexpr(_layout.COUNTER_DROPPED)
+RECORD_WORDS = tl.constexpr(_layout.RECORD_WORDS)
+CURSOR_WORDS = tl.constexpr(_layout.CURSOR_WORDS)
 
-# Row of each trace field in the records array: FIELD_EVENT_ID, FIELD_PID, ..., FIELD_PAYLOAD.
+# Word of each trace field in a record: FIELD_EVENT_ID, FIELD_PID, ..., FIELD_PAYLOAD.
 for _name, _row in _events.FIELD_INDEX.items():
     globals()[f"FIELD_{_name.upper()}"] = tl.constexpr(_row)
+NUM_FIELDS = tl.constexpr(len(_events.TRACE_FIELDS))
 
 DURATION_OPEN = _events.DURATION_OPEN
 DURATION_INSTANT = _events.DURATION_INSTANT
+EMPTY_EVENT = _events.EMPTY_EVENT
 
 # Triton's compile cache key covers jit functions and globals read by name, but not builtins
 # (hw.py, _builtins.py, layouts.py, op_options.py) nor module attributes (this module's values). Kernels read this

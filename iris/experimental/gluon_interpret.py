@@ -14,8 +14,9 @@ Activation: ``TRITON_INTERPRET=1`` must be in the environment before ``triton`` 
 then yields ``InterpretedGluonFunction`` (binds ``self`` as an aggregate method). Kernels decorated earlier
 (``GluonJITFunction``) still launch, call each other and bind as aggregate methods, but only inside a run.
 
-Limits: no shared memory, tensor memory, TMA, warp specialization, inline asm (the caller must provide an
-interpreter fallback), or NVIDIA/AMD-specific ``gl.*`` builtins; ``x.type.layout`` reads as ``AutoLayout()``;
+Shared memory is a host array per allocation (``allocate_shared_memory``, ``.load``, ``.store``; no views).
+Limits: no tensor memory, TMA, warp specialization, inline asm (the caller must provide an interpreter
+fallback), or NVIDIA/AMD-specific ``gl.*`` builtins; ``x.type.layout`` reads as ``AutoLayout()``;
 builtins must be reached through the ``gl`` module (``gl.load``), not imported by name; programs run
 sequentially, so atomics are exact and cross-program spin-waits deadlock. Written for Triton 3.6.x.
 """
@@ -25,6 +26,7 @@ import inspect
 import sys
 import types
 
+import numpy as np
 import triton
 import triton.language as tl
 from triton import knobs
@@ -50,10 +52,12 @@ if knobs.runtime.interpret:
 
 from triton.experimental import gluon as _gluon  # noqa: E402
 from triton.experimental.gluon import _runtime as _gluon_runtime  # noqa: E402
+from triton.experimental.gluon import language as _gluon_language  # noqa: E402
 from triton.runtime import interpreter as _interp  # noqa: E402
 from triton.runtime.jit import JITCallable  # noqa: E402
 
 _GL_PREFIX = "triton.experimental.gluon.language"
+_gl_shared_memory_descriptor = _gluon_language.shared_memory_descriptor
 _TL_LANGS = types.SimpleNamespace(__globals__={"tl": tl, "core": tl.core})  # what Triton's _patch_lang reads
 _STATIC_RANGE = tl.core.static_range
 _orig_patch_lang = _interp._patch_lang
@@ -73,6 +77,30 @@ def _unsupported(what: str, why: str):
     return stub
 
 
+class _SharedMemory(_gl_shared_memory_descriptor):
+    """A program's shared memory allocation: a host array (programs run one after another, so one per call).
+
+    A ``shared_memory_descriptor`` only to pass the type checks of aggregates that hold one; none of its state.
+    """
+
+    def __init__(self, element_ty, shape, value=None) -> None:
+        from triton.runtime.interpreter import _get_np_dtype
+
+        self._dtype = tl.core._unwrap_if_constexpr(element_ty)
+        self._shape = [int(tl.core._unwrap_if_constexpr(d)) for d in shape]
+        self._data = np.zeros(self._shape, dtype=_get_np_dtype(self._dtype))
+        if value is not None:
+            self.store(value)
+
+    def load(self, layout=None):
+        from triton.runtime.interpreter import TensorHandle
+
+        return tl.tensor(TensorHandle(self._data.copy(), self._dtype), tl.block_type(self._dtype, self._shape))
+
+    def store(self, value) -> None:
+        self._data[...] = np.broadcast_to(value.handle.data, self._shape)
+
+
 # Gluon-only builtins, mapped to layout-free tl (tl is patched by Triton's interpreter while they run).
 _GLUON_ONLY = {
     "arange": lambda start, end, layout=None: tl.arange(start, end),
@@ -87,7 +115,7 @@ _GLUON_ONLY = {
     "inline_asm_elementwise": _unsupported(
         "gl.inline_asm_elementwise", "inline asm has no interpreter fallback; the caller must provide one"),
     "warp_specialize": _unsupported("gl.warp_specialize", "warp partitions cannot be interpreted"),
-    "allocate_shared_memory": _unsupported("gl.allocate_shared_memory", "shared memory is not modelled"),
+    "allocate_shared_memory": lambda element_ty, shape, layout, value=None: _SharedMemory(element_ty, shape, value),
 }
 # Re-exported tl builtins whose interpreter version Triton installs on tl.core itself (not via the semantic).
 _FROM_PATCHED_TL_CORE = ("reduce", "associative_scan", "static_assert", "static_print", "multiple_of",

@@ -3,16 +3,25 @@
 ``GluonDeviceTracing`` is the Gluon twin of the Triton ``DeviceTracing`` (``iris/tracing/device.py``):
 same methods, order, parameters and record semantics, but written separately, in Gluon, on purpose, so
 that the conformance suite compares two implementations. Shared with Triton, defined once: the context
-layout and field rows (``iris.layout_constexpr``), the clock/id readers (``iris.tracing.hw``) and the
-record constexprs (``iris.tracing.record_constexpr``).
+layout, record words and counters (``iris.layout_constexpr``), the clock/id readers (``iris.tracing.hw``)
+and the record constexprs (``iris.tracing.record_constexpr``).
 
-    slot = atomic_add(counter, 1, relaxed)          # op_index; the counter counts attempts
-    if slot < max_events: write every field at row[field] + slot, else write nothing
+    initialize  base = atomic_add(claimed, chunk, relaxed)            # the program's first chunk
+                if base < max_events: cursor := (base, base + chunk)   # else the program has no room
+    record      if base >= max_events: dropped += 1
+                else: (slot, end) = cursor
+                      if slot == end: slot = atomic_add(claimed, chunk, relaxed); end = slot + chunk
+                      cursor := (slot + 1, end)
+                      if slot < max_events: write the record at slot, then its timestamp
+                      else: dropped += 1
     pid          = linear program id over the whole grid
     address      = min over active lanes of the pointer block (0 if no lane is active)
     payload_size = active lanes x element bytes (no mask: every element; scalar pointer: 1)
     duration     = end - start ticks for a range; DURATION_OPEN until ended; DURATION_INSTANT for an instant
 
+The cursor lives in shared memory, allocated by ``initialize`` (one per program, on chip); every thread holds
+both of its words after a load, and CTA barriers order the reads and the write as in the Triton twin. The record
+is one 16-word block store, one word per thread of the first warp, then the timestamp.
 Reductions run on the pointer block's own distributed layout: each ``gl.min``/``gl.sum`` over axis 0
 yields the ``SliceLayout`` of its input, until a scalar is left, so a ``BlockedLayout`` of any rank, a
 ``SliceLayout`` block or a scalar pointer all work, with no mask, a mask of the block's shape or a scalar mask.
@@ -25,6 +34,7 @@ from triton.experimental.gluon import language as gl
 
 from iris import layout_constexpr as L
 from iris._aggregate import aggregate
+from iris.experimental.layouts import warp_size
 from iris.layout_constexpr import SOURCE_KEY
 from iris.tracing import hw
 from iris.tracing.record_constexpr import NO_ADDRESS, element_bytes
@@ -67,28 +77,67 @@ def _address_and_size(address, mask):
 
 
 @gluon.jit
-def _store_field(records, max_events, slot, field: gl.constexpr, value, ok):
-    gl.store(records + field * max_events + slot, value, mask=ok)
+def _record_words(event_id, pid_m, pid_n, cur_rank, target_rank, lowest, duration, slot, nbytes, payload):
+    """Every word of a record but its timestamp, as one block (word f = field f, the rest 0), a word per thread."""
+    layout: gl.constexpr = gl.BlockedLayout([1], [warp_size()], [gl.num_warps()], [0])
+    w = gl.arange(0, L.RECORD_WORDS, layout=layout)
+    words = (w * 0).to(gl.int64)
+    words = gl.where(w == L.FIELD_EVENT_ID, event_id, words)
+    words = gl.where(w == L.FIELD_PID, _linear_pid(), words)
+    words = gl.where(w == L.FIELD_PID_M, pid_m, words)
+    words = gl.where(w == L.FIELD_PID_N, pid_n, words)
+    words = gl.where(w == L.FIELD_CUR_RANK, cur_rank, words)
+    words = gl.where(w == L.FIELD_TARGET_RANK, target_rank, words)
+    words = gl.where(w == L.FIELD_XCC_ID, hw.xcc_id(), words)
+    words = gl.where(w == L.FIELD_CU_ID, hw.cu_id(), words)
+    words = gl.where(w == L.FIELD_ADDRESS, lowest, words)
+    words = gl.where(w == L.FIELD_DURATION_CYCLES, duration, words)
+    words = gl.where(w == L.FIELD_OP_INDEX, slot, words)
+    words = gl.where(w == L.FIELD_PAYLOAD_SIZE, nbytes, words)
+    if payload is not None:
+        words = gl.where(w == L.FIELD_PAYLOAD, payload, words)
+    return w, words
+
+
+@gluon.constexpr_function
+def _cursor_layouts(warp_size, num_warps):
+    """(shared layout of the cursor, register layout in which every thread holds both of its words)."""
+    return (gl.SwizzledSharedLayout(1, 1, 1, [0]),
+            gl.BlockedLayout([L.CURSOR_WORDS.value], [warp_size], [num_warps], [0]))
+
+
+@gluon.jit
+def _cursor_words(slot, end):
+    """The cursor's two words (slot, end) as a block in the register layout of ``_cursor_layouts``."""
+    layout: gl.constexpr = _cursor_layouts(warp_size(), gl.num_warps())[1]
+    w = gl.arange(0, L.CURSOR_WORDS, layout=layout)
+    return gl.where(w == 0, slot, end)
 
 
 @aggregate
 class GluonDeviceTracing:
-    """Per-kernel view of the rank's trace buffers in a Gluon kernel (see the module docstring)."""
+    """Per-program view of the rank's trace buffers in a Gluon kernel (see the module docstring)."""
 
     enabled: gl.constexpr
     active: gl.tensor
     max_events: gl.tensor
-    counter: gl.tensor
+    chunk: gl.tensor
+    counters: gl.tensor
     records: gl.tensor
+    base: gl.tensor
+    cursor: (gl.shared_memory_descriptor, gl.tensor)  # a tensor where tracing is compiled off (no cursor)
     cur_rank: gl.tensor
 
     @gluon.constexpr_function
-    def __init__(self, enabled, active, max_events, counter, records, cur_rank):
+    def __init__(self, enabled, active, max_events, chunk, counters, records, base, cursor, cur_rank):
         self.enabled = gl.constexpr(enabled)
         self.active = active
         self.max_events = max_events
-        self.counter = counter
+        self.chunk = chunk
+        self.counters = counters
         self.records = records
+        self.base = base
+        self.cursor = cursor
         self.cur_rank = cur_rank
 
     @staticmethod
@@ -97,16 +146,43 @@ class GluonDeviceTracing:
         gl.static_assert(SOURCE_KEY == SOURCE_KEY, "keys the compile cache on iris's builtin sources")
         cur_rank = gl.load(context_tensor + L.CUR_RANK)
         if enabled:
+            shared: gl.constexpr = _cursor_layouts(warp_size(), gl.num_warps())[0]
+            cursor = gl.allocate_shared_memory(gl.int64, [L.CURSOR_WORDS], shared)
             active = gl.load(context_tensor + L.TRACE_ENABLED)
             max_events = gl.load(context_tensor + L.TRACE_MAX_EVENTS)
-            counter = gl.load(context_tensor + L.TRACE_COUNTER_PTR).to(gl.pointer_type(gl.int64))
+            chunk = gl.load(context_tensor + L.TRACE_CHUNK)
+            counters = gl.load(context_tensor + L.TRACE_COUNTERS_PTR).to(gl.pointer_type(gl.int64))
             records = gl.load(context_tensor + L.TRACE_RECORDS_PTR).to(gl.pointer_type(gl.int64))
+            base = max_events  # no room, unless the claim below finds some
+            if active != 0:
+                base = gl.atomic_add(counters + L.COUNTER_CLAIMED, chunk, sem="relaxed")
+                if base < max_events:
+                    cursor.store(_cursor_words(base, base + chunk))
         else:
             active = cur_rank * 0
             max_events = active
-            counter = context_tensor
+            chunk = active
+            counters = context_tensor
             records = context_tensor
-        return GluonDeviceTracing(enabled, active, max_events, counter, records, cur_rank)
+            base = active
+            cursor = context_tensor  # no shared memory: compiled off, there is no tracing code
+        return GluonDeviceTracing(enabled, active, max_events, chunk, counters, records, base, cursor, cur_rank)
+
+    @gluon.jit
+    def _claim(self):
+        """The program's next slot from its cursor, claiming a new chunk when the current one is used up."""
+        layout: gl.constexpr = _cursor_layouts(warp_size(), gl.num_warps())[1]
+        gl.thread_barrier()  # the last write of the cursor is visible to every thread
+        words = self.cursor.load(layout)
+        w = gl.arange(0, L.CURSOR_WORDS, layout=layout)
+        slot = gl.sum(gl.where(w == 0, words, 0), axis=0)  # within each thread: it holds both words
+        end = gl.sum(gl.where(w == 1, words, 0), axis=0)
+        if slot == end:
+            slot = gl.atomic_add(self.counters + L.COUNTER_CLAIMED, self.chunk, sem="relaxed")
+            end = slot + self.chunk
+        gl.thread_barrier()  # every thread has read the cursor before it is written
+        self.cursor.store(_cursor_words(slot + 1, end))
+        return slot
 
     @gluon.jit
     def _record(self, event_id, target_rank, address, pid_m, pid_n, mask, payload, duration):
@@ -114,29 +190,19 @@ class GluonDeviceTracing:
         start = self.cur_rank * 0
         if self.enabled:
             if self.active != 0:
-                slot = gl.atomic_add(self.counter, 1, sem="relaxed")
-                ok = slot < self.max_events
                 lowest, nbytes = _address_and_size(address, mask)
-                r = self.records
-                n = self.max_events
-                _store_field(r, n, slot, L.FIELD_EVENT_ID, event_id, ok)
-                _store_field(r, n, slot, L.FIELD_PID, _linear_pid(), ok)
-                _store_field(r, n, slot, L.FIELD_PID_M, pid_m, ok)
-                _store_field(r, n, slot, L.FIELD_PID_N, pid_n, ok)
-                _store_field(r, n, slot, L.FIELD_CUR_RANK, self.cur_rank, ok)
-                _store_field(r, n, slot, L.FIELD_TARGET_RANK, target_rank, ok)
-                _store_field(r, n, slot, L.FIELD_XCC_ID, hw.xcc_id(), ok)
-                _store_field(r, n, slot, L.FIELD_CU_ID, hw.cu_id(), ok)
-                _store_field(r, n, slot, L.FIELD_ADDRESS, lowest, ok)
-                _store_field(r, n, slot, L.FIELD_DURATION_CYCLES, duration, ok)
-                _store_field(r, n, slot, L.FIELD_OP_INDEX, slot, ok)
-                _store_field(r, n, slot, L.FIELD_PAYLOAD_SIZE, nbytes, ok)
-                if payload is None:
-                    _store_field(r, n, slot, L.FIELD_PAYLOAD, 0, ok)
+                slot = self.max_events
+                if self.base < self.max_events:
+                    slot = self._claim()
+                if slot < self.max_events:
+                    record = self.records + slot * L.RECORD_WORDS
+                    w, words = _record_words(event_id, pid_m, pid_n, self.cur_rank, target_rank, lowest, duration,
+                                             slot, nbytes, payload)
+                    gl.store(record + w, words)
+                    start = hw.timestamp()
+                    gl.store(record + L.FIELD_TIMESTAMP, start)
                 else:
-                    _store_field(r, n, slot, L.FIELD_PAYLOAD, payload, ok)
-                start = hw.timestamp()
-                _store_field(r, n, slot, L.FIELD_TIMESTAMP, start, ok)
+                    gl.atomic_add(self.counters + L.COUNTER_DROPPED, 1, sem="relaxed")
         return slot, start
 
     @gluon.jit
@@ -150,8 +216,8 @@ class GluonDeviceTracing:
         if self.enabled:
             now = hw.timestamp()
             slot = handle[0]
-            ok = (slot >= 0) & (slot < self.max_events)
-            _store_field(self.records, self.max_events, slot, L.FIELD_DURATION_CYCLES, now - handle[1], ok)
+            if (slot >= 0) & (slot < self.max_events):
+                gl.store(self.records + slot * L.RECORD_WORDS + L.FIELD_DURATION_CYCLES, now - handle[1])
 
     @gluon.jit
     def record_event(self, event_id, target_rank, address, pid_m, pid_n, mask=None, payload=None):

@@ -14,7 +14,7 @@ import torch
 from iris import layout
 from iris.checks import is_int
 from iris.tracing import hw
-from iris.tracing.events import TRACE_FIELDS
+from iris.tracing.events import EMPTY_EVENT, FIELD_INDEX, TRACE_FIELDS
 from iris.tracing.records import TraceRecords
 from iris.world import synchronize
 
@@ -26,13 +26,25 @@ def backend_of(device: torch.device) -> str:
     return "hip" if torch.version.hip else "cuda"
 
 
+MAX_CHUNK = 1 << 20
+DEFAULT_CHUNK = 16  # slots a program claims at a time: one claim (a device-wide atomic) per 16 events
+
+
 class Tracing:
-    """Trace buffers of one rank. ``owner`` supplies ``rank``, ``device`` and ``_write_tracing_block``."""
+    """Trace buffers of one rank. ``owner`` supplies ``rank``, ``device`` and ``_write_tracing_block``.
+
+    Record semantics v2 (``DESIGN.md``, "Trace record"): every program that initializes tracing claims a chunk of
+    ``chunk`` consecutive slots with one relaxed atomic on the claim counter and hands them out in program order;
+    it claims the next chunk only when the current one is used up. Unused slots are holes (``EMPTY_EVENT``),
+    skipped when decoding; a record that finds no slot below ``max_events`` is dropped and counted.
+    """
 
     def __init__(self, owner) -> None:
         self._owner = owner
         self._records: torch.Tensor | None = None
-        self._counter: torch.Tensor | None = None
+        self._counters: torch.Tensor | None = None
+        self._cursors: torch.Tensor | None = None
+        self._chunk = DEFAULT_CHUNK
         self.enabled = False
 
     @property
@@ -45,19 +57,33 @@ class Tracing:
 
     @property
     def max_events(self) -> int:
-        return 0 if self._records is None else self._records.shape[1]
+        return 0 if self._records is None else self._records.shape[0]
 
-    def enable(self, max_events: int = 1_000_000) -> None:
-        """Allocate buffers for ``max_events`` events (zeroed) and switch tracing on in the context."""
+    @property
+    def chunk(self) -> int:
+        """Slots a program claims at a time (``enable(..., chunk=...)``)."""
+        return self._chunk
+
+    def enable(self, max_events: int = 1_000_000, chunk: int = DEFAULT_CHUNK) -> None:
+        """Allocate buffers for ``max_events`` events (every slot a hole, counters zero) and switch tracing on.
+
+        ``chunk``: slots a program claims at a time, a run-time value (kernels need no recompile): one device-wide
+        atomic per ``chunk`` events of a program. Every program that initializes tracing takes one chunk, recording
+        or not, so size ``max_events`` for (programs x chunk) plus the events; ``chunk=1`` claims per event.
+        """
         if not is_int(max_events) or max_events <= 0:
             raise ValueError(f"max_events={max_events!r}; expected a positive int (events per rank to keep)")
+        if not is_int(chunk) or not 1 <= chunk <= MAX_CHUNK:
+            raise ValueError(f"chunk={chunk!r}; expected an int in [1, {MAX_CHUNK}] (slots a program claims at a time)")
         device = self._owner.device
-        if self._records is None or self._records.shape[1] != max_events:
-            records = torch.zeros((len(TRACE_FIELDS), max_events), dtype=torch.int64, device=device)
-            counter = torch.zeros(1, dtype=torch.int64, device=device)
-            self._records, self._counter = records, counter
-        else:
-            self._clear()
+        cells = layout.cursor_cells(max_events, chunk)
+        if self._records is None or self._records.shape[0] != max_events or self._cursors.shape[0] != cells:
+            self._sync()
+            self._records = torch.empty((max_events, layout.RECORD_WORDS), dtype=torch.int64, device=device)
+            self._counters = torch.empty(layout.COUNTERS, dtype=torch.int64, device=device)
+            self._cursors = torch.zeros((cells, layout.CURSOR_WORDS), dtype=torch.int64, device=device)
+        self._chunk = chunk
+        self._clear()
         self.enabled = True
         self._publish()
 
@@ -67,19 +93,20 @@ class Tracing:
         self._publish()
 
     def reset(self) -> None:
-        """Forget every recorded event and the attempt counter; tracing stays as it was."""
+        """Forget every recorded event and both counters (every slot a hole again); tracing stays as it was."""
         self._require_buffers("reset")
         self._clear()
 
     def _clear(self) -> None:
         self._sync()
-        self._records.zero_()
-        self._counter.zero_()
+        self._records[:, FIELD_INDEX["event_id"]] = EMPTY_EVENT.value
+        self._counters.zero_()
 
     def _publish(self) -> None:
         block = None
         if self.enabled:
-            block = layout.TracingBlock(1, self.max_events, self._counter.data_ptr(), self._records.data_ptr())
+            block = layout.TracingBlock(1, self.max_events, self._chunk, self._counters.data_ptr(),
+                                        self._records.data_ptr(), self._cursors.data_ptr())
         self._owner._write_tracing_block(block)
 
     def _require_buffers(self, what: str) -> None:
@@ -92,61 +119,78 @@ class Tracing:
     def release(self) -> None:
         """Free the trace buffers (the owner closes; the context must not point at them any more)."""
         self.enabled = False
-        self._records = self._counter = None
+        self._records = self._counters = self._cursors = None
+
+    def _read_counters(self) -> tuple[int, int]:
+        """(slots claimed, records dropped), from the device."""
+        self._sync()
+        claimed, dropped = (int(v) for v in self._counters.cpu().tolist())
+        return claimed, dropped
+
+    @property
+    def claimed(self) -> int:
+        """Slots claimed since enable/reset, in whole chunks (may pass ``max_events``; holes included)."""
+        self._require_buffers("claimed")
+        return self._read_counters()[0]
 
     @property
     def attempted(self) -> int:
         """Events kernels tried to record since enable/reset (recorded + dropped)."""
         self._require_buffers("attempted")
-        self._sync()
-        return int(self._counter.cpu()[0])
+        claimed, dropped = self._read_counters()
+        slots = self._records[: min(claimed, self.max_events), FIELD_INDEX["event_id"]]
+        return int((slots != EMPTY_EVENT.value).sum()) + dropped
 
     @property
     def dropped(self) -> int:
-        """Events not recorded because the buffers were full."""
+        """Records that found no slot below ``max_events`` (never written)."""
         self._require_buffers("dropped")
-        return max(0, self.attempted - self.max_events)
+        return self._read_counters()[1]
 
     # Read-only views under upstream iris's attribute names (for code written against it).
 
     @property
     def trace_counter(self) -> torch.Tensor | None:
-        """Upstream-compatible view of the attempt counter: shape (1,), on the rank's device; None before enable.
+        """Upstream-compatible view of the slot counter: shape (1,), on the rank's device; None before enable.
 
-        It holds ``attempted``: every event kernels tried to record since enable/reset, kept or dropped. It
-        is the live buffer (no copy; the device is synchronized first): read it, never write it (``reset()``
-        clears it). Unlike upstream iris, its dtype is int64 (upstream: int32).
+        Record semantics v2: it holds the slots claimed since enable/reset, a whole chunk at a time (holes
+        included, and it may pass ``max_events``), not the events attempted (upstream: one slot per event, so
+        the two were equal; ``attempted`` and ``dropped`` give those now). It is the live buffer (no copy; the
+        device is synchronized first): read it, never write it (``reset()`` clears it). Unlike upstream iris, its
+        dtype is int64 (upstream: int32).
         """
-        if self._counter is None:
+        if self._counters is None:
             return None
         self._sync()
-        return self._counter
+        return self._counters[layout.COUNTER_CLAIMED: layout.COUNTER_CLAIMED + 1]
 
     @property
     def trace_buffers(self) -> Mapping[str, torch.Tensor]:
         """Upstream-compatible view of the records: field name -> ``max_events`` slots; empty before enable.
 
-        One entry per ``TRACE_FIELDS`` name; slot i is the event that drew op_index i, and only the first
-        ``min(attempted, max_events)`` slots hold events. The tensors are rows of the live buffer (no copy; the
-        device is synchronized first): read them, never write them. The mapping itself cannot be changed.
-        Unlike upstream iris: every field is int64 (upstream: int32 for most); ``payload`` is an extra field;
-        ``duration_cycles`` is a duration, not an end timestamp: end - start ticks of a finished range,
-        ``DURATION_OPEN`` (-1) for a range never ended, ``DURATION_INSTANT`` (-2) for an instant (upstream
-        stores the end timestamp there, 0 for an instant). ``events()`` decodes the same data.
+        One entry per ``TRACE_FIELDS`` name; slot i is the event that drew op_index i. Record semantics v2: slots
+        are claimed a chunk at a time, so a slot below ``trace_counter`` may be a hole, whose ``event_id`` is
+        ``EMPTY_EVENT`` (-1; its other fields are undefined). Each tensor is a strided column of the live buffer
+        (records are slot-major, ``RECORD_WORDS`` words a slot; no copy; the device is synchronized first): read
+        them, never write them. The mapping itself cannot be changed. Unlike upstream iris: every field is int64
+        (upstream: int32 for most); ``payload`` is an extra field; ``duration_cycles`` is a duration, not an end
+        timestamp: end - start ticks of a finished range, ``DURATION_OPEN`` (-1) for a range never ended,
+        ``DURATION_INSTANT`` (-2) for an instant (upstream stores the end timestamp there, 0 for an instant).
+        ``events()`` decodes the same data, holes skipped.
         """
         if self._records is None:
             return MappingProxyType({})
         self._sync()
-        return MappingProxyType({field: self._records[row] for row, field in enumerate(TRACE_FIELDS)})
+        return MappingProxyType({field: self._records[:, word] for word, field in enumerate(TRACE_FIELDS)})
 
     def events(self) -> TraceRecords:
-        """This rank's events, decoded (one bulk device-to-host copy per buffer)."""
+        """This rank's events, decoded (one bulk device-to-host copy of the claimed slots; holes skipped)."""
         self._require_buffers("events")
-        attempted = self.attempted
-        n = min(attempted, self.max_events)
-        rows = self._records[:, :n].cpu().numpy()
-        return TraceRecords.from_buffer(rows, attempted, self.max_events, rank=self._owner.rank,
-                                        backend=self.backend, ticks_per_second=self.ticks_per_second)
+        claimed, dropped = self._read_counters()
+        n = min(claimed, self.max_events)
+        slots = self._records[:n].cpu().numpy()
+        return TraceRecords.from_slots(slots, dropped, self.max_events, rank=self._owner.rank, backend=self.backend,
+                                       ticks_per_second=self.ticks_per_second)
 
     @property
     def api(self) -> str:

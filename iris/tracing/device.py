@@ -1,14 +1,26 @@
 """Triton device tracing: ``ctx.tracing.record_event_start/end`` and ``record_event``.
 
-Record semantics (the Gluon twin ``GluonDeviceTracing`` in ``iris/experimental/tracing.py`` is written
-separately and keeps them identical; the conformance suite compares the two):
+Record semantics v2 (``DESIGN.md``, "Trace record"; the Gluon twin ``GluonDeviceTracing`` in
+``iris/experimental/tracing.py`` is written separately and keeps them identical; the conformance suite compares
+the two):
 
-    slot = atomic_add(counter, 1, relaxed)          # op_index; the counter counts attempts
-    if slot < max_events: write every field at row[field] + slot, else write nothing
+    initialize  base = atomic_add(claimed, chunk, relaxed)            # the program's first chunk
+                if base < max_events: cursor := (base, base + chunk)   # else the program has no room
+    record      if base >= max_events: dropped += 1
+                else: (slot, end) = cursor
+                      if slot == end: slot = atomic_add(claimed, chunk, relaxed); end = slot + chunk
+                      cursor := (slot + 1, end)
+                      if slot < max_events: write the record at slot, then its timestamp
+                      else: dropped += 1
     pid          = linear program id over the whole grid
     address      = min over active lanes of the pointer block (0 if no lane is active)
     payload_size = active lanes x element bytes (no mask: every element; scalar pointer: 1)
     duration     = end - start ticks for a range; DURATION_OPEN until ended; DURATION_INSTANT for an instant
+
+Triton has no shared memory, so the cursor is a cell in global memory, the one of the program's first chunk
+(``cursors[base // chunk]``): programs of kernels that run at once never share a cursor. Every thread reads the
+cell and thread 0 writes it; a CTA barrier before the read makes the last write visible, one before the write
+keeps it from landing before every thread has read. The record is one 16-word block store, then the timestamp.
 
 With ``tracing`` compiled off every method is empty; compiled on but switched off at run time
 (context tracing block all zeros) it records nothing and touches no memory.
@@ -64,28 +76,51 @@ def _address_and_size(address, mask):
 
 
 @triton.jit
-def _store_field(records, max_events, slot, field: tl.constexpr, value, ok):
-    tl.store(records + field * max_events + slot, value, mask=ok)
+def _record_words(event_id, pid_m, pid_n, cur_rank, target_rank, lowest, duration, slot, nbytes, payload):
+    """Every word of a record but its timestamp, as one block (word f = field f, the rest 0)."""
+    w = tl.arange(0, L.RECORD_WORDS)
+    words = (w * 0).to(tl.int64)
+    words = tl.where(w == L.FIELD_EVENT_ID, event_id, words)
+    words = tl.where(w == L.FIELD_PID, _linear_pid(), words)
+    words = tl.where(w == L.FIELD_PID_M, pid_m, words)
+    words = tl.where(w == L.FIELD_PID_N, pid_n, words)
+    words = tl.where(w == L.FIELD_CUR_RANK, cur_rank, words)
+    words = tl.where(w == L.FIELD_TARGET_RANK, target_rank, words)
+    words = tl.where(w == L.FIELD_XCC_ID, hw.xcc_id(), words)
+    words = tl.where(w == L.FIELD_CU_ID, hw.cu_id(), words)
+    words = tl.where(w == L.FIELD_ADDRESS, lowest, words)
+    words = tl.where(w == L.FIELD_DURATION_CYCLES, duration, words)
+    words = tl.where(w == L.FIELD_OP_INDEX, slot, words)
+    words = tl.where(w == L.FIELD_PAYLOAD_SIZE, nbytes, words)
+    if payload is not None:
+        words = tl.where(w == L.FIELD_PAYLOAD, payload, words)
+    return w, words
 
 
 @aggregate
 class DeviceTracing:
-    """Per-kernel view of the rank's trace buffers (see the module docstring for semantics)."""
+    """Per-program view of the rank's trace buffers (see the module docstring for semantics)."""
 
     enabled: tl.constexpr
     active: tl.tensor
     max_events: tl.tensor
-    counter: tl.tensor
+    chunk: tl.tensor
+    counters: tl.tensor
     records: tl.tensor
+    base: tl.tensor
+    cursor: tl.tensor
     cur_rank: tl.tensor
 
     @triton.constexpr_function
-    def __init__(self, enabled, active, max_events, counter, records, cur_rank):
+    def __init__(self, enabled, active, max_events, chunk, counters, records, base, cursor, cur_rank):
         self.enabled = tl.constexpr(enabled)
         self.active = active
         self.max_events = max_events
-        self.counter = counter
+        self.chunk = chunk
+        self.counters = counters
         self.records = records
+        self.base = base
+        self.cursor = cursor
         self.cur_rank = cur_rank
 
     @staticmethod
@@ -96,14 +131,41 @@ class DeviceTracing:
         if enabled:
             active = tl.load(context_tensor + L.TRACE_ENABLED)
             max_events = tl.load(context_tensor + L.TRACE_MAX_EVENTS)
-            counter = tl.load(context_tensor + L.TRACE_COUNTER_PTR).to(tl.pointer_type(tl.int64))
+            chunk = tl.load(context_tensor + L.TRACE_CHUNK)
+            counters = tl.load(context_tensor + L.TRACE_COUNTERS_PTR).to(tl.pointer_type(tl.int64))
             records = tl.load(context_tensor + L.TRACE_RECORDS_PTR).to(tl.pointer_type(tl.int64))
+            cursors = tl.load(context_tensor + L.TRACE_CURSORS_PTR).to(tl.pointer_type(tl.int64))
+            base = max_events  # no room, unless the claim below finds some
+            cursor = cursors
+            if active != 0:
+                base = tl.atomic_add(counters + L.COUNTER_CLAIMED, chunk, sem="relaxed")
+                if base < max_events:
+                    cursor = cursors + (base // chunk) * L.CURSOR_WORDS
+                    tl.store(cursor, base)
+                    tl.store(cursor + 1, base + chunk)
         else:
             active = cur_rank * 0
             max_events = active
-            counter = context_tensor
+            chunk = active
+            counters = context_tensor
             records = context_tensor
-        return DeviceTracing(enabled, active, max_events, counter, records, cur_rank)
+            base = active
+            cursor = context_tensor
+        return DeviceTracing(enabled, active, max_events, chunk, counters, records, base, cursor, cur_rank)
+
+    @triton.jit
+    def _claim(self):
+        """The program's next slot from its cursor, claiming a new chunk when the current one is used up."""
+        tl.debug_barrier()  # the last write of the cursor is visible to every thread
+        slot = tl.load(self.cursor)
+        end = tl.load(self.cursor + 1)
+        if slot == end:
+            slot = tl.atomic_add(self.counters + L.COUNTER_CLAIMED, self.chunk, sem="relaxed")
+            end = slot + self.chunk
+        tl.debug_barrier()  # every thread has read the cursor before thread 0 writes it
+        tl.store(self.cursor, slot + 1)
+        tl.store(self.cursor + 1, end)
+        return slot
 
     @triton.jit
     def _record(self, event_id, target_rank, address, pid_m, pid_n, mask, payload, duration):
@@ -111,29 +173,19 @@ class DeviceTracing:
         start = self.cur_rank * 0
         if self.enabled:
             if self.active != 0:
-                slot = tl.atomic_add(self.counter, 1, sem="relaxed")
-                ok = slot < self.max_events
                 lowest, nbytes = _address_and_size(address, mask)
-                r = self.records
-                n = self.max_events
-                _store_field(r, n, slot, L.FIELD_EVENT_ID, event_id, ok)
-                _store_field(r, n, slot, L.FIELD_PID, _linear_pid(), ok)
-                _store_field(r, n, slot, L.FIELD_PID_M, pid_m, ok)
-                _store_field(r, n, slot, L.FIELD_PID_N, pid_n, ok)
-                _store_field(r, n, slot, L.FIELD_CUR_RANK, self.cur_rank, ok)
-                _store_field(r, n, slot, L.FIELD_TARGET_RANK, target_rank, ok)
-                _store_field(r, n, slot, L.FIELD_XCC_ID, hw.xcc_id(), ok)
-                _store_field(r, n, slot, L.FIELD_CU_ID, hw.cu_id(), ok)
-                _store_field(r, n, slot, L.FIELD_ADDRESS, lowest, ok)
-                _store_field(r, n, slot, L.FIELD_DURATION_CYCLES, duration, ok)
-                _store_field(r, n, slot, L.FIELD_OP_INDEX, slot, ok)
-                _store_field(r, n, slot, L.FIELD_PAYLOAD_SIZE, nbytes, ok)
-                if payload is None:
-                    _store_field(r, n, slot, L.FIELD_PAYLOAD, 0, ok)
+                slot = self.max_events
+                if self.base < self.max_events:
+                    slot = self._claim()
+                if slot < self.max_events:
+                    record = self.records + slot * L.RECORD_WORDS
+                    w, words = _record_words(event_id, pid_m, pid_n, self.cur_rank, target_rank, lowest, duration,
+                                             slot, nbytes, payload)
+                    tl.store(record + w, words)
+                    start = hw.timestamp()
+                    tl.store(record + L.FIELD_TIMESTAMP, start)
                 else:
-                    _store_field(r, n, slot, L.FIELD_PAYLOAD, payload, ok)
-                start = hw.timestamp()
-                _store_field(r, n, slot, L.FIELD_TIMESTAMP, start, ok)
+                    tl.atomic_add(self.counters + L.COUNTER_DROPPED, 1, sem="relaxed")
         return slot, start
 
     @triton.jit
@@ -147,8 +199,8 @@ class DeviceTracing:
         if self.enabled:
             now = hw.timestamp()
             slot = handle[0]
-            ok = (slot >= 0) & (slot < self.max_events)
-            _store_field(self.records, self.max_events, slot, L.FIELD_DURATION_CYCLES, now - handle[1], ok)
+            if (slot >= 0) & (slot < self.max_events):
+                tl.store(self.records + slot * L.RECORD_WORDS + L.FIELD_DURATION_CYCLES, now - handle[1])
 
     @triton.jit
     def record_event(self, event_id, target_rank, address, pid_m, pid_n, mask=None, payload=None):

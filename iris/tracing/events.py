@@ -2,7 +2,7 @@
 
 Event ids are usable inside kernels as ``TraceEvent().put`` (a ``tl.constexpr``); the host
 decodes ids to names through ``EVENT_NAMES``. Every id has exactly one name.
-The record is a structure of arrays: one int64 row per field in ``TRACE_FIELDS`` order.
+A record is ``RECORD_WORDS`` int64 words (``iris.layout``), word f holding field f in ``TRACE_FIELDS`` order.
 """
 
 from __future__ import annotations
@@ -55,6 +55,9 @@ TRACE_FIELDS: tuple[str, ...] = (
     "payload",
 )
 FIELD_INDEX: dict[str, int] = {n: i for i, n in enumerate(TRACE_FIELDS)}
+
+# event_id of a slot no record was written to (a hole: the host fills the buffers with it at enable and reset).
+EMPTY_EVENT = tl.constexpr(-1)
 
 # duration_cycles of an event that is not a finished range.
 DURATION_OPEN = tl.constexpr(-1)  # a range that was started and never ended

@@ -1,6 +1,7 @@
 """Decoded trace records of one rank: columns of numpy arrays, one row per recorded event.
 
-Built from one bulk copy of the records buffer; every derived column is vectorized.
+Built from one bulk copy of the records buffer (slot-major: a record per slot, holes skipped); every derived
+column is vectorized.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from iris.tracing.events import DURATION_INSTANT, DURATION_OPEN, TRACE_FIELDS, event_name
+from iris.tracing.events import DURATION_INSTANT, DURATION_OPEN, EMPTY_EVENT, FIELD_INDEX, TRACE_FIELDS, event_name
 
 KIND_RANGE, KIND_INSTANT, KIND_UNFINISHED = 0, 1, 2
 KIND_NAMES = {KIND_RANGE: "range", KIND_INSTANT: "instant", KIND_UNFINISHED: "unfinished"}
@@ -17,33 +18,49 @@ KIND_NAMES = {KIND_RANGE: "range", KIND_INSTANT: "instant", KIND_UNFINISHED: "un
 
 @dataclass
 class TraceRecords:
-    """Events of one rank in slot order (= ``op_index`` order).
+    """Events of one rank in slot order (= ``op_index`` order); holes (slots never written) are skipped.
 
-    ``columns`` holds every field of ``TRACE_FIELDS`` plus ``kind`` (KIND_*) and ``duration_ns``
-    (float, NaN where the event is not a finished range).
+    ``columns`` holds every field of ``TRACE_FIELDS`` plus ``slot`` (where in the buffer the event was found),
+    ``kind`` (KIND_*) and ``duration_ns`` (float, NaN where the event is not a finished range).
+    ``dropped``: records that found no slot below ``capacity``; ``attempted`` = recorded + dropped.
     """
 
     rank: int
     backend: str
     ticks_per_second: float
-    attempted: int
+    dropped: int
     capacity: int
     columns: dict[str, np.ndarray] = field(repr=False)
 
     @classmethod
-    def from_buffer(
-        cls, rows: np.ndarray, attempted: int, capacity: int, *, rank: int, backend: str, ticks_per_second: float
-    ):
-        """Decode the first ``min(attempted, capacity)`` slots of a ``[fields, >= that]`` int64 array."""
-        n = min(attempted, capacity)
-        cols = {name: rows[i, :n].copy() for i, name in enumerate(TRACE_FIELDS)}
+    def from_slots(cls, slots: np.ndarray, dropped: int, capacity: int, *, rank: int, backend: str,
+                   ticks_per_second: float):
+        """Decode the slots a device wrote: an int64 ``[n, >= len(TRACE_FIELDS)]`` array, one record per row (word
+        f = field f), where a row whose event_id is ``EMPTY_EVENT`` is a hole and is skipped."""
+        holes = slots[:, FIELD_INDEX["event_id"]] == EMPTY_EVENT.value
+        if holes.any():  # a copy only where there are holes
+            index = np.nonzero(~holes)[0]
+            written = slots[index]
+        else:
+            index, written = np.arange(len(slots)), slots
+        return cls.from_fields(written.T[: len(TRACE_FIELDS)], dropped, capacity, rank=rank, backend=backend,
+                               ticks_per_second=ticks_per_second, slots=index)
+
+    @classmethod
+    def from_fields(cls, rows: np.ndarray, dropped: int, capacity: int, *, rank: int, backend: str,
+                    ticks_per_second: float, slots: np.ndarray | None = None):
+        """Events from an int64 ``[len(TRACE_FIELDS), n]`` array, row f = field f, one column per event;
+        ``slots``: the buffer slot of each (default: its op_index)."""
+        cols = {name: np.ascontiguousarray(rows[i]) for i, name in enumerate(TRACE_FIELDS)}
+        n = rows.shape[1]
+        cols["slot"] = cols["op_index"].copy() if slots is None else np.asarray(slots, dtype=np.int64)
         dur = cols["duration_cycles"]
         kind = np.full(n, KIND_RANGE, dtype=np.int8)
         kind[dur == DURATION_INSTANT.value] = KIND_INSTANT
         kind[dur == DURATION_OPEN.value] = KIND_UNFINISHED
         cols["kind"] = kind
         cols["duration_ns"] = np.where(kind == KIND_RANGE, dur * (1e9 / ticks_per_second), np.nan)
-        return cls(rank, backend, ticks_per_second, attempted, capacity, cols)
+        return cls(rank, backend, ticks_per_second, dropped, capacity, cols)
 
     def __len__(self) -> int:
         return len(self.columns["event_id"])
@@ -52,9 +69,9 @@ class TraceRecords:
         return self.columns[name]
 
     @property
-    def dropped(self) -> int:
-        """Events attempted past capacity (never written)."""
-        return max(0, self.attempted - self.capacity)
+    def attempted(self) -> int:
+        """Records kernels made: recorded + dropped."""
+        return len(self) + self.dropped
 
     @property
     def unfinished(self) -> np.ndarray:
@@ -70,7 +87,7 @@ class TraceRecords:
         out = []
         names = self.names()
         for i in range(len(self)):
-            row = {f: int(self.columns[f][i]) for f in TRACE_FIELDS}
+            row = {f: int(self.columns[f][i]) for f in (*TRACE_FIELDS, "slot")}
             row["name"] = names[i]
             row["kind"] = KIND_NAMES[int(self.columns["kind"][i])]
             row["duration_ns"] = float(self.columns["duration_ns"][i])

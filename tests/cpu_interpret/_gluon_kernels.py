@@ -178,9 +178,13 @@ def uses_warp_specialize(x_ptr):
 
 @gluon.jit
 def uses_shared_memory(x_ptr):
-    smem_layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, [0])
-    smem = gl.allocate_shared_memory(gl.int32, [32], smem_layout)
-    gl.store(x_ptr, smem.load(gl.BlockedLayout([1], [32], [gl.num_warps()], [0])))
+    """Stores 3 j + 1 to a shared allocation, loads it back and writes it to ``x_ptr[j]``, j < 32."""
+    layout: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
+    smem = gl.allocate_shared_memory(gl.int32, [32], gl.SwizzledSharedLayout(1, 1, 1, [0]))
+    j = gl.arange(0, 32, layout=layout)
+    smem.store(3 * j + 1)
+    gl.thread_barrier()
+    gl.store(x_ptr + j, smem.load(layout))
 
 
 @gluon.jit

@@ -140,7 +140,6 @@ def check_clear_errors():
     for kernel, message in [
         ("uses_inline_asm", "inline asm has no interpreter fallback; the caller must provide one"),
         ("uses_warp_specialize", "gl.warp_specialize is not supported"),
-        ("uses_shared_memory", "gl.allocate_shared_memory is not supported"),
     ]:
         with pytest.raises(NotImplementedError, match=message):
             getattr(K, kernel)[(1,)](torch.zeros(32, dtype=torch.int32))
@@ -159,25 +158,48 @@ def check_patches_are_restored():
         gl.arange(0, 4)
 
 
-def _traced_context(buf, counter, records, enabled: bool) -> torch.Tensor:
-    from iris import layout
+def check_shared_memory_round_trip():
+    """A shared allocation stored and loaded back in one program holds what was stored (a host array per call)."""
+    out = torch.zeros(32, dtype=torch.int32)
+    K.uses_shared_memory[(2,)](out)
+    assert out.tolist() == [3 * j + 1 for j in range(32)], out.tolist()
 
-    block = layout.TracingBlock(1, records.shape[1], counter.data_ptr(), records.data_ptr()) if enabled else None
-    return torch.tensor(layout.encode(0, [buf.data_ptr()], block), dtype=torch.int64)
+
+class _Trace:
+    """Trace buffers for one hand-built context (record semantics v2): ``max_events`` slots in chunks of ``chunk``,
+    every slot a hole (event_id EMPTY_EVENT, its other words -99)."""
+
+    def __init__(self, max_events: int, chunk: int) -> None:
+        from iris import layout
+        from iris.tracing.events import EMPTY_EVENT, FIELD_INDEX
+
+        self.chunk = chunk
+        self.counters = torch.zeros(layout.COUNTERS, dtype=torch.int64)
+        self.records = torch.full((max_events, layout.RECORD_WORDS), -99, dtype=torch.int64)
+        self.records[:, FIELD_INDEX["event_id"]] = EMPTY_EVENT.value
+        self.cursors = torch.zeros((layout.cursor_cells(max_events, chunk), layout.CURSOR_WORDS), dtype=torch.int64)
+
+    def context(self, buf, enabled: bool) -> torch.Tensor:
+        from iris import layout
+
+        block = layout.TracingBlock(1, self.records.shape[0], self.chunk, self.counters.data_ptr(),
+                                    self.records.data_ptr(), self.cursors.data_ptr()) if enabled else None
+        return torch.tensor(layout.encode(0, [buf.data_ptr()], block), dtype=torch.int64)
 
 
 def check_native_gluon_tracing_records_every_field():
-    """GluonDeviceTracing under the shim: 3 programs x 2 events into 4 slots, every field of every slot."""
-    from iris.tracing.events import DURATION_INSTANT, FIELD_INDEX, TRACE_FIELDS
+    """GluonDeviceTracing under the shim: 3 programs x 2 events into 4 slots in chunks of 2, every field of every
+    slot; the third program's chunk starts at max_events, so both of its records are dropped."""
+    from iris import layout
+    from iris.tracing.events import DURATION_INSTANT, FIELD_INDEX
 
     block, programs = 32, 3
     buf = torch.zeros(block * programs, dtype=torch.int32)
     bits = (torch.arange(block * programs) % 3 == 1).to(torch.int8)
     bits[block:2 * block] = 0  # program 1: no active lane
-    counter = torch.zeros(1, dtype=torch.int64)
-    records = torch.full((len(TRACE_FIELDS), 4), -99, dtype=torch.int64)
-    K.native_tracing[(programs,)](_traced_context(buf, counter, records, True), buf, bits, block)
-    assert counter.tolist() == [2 * programs], counter  # attempts, past capacity included
+    trace = _Trace(4, 2)
+    K.native_tracing[(programs,)](trace.context(buf, True), buf, bits, block)
+    assert trace.counters.tolist() == [6, 2], trace.counters  # slots claimed (3 chunks), records dropped
     base = buf.data_ptr()
     expected = {  # slots in claim order: programs run one after another under the interpreter
         "event_id": [3, 4, 3, 4], "pid": [0, 0, 1, 1], "pid_m": [0, 0, 1, 1], "pid_n": [7, 8, 7, 8],
@@ -185,23 +207,25 @@ def check_native_gluon_tracing_records_every_field():
         "address": [base + 4, base, 0, base + 4], "op_index": [0, 1, 2, 3], "payload_size": [4 * 11, 4, 0, 4],
         "payload": [10, 0, 11, 0],
     }  # fmt: skip
+    records = trace.records
     for name, values in expected.items():
-        assert records[FIELD_INDEX[name]].tolist() == values, (name, records[FIELD_INDEX[name]].tolist(), values)
-    durations = records[FIELD_INDEX["duration_cycles"]].tolist()
+        got = records[:, FIELD_INDEX[name]].tolist()
+        assert got == values, (name, got, values)
+    assert records[:, len(expected) + 2:].tolist() == [[0] * (layout.RECORD_WORDS - 14)] * 4, "padding words"
+    durations = records[:, FIELD_INDEX["duration_cycles"]].tolist()
     assert durations[0] >= 0 and durations[2] >= 0 and durations[1] == durations[3] == DURATION_INSTANT, durations
-    stamps = records[FIELD_INDEX["timestamp"]].tolist()
+    stamps = records[:, FIELD_INDEX["timestamp"]].tolist()
     assert 0 < stamps[0] <= stamps[1] <= stamps[2] <= stamps[3], stamps
 
 
 def check_native_gluon_tracing_runtime_off_touches_nothing():
     """Compiled with tracing on, given a context whose tracing block is zeros: no claim, no store."""
-    from iris.tracing.events import TRACE_FIELDS
-
     buf = torch.zeros(64, dtype=torch.int32)
-    counter = torch.zeros(1, dtype=torch.int64)
-    records = torch.full((len(TRACE_FIELDS), 4), -99, dtype=torch.int64)
-    K.native_tracing[(2,)](_traced_context(buf, counter, records, False), buf, torch.ones(64, dtype=torch.int8), 32)
-    assert counter.tolist() == [0] and bool((records == -99).all()), (counter, records)
+    trace = _Trace(4, 1)
+    before = trace.records.clone()
+    K.native_tracing[(2,)](trace.context(buf, False), buf, torch.ones(64, dtype=torch.int8), 32)
+    assert trace.counters.tolist() == [0, 0] and torch.equal(trace.records, before), (trace.counters, trace.records)
+    assert not trace.cursors.any(), trace.cursors
 
 
 @triton.jit

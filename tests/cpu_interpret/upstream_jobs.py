@@ -86,6 +86,7 @@ def upstream_job(api: str) -> dict:
         "flag": flag.cpu().tolist(),
         "won": won.cpu().tolist(),
         "counter": {"shape": list(counter.shape), "dtype": str(counter.dtype), "value": int(counter.item())},
+        "chunk": shmem.tracing.chunk,
         "trace": {field: column[:kept].cpu().tolist() for field, column in shmem.tracing.trace_buffers.items()},
         "trace_lengths": sorted({len(column) for column in shmem.tracing.trace_buffers.values()}),
         "attempted": shmem.tracing.attempted,

@@ -18,7 +18,7 @@ BASE = 1 << 30
 def _row(pid: int, op_index: int, timestamp: int) -> dict:
     return {"name": "store", "kind": "instant", "pid": pid, "pid_m": pid, "pid_n": 0, "cur_rank": 0,
             "target_rank": 0, "address": BASE + 4 * pid, "payload_size": 4, "payload": 7, "op_index": op_index,
-            "timestamp": timestamp, "duration_cycles": -2, "cu_id": 0, "xcc_id": 0}
+            "slot": 2 * pid, "timestamp": timestamp, "duration_cycles": -2, "cu_id": 0, "xcc_id": 0}
 
 
 def _exported(rows: list[dict]) -> dict:
@@ -28,7 +28,7 @@ def _exported(rows: list[dict]) -> dict:
 
 
 def _observation(op_indices: list[int]) -> dict:
-    rows = [_row(pid, k, 100 + pid) for pid, k in enumerate(op_indices)]
+    rows = [_row(pid, k, 100 + pid) for pid, k in enumerate(op_indices)]  # slot 2 pid: every other slot a hole
     api = {"rows": rows, "attempted": len(rows), "dropped": 0, "exported": _exported(rows), "capacity": 16,
            "layout": {"buf": (0, 4, 8)}, "memory": {}, "window": (50, 500)}
     return {"rank": 0, "heap_bases": [BASE], "cu_limit": 1, "backend": "interpreter", "apis": {"triton": api}}
@@ -40,18 +40,25 @@ def _model(programs: int) -> Model:
 
 
 def test_op_index_equal_to_the_slot_passes():
-    assert compare(_model(3), [_observation([0, 1, 2])], ("triton",), HEAP) == []
+    assert compare(_model(3), [_observation([0, 2, 4])], ("triton",), HEAP) == []
 
 
 def test_op_index_shifted_from_the_slot_is_a_divergence():
-    (d,) = compare(_model(3), [_observation([1, 2, 3])], ("triton",), HEAP)
+    (d,) = compare(_model(3), [_observation([1, 3, 5])], ("triton",), HEAP)
     assert (d.check, d.rank, d.where, d.field, d.actual, d.expected) == (
         "triton vs model", 0, "slot 0 (pid 0)", "op_index", 1, 0)
 
 
 def test_op_index_duplicated_is_a_divergence():
-    (d,) = compare(_model(3), [_observation([0, 1, 1])], ("triton",), HEAP)
-    assert (d.where, d.field, d.actual, d.expected) == ("slot 2 (pid 2)", "op_index", 1, 2)
+    (d,) = compare(_model(3), [_observation([0, 2, 2])], ("triton",), HEAP)
+    assert (d.where, d.field, d.actual, d.expected) == ("slot 4 (pid 2)", "op_index", 2, 4)
+
+
+def test_a_slot_at_or_past_the_capacity_is_a_divergence():
+    obs = _observation([0, 2, 4])
+    obs["apis"]["triton"]["capacity"] = 4
+    (d,) = compare(_model(3), [obs], ("triton",), HEAP)
+    assert (d.where, d.field, d.actual, d.expected) == ("slot 4 (pid 2)", "slot", 4, "in [0, 4)")
 
 
 def _with_memory(memory: dict) -> dict:
@@ -89,21 +96,21 @@ def test_a_buffer_of_another_size_or_missing_is_a_divergence():
 
 
 def test_a_dropped_count_the_model_does_not_expect_is_a_divergence():
-    obs = _observation([0, 1])
+    obs = _observation([0, 2])
     obs["apis"]["triton"]["dropped"] = 1
     (d,) = compare(_model(2), [obs], ("triton",), HEAP)
     assert (d.check, d.where, d.field, d.actual, d.expected) == ("triton vs model", "whole launch", "dropped", 1, 0)
 
 
 def test_the_exported_files_drop_count_is_checked():
-    obs = _observation([0, 1])
+    obs = _observation([0, 2])
     obs["apis"]["triton"]["exported"]["dropped"] = 2
     (d,) = compare(_model(2), [obs], ("triton",), HEAP)
     assert (d.where, d.field, d.actual, d.expected) == ("exported trace", "dropped", 2, 0)
 
 
 def test_an_exported_event_that_differs_from_the_model_names_the_file():
-    obs = _observation([0, 1, 2])
+    obs = _observation([0, 2, 4])
     obs["apis"]["triton"]["exported"]["rows"][1]["payload"] = 8
     (d,) = compare(_model(3), [obs], ("triton",), HEAP)
     assert (d.check, d.where, d.field, d.actual, d.expected) == (
@@ -111,7 +118,7 @@ def test_an_exported_event_that_differs_from_the_model_names_the_file():
 
 
 def test_an_exported_kind_that_differs_is_a_divergence():
-    obs = _observation([0, 1])
+    obs = _observation([0, 2])
     obs["apis"]["triton"]["exported"]["rows"][0]["kind"] = "unfinished"
     (d,) = compare(_model(2), [obs], ("triton",), HEAP)
     assert (d.where, d.field, d.actual, d.expected) == ("exported trace, pid 0 event 0", "kind", "unfinished",
@@ -119,7 +126,7 @@ def test_an_exported_kind_that_differs_is_a_divergence():
 
 
 def test_an_exported_file_missing_an_event_is_a_divergence():
-    obs = _observation([0, 1])
+    obs = _observation([0, 2])
     exported = obs["apis"]["triton"]["exported"]
     exported["rows"], exported["events"] = exported["rows"][:1], 1
     first, second = compare(_model(2), [obs], ("triton",), HEAP)

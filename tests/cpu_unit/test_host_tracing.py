@@ -1,5 +1,6 @@
 """Host ``Tracing`` with a fake owner: enable validation, the published tracing block, reads before enable,
-reset, and decoding what a (simulated) kernel left in the buffers."""
+reset, and decoding what a (simulated) kernel left in the buffers (record semantics v2: slots claimed a chunk at
+a time, holes, a drop counter)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import pytest
 import torch
 
 from iris import layout
-from iris.tracing.core import Tracing
-from iris.tracing.events import DURATION_INSTANT, EVENT_IDS, FIELD_INDEX, TRACE_FIELDS
+from iris.tracing.core import DEFAULT_CHUNK, MAX_CHUNK, Tracing
+from iris.tracing.events import DURATION_INSTANT, EMPTY_EVENT, EVENT_IDS, FIELD_INDEX, TRACE_FIELDS
 from tests.cpu_unit.checks import check, check_raises
 from tests.trace_readers import PerfettoTrace
 
@@ -34,14 +35,22 @@ def owner() -> FakeOwner:
     return FakeOwner()
 
 
-def _record(tracing: Tracing, n_written: int, attempted: int) -> None:
-    """Simulate a kernel: fill ``n_written`` slots (instants of the "user" event) and set the counter."""
-    for s in range(n_written):
-        tracing._records[:, s] = 100 + s
-        tracing._records[FIELD_INDEX["event_id"], s] = EVENT_IDS["user"]
-        tracing._records[FIELD_INDEX["op_index"], s] = s
-        tracing._records[FIELD_INDEX["duration_cycles"], s] = DURATION_INSTANT.value
-    tracing._counter[0] = attempted
+def _record(tracing: Tracing, n_written: int, dropped: int = 0, holes=(), claimed: int | None = None) -> list[int]:
+    """Simulate kernels: ``n_written`` instants of the "user" event in the first slots that are not ``holes``,
+    ``dropped`` records dropped, ``claimed`` slots claimed (default: up to the last one written). The slots."""
+    slots = [s for s in range(tracing.max_events) if s not in holes][:n_written]
+    for s in slots:
+        tracing._records[s, :] = 100 + s
+        tracing._records[s, FIELD_INDEX["event_id"]] = EVENT_IDS["user"]
+        tracing._records[s, FIELD_INDEX["op_index"]] = s
+        tracing._records[s, FIELD_INDEX["duration_cycles"]] = DURATION_INSTANT.value
+    tracing._counters[layout.COUNTER_CLAIMED] = (slots[-1] + 1 if slots else 0) if claimed is None else claimed
+    tracing._counters[layout.COUNTER_DROPPED] = dropped
+    return slots
+
+
+def _all_holes(tracing: Tracing) -> bool:
+    return bool((tracing._records[:, FIELD_INDEX["event_id"]] == EMPTY_EVENT.value).all())
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "10", True, None], ids=repr)
@@ -50,7 +59,15 @@ def test_enable_rejects_a_bad_max_events_and_changes_nothing(owner, bad):
     check_raises(ValueError, lambda: tracing.enable(bad), mentions=[f"max_events={bad!r}"], where=f"enable({bad!r})")
     check("enabled", tracing.enabled, False)
     check("_records", tracing._records, None)
-    check("_counter", tracing._counter, None)
+    check("_counters", tracing._counters, None)
+    check("_write_tracing_block calls", owner.blocks, [])
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.0, "4", None, MAX_CHUNK + 1], ids=repr)
+def test_enable_rejects_a_bad_chunk_and_changes_nothing(owner, bad):
+    tracing = Tracing(owner)
+    check_raises(ValueError, lambda: tracing.enable(8, chunk=bad), mentions=[f"chunk={bad!r}", str(MAX_CHUNK)])
+    check("_records", tracing._records, None)
     check("_write_tracing_block calls", owner.blocks, [])
 
 
@@ -58,11 +75,11 @@ def test_enable_rejects_a_bad_max_events_and_changes_nothing(owner, bad):
 def test_enable_rejects_a_bad_max_events_when_enabled(owner, bad):
     tracing = Tracing(owner)
     tracing.enable(8)
-    records, counter = tracing._records, tracing._counter
-    _record(tracing, 3, 3)
+    records, counters = tracing._records, tracing._counters
+    _record(tracing, 3)
     check_raises(ValueError, lambda: tracing.enable(bad), mentions=[f"max_events={bad!r}"])
     check("_records is the same tensor", tracing._records is records, True)
-    check("_counter is the same tensor", tracing._counter is counter, True)
+    check("_counters is the same tensor", tracing._counters is counters, True)
     check("attempted", tracing.attempted, 3)
     check("number of _write_tracing_block calls", len(owner.blocks), 1)
 
@@ -81,87 +98,103 @@ def test_reads_before_enable_say_to_enable_first(owner, what, tmp_path):
     check("files written", list(tmp_path.iterdir()), [])
 
 
-def test_enable_publishes_the_buffers(owner):
+@pytest.mark.parametrize("chunk", [1, 3, DEFAULT_CHUNK, 64])
+def test_enable_publishes_the_buffers(owner, chunk):
     tracing = Tracing(owner)
-    tracing.enable(max_events=64)
+    if chunk == DEFAULT_CHUNK:
+        tracing.enable(max_events=64)
+    else:
+        tracing.enable(max_events=64, chunk=chunk)
     check("enabled", tracing.enabled, True)
     check("max_events", tracing.max_events, 64)
-    check("_records.shape", tuple(tracing._records.shape), (len(TRACE_FIELDS), 64))
+    check("chunk", tracing.chunk, chunk)
+    check("_records.shape", tuple(tracing._records.shape), (64, layout.RECORD_WORDS))
     check("_records.dtype", tracing._records.dtype, torch.int64)
-    check("_counter.tolist()", tracing._counter.tolist(), [0])
-    check("_records all zero", bool((tracing._records == 0).all()), True)
-    expected = layout.TracingBlock(enabled=1, max_events=64, counter_ptr=tracing._counter.data_ptr(),
-                                   records_ptr=tracing._records.data_ptr())
+    check("_counters.tolist()", tracing._counters.tolist(), [0, 0])
+    check("every slot a hole", _all_holes(tracing), True)
+    check("_cursors.shape", tuple(tracing._cursors.shape), (layout.cursor_cells(64, chunk), layout.CURSOR_WORDS))
+    expected = layout.TracingBlock(enabled=1, max_events=64, chunk=chunk, counters_ptr=tracing._counters.data_ptr(),
+                                   records_ptr=tracing._records.data_ptr(), cursors_ptr=tracing._cursors.data_ptr())
     check("published blocks", owner.blocks, [expected])
 
 
-def test_enable_again_with_another_size_reallocates(owner):
+@pytest.mark.parametrize(("size", "chunk"), [(16, DEFAULT_CHUNK), (4, 1)])
+def test_enable_again_with_another_size_or_chunk_reallocates(owner, size, chunk):
     tracing = Tracing(owner)
-    tracing.enable(4)
-    _record(tracing, 4, 9)
-    tracing.enable(16)
-    check("max_events", tracing.max_events, 16)
+    tracing.enable(4, chunk=2)
+    _record(tracing, 4, dropped=5)
+    tracing.enable(size, chunk=chunk)
+    check("max_events", tracing.max_events, size)
     check("attempted", tracing.attempted, 0)
-    check("last published max_events", owner.blocks[-1].max_events, 16)
+    check("last published (max_events, chunk)", (owner.blocks[-1].max_events, owner.blocks[-1].chunk), (size, chunk))
     check("last published records_ptr", owner.blocks[-1].records_ptr, tracing._records.data_ptr())
+    check("last published cursors_ptr", owner.blocks[-1].cursors_ptr, tracing._cursors.data_ptr())
+    check("cursor cells", tracing._cursors.shape[0], layout.cursor_cells(size, chunk))
 
 
 def test_enable_again_with_the_same_size_clears(owner):
     tracing = Tracing(owner)
     tracing.enable(4)
-    _record(tracing, 4, 4)
+    _record(tracing, 4, dropped=1)
     tracing.enable(4)
     check("attempted", tracing.attempted, 0)
-    check("nonzero record entries", int(tracing._records.count_nonzero()), 0)
+    check("every slot a hole", _all_holes(tracing), True)
+    check("_counters.tolist()", tracing._counters.tolist(), [0, 0])
     check("published blocks", len(owner.blocks), 2)
 
 
 def test_disable_publishes_none_and_keeps_events(owner):
     tracing = Tracing(owner)
     tracing.enable(8)
-    _record(tracing, 2, 2)
+    _record(tracing, 2)
     tracing.disable()
     check("enabled", tracing.enabled, False)
     check("last published block", owner.blocks[-1], None)
     check("len(events()) after disable", len(tracing.events()), 2)
 
 
-def test_reset_zeroes_buffers_and_counter(owner):
+def test_reset_makes_every_slot_a_hole_and_zeroes_the_counters(owner):
     tracing = Tracing(owner)
     tracing.enable(8)
-    _record(tracing, 8, 12)
+    _record(tracing, 8, dropped=4)
     tracing.reset()
     check("attempted", tracing.attempted, 0)
-    check("nonzero record entries", int(tracing._records.count_nonzero()), 0)
+    check("every slot a hole", _all_holes(tracing), True)
+    check("_counters.tolist()", tracing._counters.tolist(), [0, 0])
     check("enabled", tracing.enabled, True)
     check("len(events())", len(tracing.events()), 0)
 
 
-@pytest.mark.parametrize("written,attempted,dropped", [(0, 0, 0), (3, 3, 0), (8, 8, 0), (8, 20, 12)])
-def test_events_and_dropped(owner, written, attempted, dropped):
+@pytest.mark.parametrize("written,dropped,holes,claimed", [
+    (0, 0, (), 0), (0, 0, (), 16), (3, 0, (), None), (8, 0, (), None), (8, 12, (), 24), (3, 0, (0, 2, 4), None),
+    (5, 2, (1, 5, 6), 32),
+])  # fmt: skip
+def test_events_attempted_and_dropped(owner, written, dropped, holes, claimed):
     tracing = Tracing(owner)
     tracing.enable(8)
-    _record(tracing, written, attempted)
+    slots = _record(tracing, written, dropped, holes, claimed)
     ev = tracing.events()
-    where = f"{attempted} attempted in 8 slots"
+    where = f"{written} written, {dropped} dropped, holes {holes}, claimed {claimed}"
     check("len(events())", len(ev), written, where)
-    check("events().attempted", ev.attempted, attempted, where)
+    check("events().attempted", ev.attempted, written + dropped, where)
     check("events().dropped", ev.dropped, dropped, where)
-    check("tracing.attempted", tracing.attempted, attempted, where)
+    check("tracing.attempted", tracing.attempted, written + dropped, where)
     check("tracing.dropped", tracing.dropped, dropped, where)
+    check("tracing.claimed", tracing.claimed, slots[-1] + 1 if claimed is None and slots else claimed or 0, where)
     check("events().rank", ev.rank, owner.rank, where)
     check("events().backend", ev.backend, "interpreter", where)
     check("names()", ev.names(), ["user"] * written, where)
-    check("op_index", ev["op_index"].tolist(), list(range(written)), where)
+    check("op_index", ev["op_index"].tolist(), slots, where)
+    check("slot", ev["slot"].tolist(), slots, where)
     for f in TRACE_FIELDS:
         if f not in ("event_id", "op_index", "duration_cycles"):
-            check(f"{f} column", ev[f].tolist(), [100 + s for s in range(written)], where)
+            check(f"{f} column", ev[f].tolist(), [100 + s for s in slots], where)
 
 
 def test_events_survive_a_later_reset(owner):
     tracing = Tracing(owner)
     tracing.enable(8)
-    _record(tracing, 3, 3)
+    _record(tracing, 3)
     ev = tracing.events()
     tracing.reset()
     check("payload column after reset", ev["payload"].tolist(), [100, 101, 102])
@@ -170,7 +203,7 @@ def test_events_survive_a_later_reset(owner):
 def test_export_writes_this_ranks_events(owner, tmp_path):
     tracing = Tracing(owner)
     tracing.enable(8)
-    _record(tracing, 3, 3)
+    _record(tracing, 3, holes=(1,))
     path = tmp_path / "rank.json"
     check("export() returned", tracing.export(str(path)), str(path))
     trace = json.loads(path.read_text())
@@ -186,7 +219,7 @@ def test_export_binary_names_the_owners_api(owner, tmp_path, api):
     owner.api = api
     tracing = Tracing(owner)
     tracing.enable(8)
-    _record(tracing, 3, 3)
+    _record(tracing, 3)
     path = tmp_path / "rank.trace"
     check("export() returned", tracing.export(str(path), format="pftrace"), str(path))
     trace = PerfettoTrace(path.read_bytes())
@@ -203,18 +236,18 @@ def test_views_before_enable_are_empty_as_upstream(owner):
     check("dict(trace_buffers)", dict(tracing.trace_buffers), {})
 
 
-def test_trace_counter_is_the_live_attempt_count(owner):
+def test_trace_counter_is_the_live_count_of_claimed_slots(owner):
     tracing = Tracing(owner)
     tracing.enable(4)
-    _record(tracing, 4, 6)  # two events dropped
+    _record(tracing, 3, dropped=2, claimed=12)  # chunks past the end were claimed too
     counter = tracing.trace_counter
     check("trace_counter.shape", tuple(counter.shape), (1,))
     check("trace_counter.dtype", counter.dtype, torch.int64)
     check("trace_counter.device", counter.device, owner.device)
-    check("trace_counter.item()", counter.item(), 6)
-    check("trace_counter.item() == attempted", counter.item(), tracing.attempted)
-    tracing._counter[0] = 9  # a later kernel: the view follows
-    check("trace_counter.item() after more attempts", counter.item(), 9)
+    check("trace_counter.item()", counter.item(), 12)
+    check("trace_counter.item() == claimed", counter.item(), tracing.claimed)
+    tracing._counters[layout.COUNTER_CLAIMED] = 16  # a later kernel: the view follows
+    check("trace_counter.item() after more claims", counter.item(), 16)
     tracing.reset()
     check("trace_counter.item() after reset", tracing.trace_counter.item(), 0)
 
@@ -222,9 +255,9 @@ def test_trace_counter_is_the_live_attempt_count(owner):
 def test_trace_buffers_hold_every_field_slot_by_slot(owner):
     tracing = Tracing(owner)
     tracing.enable(5)
-    _record(tracing, 3, 3)
-    tracing._records[FIELD_INDEX["duration_cycles"], 1] = 42  # slot 1: a finished range of 42 ticks
-    tracing._records[FIELD_INDEX["duration_cycles"], 2] = -1  # slot 2: a range never ended
+    _record(tracing, 3, holes=(1,))  # slots 0, 2, 3
+    tracing._records[2, FIELD_INDEX["duration_cycles"]] = 42  # slot 2: a finished range of 42 ticks
+    tracing._records[3, FIELD_INDEX["duration_cycles"]] = -1  # slot 3: a range never ended
     buffers = tracing.trace_buffers
     check("trace_buffers keys", list(buffers), list(TRACE_FIELDS))
     decoded = tracing.events()
@@ -232,13 +265,13 @@ def test_trace_buffers_hold_every_field_slot_by_slot(owner):
         column = buffers[name]
         check(f"trace_buffers[{name!r}].shape", tuple(column.shape), (5,))
         check(f"trace_buffers[{name!r}].dtype", column.dtype, torch.int64)
-        check(f"trace_buffers[{name!r}][:3]", column[:3].tolist(), decoded[name].tolist())
-        check(f"trace_buffers[{name!r}][3:] (never written)", column[3:].tolist(), [0, 0])
-    check("trace_buffers['duration_cycles'][:3] (instant, duration, open)",
-          buffers["duration_cycles"][:3].tolist(), [DURATION_INSTANT.value, 42, -1])
-    check("trace_buffers['op_index'][:3]", buffers["op_index"][:3].tolist(), [0, 1, 2])
+        check(f"trace_buffers[{name!r}][[0, 2, 3]]", column[[0, 2, 3]].tolist(), decoded[name].tolist())
+    check("trace_buffers['event_id'] holes", buffers["event_id"][[1, 4]].tolist(), [EMPTY_EVENT.value] * 2)
+    check("trace_buffers['duration_cycles'][[0, 2, 3]] (instant, duration, open)",
+          buffers["duration_cycles"][[0, 2, 3]].tolist(), [DURATION_INSTANT.value, 42, -1])
+    check("trace_buffers['op_index'][[0, 2, 3]]", buffers["op_index"][[0, 2, 3]].tolist(), [0, 2, 3])
     check("trace_buffers['event_id'][0]", int(buffers["event_id"][0]), EVENT_IDS["user"])
-    tracing._records[FIELD_INDEX["payload"], 0] = 7  # a later kernel: the views follow
+    tracing._records[0, FIELD_INDEX["payload"]] = 7  # a later kernel: the views follow
     check("trace_buffers['payload'][0] after a later write", int(buffers["payload"][0]), 7)
 
 

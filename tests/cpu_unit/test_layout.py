@@ -1,4 +1,5 @@
-"""Context layout v1: encode/decode round trips, fixed offsets, tracing-off zeros, and errors naming bad values."""
+"""Context layout v2: encode/decode round trips, fixed offsets, tracing-off zeros, errors naming bad values, and
+the cursor cells a tracing needs."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from tests.cpu_unit.checks import check, check_raises
 pytestmark = pytest.mark.cpu_unit
 
 RANK_COUNTS = (1, 2, 4, 8)
-BLOCK = layout.TracingBlock(enabled=1, max_events=1000, counter_ptr=0x7F00_0000_1000, records_ptr=0x7F00_0000_2000)
+BLOCK = layout.TracingBlock(enabled=1, max_events=1000, chunk=16, counters_ptr=0x7F00_0000_1000,
+                            records_ptr=0x7F00_0000_2000, cursors_ptr=0x7F00_0000_3000)
 
 
 def _bases(num_ranks: int) -> list[int]:
@@ -31,7 +33,7 @@ def test_round_trip(num_ranks, tracing):
         check("num_ranks", ctx.num_ranks, num_ranks, where)
         check("version", ctx.version, layout.VERSION, where)
         check("heap_bases", ctx.heap_bases, tuple(_bases(num_ranks)), where)
-        check("tracing", ctx.tracing, tracing or layout.TracingBlock(0, 0, 0, 0), where)
+        check("tracing", ctx.tracing, tracing or layout.TracingBlock(0, 0, 0, 0, 0, 0), where)
 
 
 @pytest.mark.parametrize("num_ranks", RANK_COUNTS)
@@ -43,11 +45,11 @@ def test_decode_accepts_an_int64_tensor(num_ranks):
 
 def test_offsets_do_not_depend_on_num_ranks():
     """The tracing block sits at the same index for any rank count, and the heap bases follow it."""
-    block = [BLOCK.enabled, BLOCK.max_events, BLOCK.counter_ptr, BLOCK.records_ptr]
+    block = [BLOCK.enabled, BLOCK.max_events, BLOCK.chunk, BLOCK.counters_ptr, BLOCK.records_ptr, BLOCK.cursors_ptr]
     check("TRACE_BLOCK_LEN", layout.TRACE_BLOCK_LEN, len(block))
     check("HEAP_BASES", layout.HEAP_BASES, layout.TRACE_BLOCK + layout.TRACE_BLOCK_LEN)
-    for name, index in [("TRACE_ENABLED", 0), ("TRACE_MAX_EVENTS", 1), ("TRACE_COUNTER_PTR", 2),
-                        ("TRACE_RECORDS_PTR", 3)]:
+    for name, index in [("TRACE_ENABLED", 0), ("TRACE_MAX_EVENTS", 1), ("TRACE_CHUNK", 2), ("TRACE_COUNTERS_PTR", 3),
+                        ("TRACE_RECORDS_PTR", 4), ("TRACE_CURSORS_PTR", 5)]:
         check(name, getattr(layout, name), layout.TRACE_BLOCK + index)
     for num_ranks in RANK_COUNTS:
         where = f"{num_ranks} ranks"
@@ -79,7 +81,7 @@ def test_encode_rejects_no_heap_bases():
     check_raises(ValueError, lambda: layout.encode(0, []), mentions=["cur_rank=0", "0 heap bases"])
 
 
-@pytest.mark.parametrize("version", [0, 2, -1, 99])
+@pytest.mark.parametrize("version", [0, 1, 3, -1, 99])
 def test_decode_rejects_a_wrong_version(version):
     values = layout.encode(0, _bases(2))
     values[layout.LAYOUT_VERSION] = version
@@ -106,3 +108,17 @@ def test_decode_rejects_a_bad_cur_rank(cur_rank):
     values = layout.encode(0, _bases(2))
     values[layout.CUR_RANK] = cur_rank
     check_raises(ValueError, lambda: layout.decode(values), mentions=[f"cur_rank={cur_rank}"])
+
+
+@pytest.mark.parametrize(("max_events", "chunk", "cells"), [(1000, 16, 63), (1024, 16, 64), (5, 1, 5), (5, 64, 1),
+                                                         (1, 1, 1)])
+def test_one_cursor_cell_per_chunk_that_starts_below_max_events(max_events, chunk, cells):
+    check("cursor_cells", layout.cursor_cells(max_events, chunk), cells, f"max_events={max_events}, chunk={chunk}")
+    check("last chunk start", (cells - 1) * chunk < max_events <= cells * chunk, True)
+
+
+def test_a_record_is_one_aligned_line_holding_every_field():
+    from iris.tracing.events import TRACE_FIELDS
+
+    check("RECORD_WORDS >= fields", layout.RECORD_WORDS >= len(TRACE_FIELDS), True)
+    check("record bytes", layout.RECORD_WORDS * 8, 128)

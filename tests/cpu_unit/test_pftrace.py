@@ -99,7 +99,7 @@ def test_many_events_span_chunks_and_round_trip(tmp_path, monkeypatch):
     dur = rng.integers(0, 10**4, n)
     dur[::7] = tc.INSTANT
     rows[tc.FIELD_INDEX["duration_cycles"]] = dur
-    rec = type(rec).from_buffer(rows, n, n, rank=0, backend="cuda", ticks_per_second=1e9)
+    rec = type(rec).from_fields(rows[:, :n], 0, n, rank=0, backend="cuda", ticks_per_second=1e9)
     d = _write(tmp_path / "t.pftrace", [RankTrace(rec, 0)])
     check("slices", len(d.slices), n)
     by_program = {int(s.track.split()[1]): s for s in d.slices}
@@ -167,8 +167,8 @@ def _random_traces(ranks: list[list[tuple]]) -> list[RankTrace]:
                       "address": 0x7F00_0000_0000 + 64 * slot, "payload": 7 * slot + rank, "cur_rank": rank}
             for f, v in values.items():
                 rows[tc.FIELD_INDEX[f], slot] = v
-        rec = type(tc.records(0)).from_buffer(rows, len(events), max(len(events), 1), rank=rank, backend="cuda",
-                                              ticks_per_second=1e9)
+        rec = type(tc.records(0)).from_fields(rows[:, :len(events)], 0, max(len(events), 1), rank=rank,
+                                              backend="cuda", ticks_per_second=1e9)
         out.append(RankTrace(rec, 0))
     return out
 

@@ -1,4 +1,5 @@
-"""TraceRecords.from_buffer on synthetic [len(TRACE_FIELDS), capacity] int64 arrays: kinds, durations, drops, rows."""
+"""TraceRecords.from_slots on synthetic slot-major [slots, RECORD_WORDS] int64 buffers as a kernel leaves them
+(record semantics v2: holes where no record was written): kinds, durations, holes, drops, rows, slots."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from iris.tracing.events import DURATION_INSTANT, DURATION_OPEN, EVENT_IDS, FIELD_INDEX, TRACE_FIELDS
+from iris import layout
+from iris.tracing.events import DURATION_INSTANT, DURATION_OPEN, EMPTY_EVENT, EVENT_IDS, FIELD_INDEX, TRACE_FIELDS
 from iris.tracing.records import KIND_INSTANT, KIND_RANGE, KIND_UNFINISHED, TraceRecords
 from tests.cpu_unit.checks import check, check_array
 
@@ -24,25 +26,28 @@ def _value(field: str, slot: int) -> int:
     return 1_000_000 * (FIELD_INDEX[field] + 1) + slot
 
 
-def _buffer(capacity: int, slots=SLOTS) -> np.ndarray:
-    """Records as a kernel leaves them: the first len(slots) slots written, the rest zero."""
-    rows = np.zeros((len(TRACE_FIELDS), capacity), dtype=np.int64)
-    for s, (event, dur) in enumerate(slots[:capacity]):
+def _buffer(capacity: int, slots=SLOTS, holes=()) -> np.ndarray:
+    """Slots as kernels leave them: one record per slot in order, skipping the ``holes`` (EMPTY_EVENT, the rest of
+    their words garbage), every slot past the records a hole too."""
+    buf = np.full((capacity, layout.RECORD_WORDS), 0x5A5A, dtype=np.int64)
+    buf[:, FIELD_INDEX["event_id"]] = EMPTY_EVENT.value
+    where = [s for s in range(capacity) if s not in holes]
+    for (event, dur), s in zip(slots, where, strict=False):
         for f in TRACE_FIELDS:
-            rows[FIELD_INDEX[f], s] = _value(f, s)
-        rows[FIELD_INDEX["event_id"], s] = EVENT_IDS[event]
-        rows[FIELD_INDEX["duration_cycles"], s] = dur
-        rows[FIELD_INDEX["op_index"], s] = s
-    return rows
+            buf[s, FIELD_INDEX[f]] = _value(f, s)
+        buf[s, FIELD_INDEX["event_id"]] = EVENT_IDS[event]
+        buf[s, FIELD_INDEX["duration_cycles"]] = dur
+        buf[s, FIELD_INDEX["op_index"]] = s
+    return buf
 
 
-def _decode(rows, attempted, capacity, ticks_per_second=1e9, backend="cuda", rank=3) -> TraceRecords:
-    return TraceRecords.from_buffer(rows, attempted, capacity, rank=rank, backend=backend,
-                                    ticks_per_second=ticks_per_second)
+def _decode(buf, dropped=0, capacity=None, ticks_per_second=1e9, backend="cuda", rank=3) -> TraceRecords:
+    return TraceRecords.from_slots(buf, dropped, len(buf) if capacity is None else capacity, rank=rank,
+                                   backend=backend, ticks_per_second=ticks_per_second)
 
 
 def test_kinds_follow_the_duration_sentinel():
-    rec = _decode(_buffer(8), len(SLOTS), 8)
+    rec = _decode(_buffer(8))
     check_array("kind", rec["kind"], np.array(KINDS, dtype=np.int8))
     check_array("unfinished", rec.unfinished, np.array([3]))
     check("names()", rec.names(), [e for e, _ in SLOTS])
@@ -50,33 +55,40 @@ def test_kinds_follow_the_duration_sentinel():
 
 @pytest.mark.parametrize("backend,ticks_per_second,ns_per_tick", [("cuda", 1e9, 1.0), ("hip", 1e8, 10.0)])
 def test_duration_ns(backend, ticks_per_second, ns_per_tick):
-    rec = _decode(_buffer(8), len(SLOTS), 8, ticks_per_second, backend)
+    rec = _decode(_buffer(8), ticks_per_second=ticks_per_second, backend=backend)
     expected = [d * ns_per_tick if k == KIND_RANGE else math.nan for (_, d), k in zip(SLOTS, KINDS, strict=True)]
     check_array("duration_ns", rec["duration_ns"], np.array(expected), f"{backend}, {ticks_per_second:g} ticks/s")
     check("ticks_per_second", rec.ticks_per_second, ticks_per_second)
     check("backend", rec.backend, backend)
 
 
-@pytest.mark.parametrize("attempted,capacity,rows,dropped", [
-    (0, 8, 0, 0),
-    (6, 8, 6, 0),
-    (6, 6, 6, 0),
-    (6, 4, 4, 2),
-    (1_000_000, 4, 4, 999_996),
-])  # fmt: skip
-def test_rows_and_dropped(attempted, capacity, rows, dropped):
-    where = f"attempted={attempted}, capacity={capacity}"
-    rec = _decode(_buffer(capacity), attempted, capacity)
-    check("len(records)", len(rec), rows, where)
+@pytest.mark.parametrize("holes", [(), (0,), (1, 2), (0, 3, 5, 7), tuple(range(1, 12, 2))])
+def test_holes_are_skipped_and_every_event_keeps_its_slot(holes):
+    buf = _buffer(16, holes=holes)
+    rec = _decode(buf)
+    slots = [s for s in range(16) if s not in holes][: len(SLOTS)]
+    where = f"holes {holes}"
+    check("len(records)", len(rec), len(SLOTS), where)
+    check_array("slot", rec["slot"], np.array(slots), where)
+    check_array("op_index", rec["op_index"], np.array(slots), where)
+    check("names()", rec.names(), [e for e, _ in SLOTS], where)
+    check_array("payload", rec["payload"], np.array([_value("payload", s) for s in slots]), where)
+
+
+@pytest.mark.parametrize("capacity,written,dropped", [(8, 0, 0), (8, 6, 0), (6, 6, 0), (4, 4, 2), (4, 4, 999_996)])
+def test_rows_dropped_and_attempted(capacity, written, dropped):
+    where = f"capacity={capacity}, {written} written, dropped={dropped}"
+    rec = _decode(_buffer(capacity, SLOTS[:written]), dropped)
+    check("len(records)", len(rec), written, where)
     check("dropped", rec.dropped, dropped, where)
-    check("attempted", rec.attempted, attempted, where)
+    check("attempted", rec.attempted, written + dropped, where)
     check("capacity", rec.capacity, capacity, where)
-    for name in (*TRACE_FIELDS, "kind", "duration_ns"):
-        check(f"len(columns[{name!r}])", len(rec[name]), rows, where)
+    for name in (*TRACE_FIELDS, "slot", "kind", "duration_ns"):
+        check(f"len(columns[{name!r}])", len(rec[name]), written, where)
 
 
 def test_columns_field_by_field():
-    rec = _decode(_buffer(8), len(SLOTS), 8)
+    rec = _decode(_buffer(8))
     for field in TRACE_FIELDS:
         expected = [_value(field, s) for s in range(len(SLOTS))]
         if field == "event_id":
@@ -90,14 +102,14 @@ def test_columns_field_by_field():
 
 
 def test_rows_dicts_field_by_field():
-    rec = _decode(_buffer(8), len(SLOTS), 8, ticks_per_second=1e8)
+    rec = _decode(_buffer(8), ticks_per_second=1e8)
     rows = rec.rows()
     check("len(rows())", len(rows), len(SLOTS))
     kind_names = {KIND_RANGE: "range", KIND_INSTANT: "instant", KIND_UNFINISHED: "unfinished"}
     for s, row in enumerate(rows):
         event, dur = SLOTS[s]
-        check(f"rows()[{s}] keys", sorted(row), sorted([*TRACE_FIELDS, "name", "kind", "duration_ns"]))
-        for field in TRACE_FIELDS:
+        check(f"rows()[{s}] keys", sorted(row), sorted([*TRACE_FIELDS, "slot", "name", "kind", "duration_ns"]))
+        for field in (*TRACE_FIELDS, "slot"):
             check(f"rows()[{s}][{field!r}]", row[field], int(rec[field][s]))
             check(f"type(rows()[{s}][{field!r}])", type(row[field]), int)
         check(f"rows()[{s}]['name']", row["name"], event)
@@ -107,20 +119,27 @@ def test_rows_dicts_field_by_field():
 
 def test_unfinished_slots():
     slots = [("store", OPEN), ("store", 5), ("put", OPEN), ("user", INSTANT), ("copy", OPEN)]
-    rec = _decode(_buffer(5, slots), 5, 5)
+    rec = _decode(_buffer(5, slots))
     check_array("unfinished", rec.unfinished, np.array([0, 2, 4]))
-    rec = _decode(_buffer(5, slots), 2, 5)  # only the first two slots were recorded
-    check_array("unfinished (2 recorded)", rec.unfinished, np.array([0]))
+    rec = _decode(_buffer(5, slots, holes=(0, 1, 2)))  # only two records fit after three holes
+    check_array("unfinished (after holes)", rec.unfinished, np.array([0]))
 
 
 def test_unknown_event_id_decodes_to_a_readable_name():
-    rows = _buffer(2)
-    rows[FIELD_INDEX["event_id"], 1] = 999
-    check("names()", _decode(rows, 2, 2).names(), ["store", "unknown(999)"])
+    buf = _buffer(2)
+    buf[1, FIELD_INDEX["event_id"]] = 999
+    check("names()", _decode(buf).names(), ["store", "unknown(999)"])
 
 
 def test_decoded_columns_do_not_alias_the_buffer():
-    rows = _buffer(8)
-    rec = _decode(rows, len(SLOTS), 8)
-    rows[:] = 0  # the host reuses the buffer (reset) after decoding
+    buf = _buffer(8)
+    rec = _decode(buf)
+    buf[:] = 0  # the host reuses the buffer (reset) after decoding
     check("event_id[0] after the buffer was cleared", int(rec["event_id"][0]), EVENT_IDS["store"])
+
+
+def test_from_fields_takes_field_major_columns_and_slots_default_to_op_index():
+    buf = _buffer(8)[: len(SLOTS)]
+    rec = TraceRecords.from_fields(buf.T[: len(TRACE_FIELDS)], 2, 8, rank=1, backend="cuda", ticks_per_second=1e9)
+    check_array("slot", rec["slot"], np.arange(len(SLOTS)))
+    check("attempted", rec.attempted, len(SLOTS) + 2)

@@ -43,7 +43,9 @@ def records(rank: int, ticks_per_second: float = 1e9, backend: str = "cuda", att
         for f, v in values.items():
             rows[FIELD_INDEX[f], s] = v
     attempted = len(events) if attempted is None else attempted
-    return TraceRecords.from_buffer(rows, attempted, capacity, rank=rank, backend=backend,
+    written = min(len(events), capacity, attempted)
+    dropped = attempted - written
+    return TraceRecords.from_fields(rows[:, :written], dropped, capacity, rank=rank, backend=backend,
                                     ticks_per_second=ticks_per_second)
 
 

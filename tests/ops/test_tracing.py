@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from iris.tracing.events import EVENT_IDS
+from iris.tracing.events import EVENT_IDS, FIELD_INDEX
 from tests.ops import trace_jobs as ts
 from tests.worlds import WORLD_SIZES, backends, run_world
 
@@ -43,8 +43,10 @@ def _by_pid(rows: list[dict]) -> dict[int, dict]:
 
 
 def _check_slots(case: dict, where: str) -> None:
+    """Chunk 1 and every program recording: the slots are dense, and each event's op_index is its slot."""
     __tracebackhide__ = True
     _check(f"{where}: op_index values", sorted(r["op_index"] for r in case["rows"]), list(range(len(case["rows"]))))
+    _check(f"{where}: op_index == slot", [r["op_index"] for r in case["rows"]], [r["slot"] for r in case["rows"]])
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -210,15 +212,39 @@ def test_tracing_overflow(backend, world_size, api):
         _check(f"rank {q} overflow: attempted", c["attempted"], 24)
         _check(f"rank {q} overflow: dropped", c["dropped"], 19)
         _check_slots(c, f"rank {q} overflow")
-        raw = c["raw"]  # [fields][5]: a write past slot 4 would land in the next field's row
+        raw = c["raw"]  # [slot][word] of the 5 slots
         for row in c["rows"]:
             where = f"rank {q} overflow slot {row['op_index']}"
             _check(f"{where}: cur_rank", row["cur_rank"], q)
             if row["name"] not in ("compute", "user"):
                 pytest.fail(f"{where}: name={row['name']!r}, but should be 'compute' or 'user'")
             _check_physical(c, row, res, where)
-        _check(f"rank {q} overflow: raw op_index row", raw[11], [0, 1, 2, 3, 4])
-        _check(f"rank {q} overflow: raw cur_rank row", raw[4], [q] * 5)
+        _check(f"rank {q} overflow: raw op_index words", [raw[s][FIELD_INDEX["op_index"]] for s in range(5)],
+               [0, 1, 2, 3, 4])
+        _check(f"rank {q} overflow: raw cur_rank words", [raw[s][FIELD_INDEX["cur_rank"]] for s in range(5)], [q] * 5)
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("world_size", WORLD_SIZES)
+@pytest.mark.parametrize("backend", backends())
+def test_chunked_claims_keep_program_order_and_leave_holes(backend, world_size, api):
+    """Chunks of 4 slots, 3 programs of 6 events (3 pairs of compute range + user instant): each program's events
+    sit in its own chunks, in program order, op_index = slot; the claims are whole chunks, 2 per program."""
+    for q, res in enumerate(_world(api, backend, world_size)):
+        c = res["chunked"]
+        where = f"rank {q} chunked"
+        _check(f"{where}: attempted, dropped", (c["attempted"], c["dropped"]), (18, 0))
+        _check(f"{where}: claimed (2 chunks of 4 per program)", c["claimed"], 3 * 2 * 4)
+        _check(f"{where}: op_index == slot", [r["op_index"] for r in c["rows"]], [r["slot"] for r in c["rows"]])
+        _check(f"{where}: unique slots", len({r["slot"] for r in c["rows"]}), 18)
+        chunks = {}
+        for p in range(3):
+            mine = sorted((r for r in c["rows"] if r["pid"] == p), key=lambda r: r["op_index"])
+            _check(f"{where} pid {p}: (name, pid_n) in program order", [(r["name"], r["pid_n"]) for r in mine],
+                   [(name, i) for i in range(3) for name in ("compute", "user")])
+            for r in mine:
+                chunks.setdefault(r["op_index"] // 4, set()).add(p)
+        _check(f"{where}: chunks shared by two programs", [k for k, ps in chunks.items() if len(ps) > 1], [])
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -231,10 +257,10 @@ def test_tracing_unfinished_runtime_off_compiled_off_reset(backend, api):
         _check(f"rank {q} unfinished: addresses", sorted(r["address"] for r in c["rows"]),
                [c["buf"] + 4 * p for p in range(3)])
         _check(f"rank {q} unfinished: payload_size", [r["payload_size"] for r in c["rows"]], [4, 4, 4])
-        _check(f"rank {q} runtime-off: counter", res["runtime_off"]["counter"], [0])
-        _check(f"rank {q} runtime-off: nonzero record entries", res["runtime_off"]["nonzero"], 0)
+        for case in ("runtime_off", "compiled_off"):
+            _check(f"rank {q} {case}: counters", res[case]["counters"], [0, 0])
+            _check(f"rank {q} {case}: buffers changed", res[case]["changed"], [])
         _check(f"rank {q} compiled-off: attempted", res["compiled_off"]["attempted"], 0)
-        _check(f"rank {q} compiled-off: nonzero record entries", res["compiled_off"]["nonzero"], 0)
         r = res["reset"]
         _check(f"rank {q} reset: attempted", r["attempted"], 2)
         _check(f"rank {q} reset: (name, op_index)", sorted((x["name"], x["op_index"]) for x in r["rows"]),

@@ -50,8 +50,8 @@ def tracing_job(api: str) -> dict:
     out = {"rank": r, "heap_base": shmem.heap.bases[r], "cu_limit": cu_id_limit(shmem.tracing.backend, dev),
            "xcc_limit": XCC_ID_LIMIT[shmem.tracing.backend]}
 
-    def run(name, launch, max_events=MAX_EVENTS, **facts):
-        shmem.tracing.enable(max_events)
+    def run(name, launch, max_events=MAX_EVENTS, chunk=1, **facts):
+        shmem.tracing.enable(max_events, chunk)  # chunk 1: slots are dense where every program records
         shmem.barrier()
         t0 = device_clock(dev)
         launch()
@@ -59,7 +59,7 @@ def tracing_job(api: str) -> dict:
         t1 = device_clock(dev)
         ev = shmem.tracing.events()
         out[name] = {"rows": ev.rows(), "attempted": ev.attempted, "dropped": ev.dropped, "t0": t0, "t1": t1,
-                     "tps": ev.ticks_per_second, **facts}
+                     "tps": ev.ticks_per_second, "claimed": shmem.tracing.claimed, "chunk": chunk, **facts}
 
     buf = shmem.zeros(128, dtype=torch.int32)
     target = (r + 1) % w
@@ -90,30 +90,38 @@ def tracing_job(api: str) -> dict:
         buf=tile.data_ptr(), bits=tile_bits.cpu().tolist())
 
     run("loop", lambda: k.trace_loop_kernel[(2,)](ctx, buf, 3, **wc, num_warps=NUM_WARPS), buf=buf.data_ptr())
+    run("chunked", lambda: k.trace_loop_kernel[(3,)](ctx, buf, 3, **wc, num_warps=NUM_WARPS), chunk=4,
+        buf=buf.data_ptr())
     run("overflow", lambda: k.trace_loop_kernel[(4,)](ctx, buf, 3, **wc, num_warps=NUM_WARPS), max_events=5,
         buf=buf.data_ptr())
-    out["overflow"]["raw"] = shmem.tracing._records.cpu().tolist()
+    out["overflow"]["raw"] = shmem.tracing._records.cpu().tolist()  # [slot][word]
     run("unfinished", lambda: k.trace_unfinished_kernel[(3,)](ctx, buf, **wc, num_warps=NUM_WARPS),
         buf=buf.data_ptr())
+
+    def untouched(launch) -> dict:
+        """Counters and every buffer byte after ``launch``, against before (tracing enabled or not)."""
+        t = shmem.tracing
+        before = [x.clone() for x in (t._counters, t._records, t._cursors)]
+        launch()
+        shmem.barrier()
+        after = (t._counters, t._records, t._cursors)
+        return {"counters": t._counters.cpu().tolist(),
+                "changed": [n for n, b, a in zip(("counters", "records", "cursors"), before, after, strict=True)
+                            if not torch.equal(b, a)]}
 
     # Compiled on, switched off at run time: nothing recorded, buffers untouched.
     shmem.tracing.enable(MAX_EVENTS)
     shmem.tracing.disable()
-    k.trace_1d_kernel[(4,)](ctx, buf, N, target, 5, **wc, BLOCK=BLOCK, USE_MASK=True, TRACING=True,
-                            num_warps=NUM_WARPS)
-    shmem.barrier()
-    out["runtime_off"] = {"counter": shmem.tracing._counter.cpu().tolist(),
-                          "nonzero": int(shmem.tracing._records.count_nonzero())}
+    out["runtime_off"] = untouched(lambda: k.trace_1d_kernel[(4,)](
+        ctx, buf, N, target, 5, **wc, BLOCK=BLOCK, USE_MASK=True, TRACING=True, num_warps=NUM_WARPS))
     # Compiled off while enabled: nothing recorded either.
     shmem.tracing.enable(MAX_EVENTS)
-    k.trace_1d_kernel[(4,)](ctx, buf, N, target, 5, **wc, BLOCK=BLOCK, USE_MASK=True, TRACING=False,
-                            num_warps=NUM_WARPS)
-    shmem.barrier()
-    out["compiled_off"] = {"attempted": shmem.tracing.attempted,
-                           "nonzero": int(shmem.tracing._records.count_nonzero())}
+    out["compiled_off"] = untouched(lambda: k.trace_1d_kernel[(4,)](
+        ctx, buf, N, target, 5, **wc, BLOCK=BLOCK, USE_MASK=True, TRACING=False, num_warps=NUM_WARPS))
+    out["compiled_off"]["attempted"] = shmem.tracing.attempted
 
     # Reset between launches: only the second launch remains, numbered from 0.
-    shmem.tracing.enable(MAX_EVENTS)
+    shmem.tracing.enable(MAX_EVENTS, 1)
     k.trace_loop_kernel[(2,)](ctx, buf, 2, **wc, num_warps=NUM_WARPS)
     shmem.tracing.reset()
     k.trace_unfinished_kernel[(2,)](ctx, buf, **wc, num_warps=NUM_WARPS)
