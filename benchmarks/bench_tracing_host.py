@@ -29,6 +29,7 @@ import time
 import numpy as np
 import torch
 
+from iris import layout
 from iris.tracing import chunks, deflate, pftrace, timeline
 from iris.tracing.core import Tracing
 from iris.tracing.events import DURATION_INSTANT, DURATION_OPEN, EVENT_IDS, FIELD_INDEX, TRACE_FIELDS
@@ -118,8 +119,8 @@ def binary_steps(records, repeat: int) -> None:
 def bench(device: torch.device, n: int, repeat: int, out_dir: str) -> None:
     tracing = Tracing(_Owner(device))
     tracing.enable(n)
-    tracing._records.copy_(torch.from_numpy(synthetic_records(n)))
-    tracing._counter.fill_(n)
+    tracing._records[:, : len(TRACE_FIELDS)].copy_(torch.from_numpy(synthetic_records(n).T))  # slot-major
+    tracing._counters[layout.COUNTER_CLAIMED] = n
     print(f"{device.type}: {n:,} events ({tracing.backend} clock), median of {repeat}")
 
     seconds, _, records = _time(tracing.events, repeat)

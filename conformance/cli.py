@@ -106,6 +106,8 @@ def _parser() -> argparse.ArgumentParser:
                      "kills alone; survivors then do not fail the run")
     mut.add_argument("--ranks", type=_ranks, default=None, help="world sizes to run, e.g. 1,2 (default: all)")
     mut.add_argument("--matrix", action="store_true", help="run every case for every mutant (kill matrix)")
+    mut.add_argument("--backend", choices=("cpu", "gpu"), default="cpu", help="where the cases run (default cpu: "
+                     "the interpreter); mutants the backend cannot show are skipped")
     mut.add_argument("--profile", choices=sorted(profiles.EXAMPLES), default=profiles.DEFAULT,
                      help=f"Hypothesis profile (default {profiles.DEFAULT})")
     mut.add_argument("--timeout", type=float, default=None, help="seconds per mutant (default 1800)")
@@ -291,16 +293,18 @@ def _mutate(args) -> int:
             for m in mutants:
                 print(f"{m.name:34s} {m.file:32s} {m.breaks}")
             return 0
-        print(f"mutate: {len(mutants)} mutant(s), backend cpu, profile {args.profile}, seed {mutation.SEED}")
+        print(f"mutate: {len(mutants)} mutant(s), backend {args.backend}, profile {args.profile}, seed "
+              f"{mutation.SEED}")
         start = time.perf_counter()
         outcomes = mutation.run_mutants(mutants, scenarios=args.scenario, ranks=args.ranks, matrix=args.matrix,
                                         profile=args.profile, timeout=args.timeout or mutation.MUTANT_TIMEOUT_S,
-                                        keep=args.keep)
+                                        keep=args.keep, backend=args.backend)
     except mutation.MutationError as e:
         print(f"mutate: {e}", file=sys.stderr)
         return 2
-    meta = {"backend": "cpu", "profile": args.profile, "seed": mutation.SEED, "seconds": time.perf_counter() - start,
-            "scenarios": args.scenario, "ranks": args.ranks, "matrix": args.matrix, "argv": sys.argv[1:]}
+    meta = {"backend": args.backend, "profile": args.profile, "seed": mutation.SEED,
+            "seconds": time.perf_counter() - start, "scenarios": args.scenario, "ranks": args.ranks,
+            "matrix": args.matrix, "argv": sys.argv[1:]}
     mutation_report.write_report(args.out, outcomes, meta)
     print(mutation_report.table(outcomes))
     if args.matrix:

@@ -163,6 +163,10 @@ def compare(model: Model, observations: list[dict], apis: tuple[str, ...], heap_
             overflow = model.capacity is not None and model.capacity < model.attempted(r)
             if overflow and len(rows) > model.capacity:
                 out.append(Divergence(check, r, "whole launch", "kept events", len(rows), f"<= {model.capacity}"))
+            if model.kept is not None and len(rows) != model.kept[r]:
+                out.append(Divergence(check, r, "whole launch", "kept events", len(rows), model.kept[r]))
+            if model.claimed is not None and a["claimed"] != model.claimed[r]:
+                out.append(Divergence(check, r, "whole launch", "claimed slots", a["claimed"], model.claimed[r]))
             out += _compare_programs(check, r, got, want, prefix_only=overflow)
             out += _op_indices(check, r, rows, a["capacity"])
             out += _physical(api, r, rows, obs)

@@ -56,12 +56,17 @@ class Model:
     the number of events, at most ``capacity`` of the expected events are kept, each program's kept
     events a prefix of its own expected sequence (overflow keeps whichever slots were claimed first,
     a chunk at a time, holes included), every other one is dropped (``dropped`` counts it), and
-    ``attempted`` must still count them all.
+    ``attempted`` must still count them all; ``kept[r]``, where set, is how many exactly (one program: its
+    chunks are consecutive, so none is a hole). ``claimed[r]``, where set, is the slots the rank's programs claim
+    (``Tracing.claimed``): every program that initializes tracing claims a chunk, and one more each time it uses
+    one up.
     """
 
     events: dict[int, list[Event]]
     memory: dict[int, dict[str, list]] = field(default_factory=dict)
     capacity: int | None = None
+    kept: dict[int, int] | None = None  # under overflow, events rank r must keep, where the slots are deterministic
+    claimed: dict[int, int] | None = None  # slots rank r's programs must claim (chunks, holes included), if known
 
     def attempted(self, rank: int) -> int:
         return len(self.events.get(rank, []))

@@ -2,12 +2,13 @@
 
 For each mutant: copy ``iris/`` and ``conformance/`` into a temporary folder, apply the mutant there (never in the
 working tree), and run conformance cases in a child process (``conformance.mutation_probe``) on the CPU
-interpreter with a fixed seed: the mutant's likely killers first, then every other case, stopping at the first
-case that fails. The mutant is
+interpreter (``--backend gpu``: on the GPUs) with a fixed seed: the mutant's likely killers first, then every
+other case, stopping at the first case that fails. The mutant is
 
     killed    a case failed: which scenario, world size and checks (triton vs model, gluon vs model,
               triton vs gluon; ``error`` when the mutant crashed or hung a rank)
     survived  every case passed: a hole in the suite
+    skipped   the backend cannot show the bug (``Mutant.backends``; the CPU interpreter runs programs one at a time)
     stale     its old text is not exactly once in its file (the catalogue needs updating)
     timeout   the per-mutant time limit ran out before any case failed
     error     the child itself failed, or the unmutated copy fails the killing case too
@@ -159,10 +160,10 @@ class ProbeRun:
 
 
 def run_probe(tree: Path, cases: list[Case], *, stop_at_first: bool, profile: str, timeout: float,
-              job_timeout: float, echo: Callable[[str], None]) -> ProbeRun:
+              job_timeout: float, echo: Callable[[str], None], backend: str = "cpu") -> ProbeRun:
     """Run ``cases`` in a child process on the copy at ``tree``; kills the child's process group on timeout."""
     spec = {"root": str(tree), "cases": cases, "stop_at_first": stop_at_first, "seed": SEED, "profile": profile,
-            "job_timeout": job_timeout}
+            "job_timeout": job_timeout, "backend": backend}
     spec_path, result_path, log_path = tree / "probe-spec.json", tree / "probe-result.json", tree / "probe.log"
     spec_path.write_text(json.dumps(spec))
     env = dict(os.environ, PYTHONPATH=str(tree), IRIS_HYPOTHESIS_DB="none")
@@ -220,8 +221,10 @@ class Baseline:
 def run_mutants(mutants: list[Mutant], *, root: Path = ROOT, scenarios: list[str] | None = None,
                 ranks: tuple[int, ...] | None = None, matrix: bool = False, profile: str = "dev",
                 timeout: float = MUTANT_TIMEOUT_S, job_timeout: float = JOB_TIMEOUT_S, keep: Path | None = None,
-                echo: Callable[[str], None] = print) -> list[Outcome]:
-    """Apply and run every mutant; the outcome of each, in order. Raises MutationError if the baseline fails."""
+                backend: str = "cpu", echo: Callable[[str], None] = print) -> list[Outcome]:
+    """Apply and run every mutant; the outcome of each, in order. Raises MutationError if the baseline fails.
+
+    A mutant whose bug ``backend`` cannot show (``Mutant.backends``) is skipped, with the reason as its message."""
     outcomes = [Outcome(m.name, m.file, m.breaks) for m in mutants]
     live = []
     for m, o in zip(mutants, outcomes, strict=True):
@@ -229,6 +232,9 @@ def run_mutants(mutants: list[Mutant], *, root: Path = ROOT, scenarios: list[str
         if reason:
             o.status, o.message = "stale", reason
             echo(reason)
+        elif backend not in m.backends:
+            o.status, o.message = "skipped", f"not on {backend}: {m.why_not_cpu}"
+            echo(f"skip {m.name}: {o.message}")
         else:
             live.append((m, o))
     if not live:
@@ -245,7 +251,7 @@ def run_mutants(mutants: list[Mutant], *, root: Path = ROOT, scenarios: list[str
             echo(f"  ({label}) {line.strip()}" if label else line)
 
         return run_probe(tree, todo, stop_at_first=stop_at_first, profile=profile, timeout=timeout,
-                         job_timeout=job_timeout, echo=tagged)
+                         job_timeout=job_timeout, backend=backend, echo=tagged)
 
     try:
         baseline = Baseline(copy_tree(workdir / "baseline", root), probe)

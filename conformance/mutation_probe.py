@@ -2,7 +2,8 @@
 
 ``python -m conformance.mutation_probe SPEC.json RESULT.json``, started with the copy's root as working
 directory. SPEC holds ``root`` (the copy), ``cases`` (``[scenario, world size]`` pairs), ``stop_at_first``,
-``seed``, ``profile`` and ``job_timeout``. Every case runs on the CPU interpreter with the profile's example
+``seed``, ``profile``, ``job_timeout`` and ``backend``. Every case runs on that backend (the CPU interpreter
+by default) with the profile's example
 count, a fixed seed, no shrinking and no constants taken from the (mutated) sources, so the same cases see the
 same examples in every copy. RESULT.json is rewritten after each case (a parent that times out still reads the
 finished ones): one record per case with ``ok``, the ``checks`` that failed (``triton vs model``, ``gluon vs
@@ -20,8 +21,6 @@ import traceback
 from pathlib import Path
 
 from hypothesis import Phase, settings
-
-BACKEND = "cpu"
 
 
 def probe_settings(profile: str) -> settings:
@@ -73,7 +72,8 @@ def run_one(pools, name: str, world_size: int, spec: dict) -> dict:
             failing.append(result)
 
     try:
-        case, _ = run_case(pools, load(name), world_size, BACKEND, probe_settings(spec["profile"]), on_example=seen,
+        case, _ = run_case(pools, load(name), world_size, spec.get("backend", "cpu"), probe_settings(spec["profile"]),
+                           on_example=seen,
                            fixed_seed=spec["seed"], timeout=spec["job_timeout"])
         record["examples"] = case.examples
         if case.error:

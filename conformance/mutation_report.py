@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-STATUSES = ("killed", "survived", "stale", "timeout", "error")
+STATUSES = ("killed", "survived", "skipped", "stale", "timeout", "error")
 
 
 @dataclass
@@ -73,6 +73,7 @@ def write_report(path: Path, outcomes: list[Outcome], meta: dict) -> None:
 
 
 def exit_code(outcomes: list[Outcome], survivors_allowed: bool = False) -> int:
-    """0 when every mutant was killed (or, with ``survivors_allowed``, only survived); 1 otherwise."""
-    allowed = {"killed", "survived"} if survivors_allowed else {"killed"}
+    """0 when every mutant was killed or skipped (a bug this backend cannot show: the message says why), or, with
+    ``survivors_allowed``, only survived; 1 otherwise."""
+    allowed = {"killed", "skipped", "survived"} if survivors_allowed else {"killed", "skipped"}
     return 0 if all(o.status in allowed for o in outcomes) else 1

@@ -144,6 +144,7 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
                 "rows": events.rows(),
                 "attempted": events.attempted,
                 "dropped": events.dropped,
+                "claimed": shmem.tracing.claimed,
                 "exported": _exported(shmem),
                 "capacity": max_events,
                 "layout": rank.layout(),

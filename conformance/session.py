@@ -10,6 +10,7 @@ from conformance.report import CaseResult
 from conformance.runner import JOB_TIMEOUT_S, ExampleResult, replay_command, run_example
 from conformance.scenario import Scenario, ScenarioError
 from iris.ranks import Pools, RankDied, RankError, RankTimeout
+from iris.tracing.core import DEFAULT_CHUNK
 
 
 class ConformanceFailure(AssertionError):
@@ -53,7 +54,7 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
 
     try:
         if params is not None:
-            one(params)
+            one({"chunk": DEFAULT_CHUNK, **params})
         else:
 
             @settings(profile)

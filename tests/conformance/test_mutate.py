@@ -90,7 +90,7 @@ def test_unknown_only_is_a_one_line_error(capsys):
 def test_stale_mutants_fail_the_run_with_their_name_and_file(capsys, monkeypatch, tmp_path):
     stale = (
         Mutant("probe-moved-text", TRITON_TRACING, "text that is not in the file", "x", "nothing"),
-        Mutant("probe-twice", TRITON_TRACING, "_store_field(r, n, slot,", "x", "nothing"),
+        Mutant("probe-twice", TRITON_TRACING, "words = tl.where(w == L.FIELD_", "x", "nothing"),
         Mutant("probe-missing-file", "iris/experimental/no_such_file.py", "a", "b", "nothing"),
     )
     monkeypatch.setattr(mutation, "CATALOGUE", stale)
@@ -102,11 +102,35 @@ def test_stale_mutants_fail_the_run_with_their_name_and_file(capsys, monkeypatch
     assert report["probe-moved-text"]["message"] == (
         "stale mutant probe-moved-text: its old text 'text that is not in the file' is not found in "
         "iris/tracing/device.py (expected once)")
-    assert "is found 15 times in iris/tracing/device.py" in report["probe-twice"]["message"]
+    assert "is found 13 times in iris/tracing/device.py" in report["probe-twice"]["message"]
     assert report["probe-missing-file"]["message"] == (
         "stale mutant probe-missing-file: iris/experimental/no_such_file.py does not exist")
     for name in report:
         assert f"stale mutant {name}:" in text
+
+
+@pytest.mark.cpu_unit
+def test_a_mutant_the_backend_cannot_show_is_skipped_with_the_reason(capsys, monkeypatch, tmp_path):
+    """A GPU-only mutant (its bug needs programs that run at once) is skipped on the CPU: no case runs, the run
+    passes, and the report says why."""
+    gpu_only = Mutant("probe-gpu-only", TRITON_TRACING, "Triton device tracing:", "Triton device tracing (gpu):",
+                      "a bug only concurrent programs show", ("store@1",), backends=("gpu",),
+                      why_not_cpu="programs run one after another under the interpreter")
+    monkeypatch.setattr(mutation, "CATALOGUE", (gpu_only,))
+    out = tmp_path / "mutate.json"
+    assert cli.main(["mutate", "--out", str(out)]) == 0
+    (m,) = json.loads(out.read_text())["mutants"]
+    assert (m["status"], m["cases_run"], m["kills"]) == ("skipped", 0, [])
+    assert m["message"] == "not on cpu: programs run one after another under the interpreter"
+    assert "skip probe-gpu-only: not on cpu" in capsys.readouterr().out
+
+
+@pytest.mark.cpu_unit
+def test_every_gpu_only_mutant_says_why():
+    for m in CATALOGUE:
+        assert set(m.backends) <= {"cpu", "gpu"} and m.backends, (m.name, m.backends)
+        if "cpu" not in m.backends:
+            assert m.why_not_cpu, f"{m.name}: a mutant skipped on the CPU must say why (why_not_cpu)"
 
 
 @pytest.mark.cpu_unit

@@ -1,0 +1,116 @@
+"""Chunked slot claims (record semantics v2): many programs with run-time event counts (0 included: a program that
+initializes tracing and records nothing), two launches without a reset, the second on its own stream on a GPU
+(so two kernels record at once), every slot accounted for.
+
+Model, per rank r with target t = (r + offset) % R; launch A: programs p < PA; launch B: programs PA <= p < PA + PB
+(its programs below PA return before initializing tracing, so every recording program has its own pid); program p
+records counts[p] instants, i < counts[p]: name user, pid p, pid_m p, pid_n i, target t, address buf[p], size 4,
+payload base + 1000 p + i
+    claimed  every program of A and B initializes tracing: chunk x max(1, ceil(counts[p] / chunk)) slots each
+    memory   buf unchanged (trace calls only)
+"""
+
+import torch
+import triton
+import triton.language as tl
+from hypothesis import strategies as st
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+
+from conformance import strategies as S
+from conformance.helpers import block_event, cdiv
+from conformance.model import Model
+from conformance.scenario import Scenario
+from iris import DeviceContext, TraceEvent
+from iris.experimental.iris_gluon import IrisDeviceCtx
+
+RUN_TIME = ["lo", "target", "base"]
+
+
+@triton.jit(do_not_specialize=RUN_TIME)
+def triton_kernel(ctx_t, buf, counts, lo, target, base, rank: tl.constexpr, world: tl.constexpr):
+    pid = tl.program_id(0)
+    if pid >= lo:
+        ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+        n = tl.load(counts + pid)
+        i = n * 0
+        while i < n:
+            ctx.tracing.record_event(TraceEvent().user, target, buf + pid, pid, i, payload=base + 1000 * pid + i)
+            i += 1
+
+
+@gluon.jit(do_not_specialize=RUN_TIME)
+def gluon_kernel(ctx_t, buf, counts, lo, target, base):
+    pid = gl.program_id(0)
+    if pid >= lo:
+        ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
+        n = gl.load(counts + pid)
+        i = n * 0
+        while i < n:
+            ctx.tracing.record_event(TraceEvent().user, target, buf + pid, pid, i, payload=base + 1000 * pid + i)
+            i += 1
+
+
+MAX_PROGRAMS = 32
+MAX_COUNT = 12
+
+
+@st.composite
+def params(draw, world_size):
+    a = draw(st.integers(1, MAX_PROGRAMS // 2), label="programs_a")
+    b = draw(st.integers(1, MAX_PROGRAMS // 2), label="programs_b")
+    # the simplest counts: 0 (a program that records nothing) and then a few
+    counts = draw(st.lists(st.sampled_from([3, 0, 1, 2, *range(4, MAX_COUNT + 1)]), min_size=a + b,
+                           max_size=a + b).map(lambda c: [0, *c[1:]]), label="counts")
+    return {"programs_a": a, "programs_b": b, "counts": counts, "offset": draw(S.rank_offset(world_size),
+                                                                                label="offset"),
+            "base": draw(S.payload(), label="base")}
+
+
+def setup(rank, p):
+    rank.buffer("buf", len(p["counts"]), "int32")
+    rank.buffer("counts", len(p["counts"]), "int32", fill=p["counts"])
+
+
+def launch(kernel, rank, p):
+    b = rank.buffers
+    target = (rank.rank + p["offset"]) % rank.world_size
+    a, total = p["programs_a"], p["programs_a"] + p["programs_b"]
+    kernel[(a,)](rank.ctx, b["buf"], b["counts"], 0, target, p["base"], **rank.world_constexprs, num_warps=4)
+    if rank.shmem.device.type == "cuda":  # a second stream: both kernels record at once
+        side = torch.cuda.Stream(rank.shmem.device)
+        side.wait_stream(torch.cuda.current_stream(rank.shmem.device))  # the buffers are ready on both
+        with torch.cuda.stream(side):
+            kernel[(total,)](rank.ctx, b["buf"], b["counts"], a, target, p["base"], **rank.world_constexprs,
+                             num_warps=4)
+        torch.cuda.current_stream(rank.shmem.device).wait_stream(side)
+    else:
+        kernel[(total,)](rank.ctx, b["buf"], b["counts"], a, target, p["base"], **rank.world_constexprs,
+                         num_warps=4)
+
+
+def model(p, world_size):
+    chunk = p["chunk"]
+    events, claimed, memory = {}, {}, {}
+    for r in range(world_size):
+        t = (r + p["offset"]) % world_size
+        events[r] = [block_event("user", "instant", pid=pid, pid_n=i, rank=r, target=t, buffer="buf", heap_rank=r,
+                                 lanes=[pid], dtype="int32", payload=p["base"] + 1000 * pid + i)
+                     for pid, n in enumerate(p["counts"]) for i in range(n)]
+        claimed[r] = sum(chunk * max(1, cdiv(n, chunk)) for n in p["counts"])
+        memory[r] = {"buf": [0] * len(p["counts"])}
+    return Model(events, memory, claimed=claimed)
+
+
+SCENARIO = Scenario(
+    name="chunked_claims",
+    description=__doc__.splitlines()[0],
+    triton_kernel=triton_kernel,
+    gluon_kernel=gluon_kernel,
+    params=params,
+    setup=setup,
+    launch=launch,
+    model=model,
+    max_events=MAX_PROGRAMS * MAX_COUNT,
+    max_programs=MAX_PROGRAMS,
+)
