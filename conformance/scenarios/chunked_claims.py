@@ -77,7 +77,7 @@ def launch(kernel, rank, p):
     target = (rank.rank + p["offset"]) % rank.world_size
     a, total = p["programs_a"], p["programs_a"] + p["programs_b"]
     kernel[(a,)](rank.ctx, b["buf"], b["counts"], 0, target, p["base"], **rank.world_constexprs, num_warps=4)
-    if rank.shmem.device.type == "cuda":  # a second stream: both kernels record at once
+    if rank.shmem.device.type == "cuda" and torch.cuda.is_available():  # a second stream: both record at once
         side = torch.cuda.Stream(rank.shmem.device)
         side.wait_stream(torch.cuda.current_stream(rank.shmem.device))  # the buffers are ready on both
         with torch.cuda.stream(side):

@@ -42,6 +42,7 @@ class Tracing:
     def __init__(self, owner) -> None:
         self._owner = owner
         self._records: torch.Tensor | None = None
+        self._guarded: torch.Tensor | None = None  # the records and one guard slot past the end
         self._counters: torch.Tensor | None = None
         self._cursors: torch.Tensor | None = None
         self._chunk = DEFAULT_CHUNK
@@ -79,7 +80,10 @@ class Tracing:
         cells = layout.cursor_cells(max_events, chunk)
         if self._records is None or self._records.shape[0] != max_events or self._cursors.shape[0] != cells:
             self._sync()
-            self._records = torch.empty((max_events, layout.RECORD_WORDS), dtype=torch.int64, device=device)
+            # One guard slot past the end, which no correct kernel writes: a record past max_events lands there,
+            # not in whatever memory follows the buffer.
+            self._guarded = torch.empty((max_events + 1, layout.RECORD_WORDS), dtype=torch.int64, device=device)
+            self._records = self._guarded[:max_events]
             self._counters = torch.empty(layout.COUNTERS, dtype=torch.int64, device=device)
             self._cursors = torch.zeros((cells, layout.CURSOR_WORDS), dtype=torch.int64, device=device)
         self._chunk = chunk
@@ -99,7 +103,7 @@ class Tracing:
 
     def _clear(self) -> None:
         self._sync()
-        self._records[:, FIELD_INDEX["event_id"]] = EMPTY_EVENT.value
+        self._guarded[:, FIELD_INDEX["event_id"]] = EMPTY_EVENT.value
         self._counters.zero_()
 
     def _publish(self) -> None:
@@ -119,7 +123,7 @@ class Tracing:
     def release(self) -> None:
         """Free the trace buffers (the owner closes; the context must not point at them any more)."""
         self.enabled = False
-        self._records = self._counters = self._cursors = None
+        self._records = self._guarded = self._counters = self._cursors = None
 
     def _read_counters(self) -> tuple[int, int]:
         """(slots claimed, records dropped), from the device."""
@@ -184,13 +188,14 @@ class Tracing:
         return MappingProxyType({field: self._records[:, word] for word, field in enumerate(TRACE_FIELDS)})
 
     def events(self) -> TraceRecords:
-        """This rank's events, decoded (one bulk device-to-host copy of the claimed slots; holes skipped)."""
+        """This rank's events, decoded (the claimed slots transposed to one row per field on the device, then one
+        bulk device-to-host copy; holes skipped)."""
         self._require_buffers("events")
         claimed, dropped = self._read_counters()
         n = min(claimed, self.max_events)
-        slots = self._records[:n].cpu().numpy()
-        return TraceRecords.from_slots(slots, dropped, self.max_events, rank=self._owner.rank, backend=self.backend,
-                                       ticks_per_second=self.ticks_per_second)
+        fields = self._records[:n, : len(TRACE_FIELDS)].t().contiguous().cpu().numpy()  # transposed on the device
+        return TraceRecords.from_written(fields, dropped, self.max_events, rank=self._owner.rank,
+                                         backend=self.backend, ticks_per_second=self.ticks_per_second)
 
     @property
     def api(self) -> str:

@@ -37,13 +37,22 @@ class TraceRecords:
                    ticks_per_second: float):
         """Decode the slots a device wrote: an int64 ``[n, >= len(TRACE_FIELDS)]`` array, one record per row (word
         f = field f), where a row whose event_id is ``EMPTY_EVENT`` is a hole and is skipped."""
-        holes = slots[:, FIELD_INDEX["event_id"]] == EMPTY_EVENT.value
+        fields = np.ascontiguousarray(slots[:, : len(TRACE_FIELDS)].T)
+        return cls.from_written(fields, dropped, capacity, rank=rank, backend=backend,
+                                ticks_per_second=ticks_per_second)
+
+    @classmethod
+    def from_written(cls, fields: np.ndarray, dropped: int, capacity: int, *, rank: int, backend: str,
+                     ticks_per_second: float):
+        """The same from the slots field-major (``[len(TRACE_FIELDS), n]``, column s = slot s), holes included:
+        what ``Tracing.events`` copies from the device after transposing there."""
+        holes = fields[FIELD_INDEX["event_id"]] == EMPTY_EVENT.value
         if holes.any():  # a copy only where there are holes
             index = np.nonzero(~holes)[0]
-            written = slots[index]
+            fields = fields[:, index]
         else:
-            index, written = np.arange(len(slots)), slots
-        return cls.from_fields(written.T[: len(TRACE_FIELDS)], dropped, capacity, rank=rank, backend=backend,
+            index = np.arange(fields.shape[1])
+        return cls.from_fields(fields, dropped, capacity, rank=rank, backend=backend,
                                ticks_per_second=ticks_per_second, slots=index)
 
     @classmethod
