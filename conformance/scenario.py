@@ -28,7 +28,7 @@ import importlib
 import inspect
 import pkgutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 APIS = ("triton", "gluon")
 WORLD_CONSTEXPRS = ("rank", "world")  # taken by the Triton kernel only (see Rank.world_constexprs)
@@ -68,7 +68,6 @@ class Scenario:
     world_constraint: WorldConstraint | None = None  # None: any R >= 1
     max_events: int = 1024  # events one example records per rank and API (room beyond what the model expects)
     max_programs: int = 256  # program instances one example starts per rank and API, every launch counted
-    tags: tuple[str, ...] = field(default=())
     ref: str = ""  # what load() was given (a name, or a dotted module path): the rank side loads it the same way
     where: str = ""  # the module's file, for messages
 

@@ -6,5 +6,6 @@ it patches nothing: on CPU worlds the Gluon interpreter shim is installed where 
 """
 
 from iris.experimental.iris_gluon import IrisDeviceCtx, IrisGluon, iris
+from iris.experimental.tracing import GluonDeviceTracing
 
-__all__ = ["IrisDeviceCtx", "IrisGluon", "iris"]
+__all__ = ["GluonDeviceTracing", "IrisDeviceCtx", "IrisGluon", "iris"]

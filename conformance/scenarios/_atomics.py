@@ -261,5 +261,4 @@ def atomic_scenario(op: str) -> Scenario:
         setup=_setup,
         launch=_launch(op),
         model=_model(op),
-        tags=("atomic",),
     )

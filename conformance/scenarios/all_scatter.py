@@ -111,5 +111,4 @@ SCENARIO = Scenario(
     setup=setup,
     launch=launch,
     model=model,
-    tags=("collective",),
 )

@@ -164,5 +164,4 @@ SCENARIO = Scenario(
     setup=setup,
     launch=launch,
     model=model,
-    tags=("sync",),
 )

@@ -115,5 +115,4 @@ SCENARIO = Scenario(
     launch=launch,
     model=model,
     max_events=20,
-    tags=("overflow",),
 )

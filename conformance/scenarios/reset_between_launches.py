@@ -104,5 +104,4 @@ SCENARIO = Scenario(
     setup=setup,
     launch=launch,
     model=model,
-    tags=("reset",),
 )

@@ -85,5 +85,4 @@ SCENARIO = Scenario(
     setup=setup,
     launch=launch,
     model=model,
-    tags=("tracing-off",),
 )

@@ -94,6 +94,9 @@ def test_the_two_apis_use_two_tracing_implementations():
 
     assert tracing.GluonDeviceTracing is not device.DeviceTracing
     assert iris_gluon.GluonDeviceTracing is tracing.GluonDeviceTracing
+    import iris.gluon
+
+    assert iris.gluon.GluonDeviceTracing is tracing.GluonDeviceTracing, "iris.gluon exports the Gluon tracing"
     assert context.DeviceTracing is device.DeviceTracing
     assert not hasattr(iris_gluon, "DeviceTracing"), "iris_gluon still imports the Triton DeviceTracing"
     names = [name for name, _ in methods(tracing.GluonDeviceTracing)]
