@@ -139,10 +139,24 @@ def _prepare(args, params_text: str | None = None):
     if not cases:
         raise SelectionError(f"no case to run: scenarios {args.scenario or 'all'} accept none of the world sizes "
                              f"{args.ranks}")
+    if params is not None:
+        _check_params(cases, params)
     chosen = profiles.load(profile_name)
     if args.examples is not None:
         chosen = hypothesis_settings(chosen, max_examples=args.examples)
     return backend, profile_name, chosen, params, cases, notes
+
+
+def _check_params(cases, params: dict) -> None:
+    """Replayed params must be what each selected scenario draws for its world size (``replay_params``)."""
+    from conformance.replay_params import ParamsError, check
+
+    for case in cases:
+        if case.scenario is not None:
+            try:
+                check(case.scenario, case.world_size, params)
+            except ParamsError as e:
+                raise SelectionError(str(e)) from None
 
 
 def _check_sanitizer(backend: str) -> None:

@@ -29,6 +29,7 @@ def _main(capsys, argv: list[str]) -> tuple[int, str]:
     return code, capsys.readouterr().err
 
 
+_STORE = '{"n":5,"BLOCK":32,"dtype":"int32","offset":0,"bits":[[1,0,1,1,0,1,1,0,1,1]]}'
 CASES = [
     (["--scenario", "nope"], {}, "unknown scenario 'nope'; known scenarios: all_scatter, atomic_add, "),
     (["--scenario", "tests.conformance.faulty.nope"], {}, "unknown scenario 'tests.conformance.faulty.nope'; "),
@@ -48,6 +49,19 @@ RUN_ONLY = [
     (["--params", "{bad"], {}, "--params '{bad' is not valid JSON (Expecting property name enclosed in double "
                                "quotes at character 1); expected an object such as"),
     (["--params", "[1, 2]"], {}, "--params '[1, 2]' is a JSON list; expected an object of parameter names"),
+    # replayed params are checked against the scenario's strategy before anything runs
+    (["--scenario", "store", "--ranks", "1", "--params", '{"n":-5}'], {},
+     "--params for store on 1 rank(s): missing key 'BLOCK'; expected the keys n, BLOCK, dtype, offset, bits"),
+    (["--scenario", "store", "--ranks", "1", "--params", _STORE.replace('"n":5', '"n":5,"zz":1')], {},
+     "--params for store on 1 rank(s): unknown key 'zz'=1; expected the keys n, BLOCK, dtype, offset, bits"),
+    (["--scenario", "store", "--ranks", "1", "--params", _STORE.replace('"n":5', '"n":"5"')], {},
+     "--params for store on 1 rank(s): n='5': expected an int like 1"),
+    (["--scenario", "store", "--ranks", "2", "--params", _STORE], {},
+     "--params for store on 2 rank(s): bits: 1 entries, expected one per rank (2)"),
+    (["--scenario", "store", "--ranks", "1", "--params", _STORE[:-1] + ',"chunk":5}'], {},
+     "--params for store on 1 rank(s): chunk=5; expected one of [3, 1, 16, 64]"),
+    (["--scenario", "store", "--ranks", "1", "--params", _STORE.replace("[[1,0,1,1,0,1,1,0,1,1]]", "[[1,0]]")], {},
+     "--params for store on 1 rank(s): the model rejects them (IndexError: list index out of range)"),
 ]
 
 
