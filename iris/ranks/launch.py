@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -11,11 +12,22 @@ from iris.ranks.pool import RankPool, job_payload
 __all__ = ["launch"]
 
 
+def _backend() -> str:
+    """The backend of launched ranks: cpu under TRITON_INTERPRET=1 or where torch sees no GPU, else gpu."""
+    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+        return "cpu"
+    import torch
+
+    return "gpu" if torch.cuda.is_available() else "cpu"
+
+
 def launch(fn: Callable[..., Any], world_size: int, *args: Any, timeout: float = 300.0,
            env: dict[str, str] | None = None, **kwargs: Any) -> list[Any]:
     """Run ``fn(*args, **kwargs)`` on ``world_size`` spawned local ranks; return the results in rank order.
 
-    Every rank gets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR=127.0.0.1, a free MASTER_PORT and ``env`` in its
+    Every rank gets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR=127.0.0.1, a free MASTER_PORT, what its backend needs
+    (``backend_env``: the GPU where torch sees one, else the CPU, whose ranks run kernels under the Triton
+    interpreter, as ``TRITON_INTERPRET=1`` in this process asks for too) and ``env``, which overrides both, in its
     environment, joins a gloo process group and calls ``fn``, which must be an importable module-level function;
     arguments and results must be picklable. ``timeout`` bounds start-up and, again, the call (so an
     error names the caller's figure, however long start-up took on a loaded machine).
@@ -28,7 +40,7 @@ def launch(fn: Callable[..., Any], world_size: int, *args: Any, timeout: float =
     if not is_positive_number(timeout):
         raise ValueError(f"launch: timeout must be a positive number of seconds, got {timeout!r}")
     job_payload("launch", fn, args, kwargs)  # refuse a bad job before starting any process
-    with RankPool(world_size, None, env=env, start_timeout=timeout, failure_grace=2.0,
+    with RankPool(world_size, _backend(), env=env, start_timeout=timeout, failure_grace=2.0,
                   persistent=False, name="launch") as pool:
         pool.start()
         return pool.run(fn, *args, timeout=timeout, **kwargs)

@@ -192,6 +192,18 @@ def test_launch_rank_exits():
     assert "rank 1 died (exit code 3)" in str(info.value), str(info.value)
 
 
+def test_launch_sets_the_cpu_backend_itself_where_there_is_no_gpu(monkeypatch):
+    """``iris.launch(fn, 1)`` with no env on a machine without a GPU runs kernels under the interpreter: the
+    launcher gives its ranks what the CPU backend needs (no "set TRITON_INTERPRET=1" from the child)."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is visible: launch gives its ranks the gpu backend")
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    results = launch(workers.run_time_trip_counts, 1, 4, timeout=300)
+    assert results == [{"triton": 6, "gluon": 6}], f"sums={results}, but should be 0+1+2+3 = 6 for both APIs"
+
+
 def test_run_time_trip_counts_run_under_the_interpreter():
     """The interpreter fixes applied where worlds start make ``range(n)`` with a run-time n work in both APIs."""
     results = launch(workers.run_time_trip_counts, 1, 7, env=ENV, timeout=300)
