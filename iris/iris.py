@@ -31,6 +31,18 @@ def _shape(size) -> tuple[int, ...]:
     return tuple(size)
 
 
+_DTYPES = (torch.bool, torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64, torch.float16,
+           torch.bfloat16, torch.float32, torch.float64)
+
+
+def _dtype(dtype) -> torch.dtype:
+    """``dtype`` if it is a torch dtype the heap holds; ValueError naming it and the choices otherwise."""
+    if not isinstance(dtype, torch.dtype) or dtype not in _DTYPES:
+        names = ", ".join(str(d) for d in _DTYPES)
+        raise ValueError(f"dtype={dtype!r}; expected a torch.dtype, one of {names}")
+    return dtype
+
+
 class Iris:
     """One rank's handle on the symmetric heap (create with ``iris.iris(heap_size)``)."""
 
@@ -96,7 +108,7 @@ class Iris:
 
     # -- allocation ------------------------------------------------------------------------------
     def _allocate(self, shape: tuple[int, ...], dtype: torch.dtype, alignment: int) -> torch.Tensor:
-        element = torch.empty((), dtype=dtype).element_size()
+        element = torch.empty((), dtype=_dtype(dtype)).element_size()
         # A view of dtype needs an offset that is a multiple of its size: never align below it.
         offset = self.heap.allocate(math.prod(shape) * element, max(alignment, element))
         return self.heap.tensor(offset, shape, dtype)
@@ -127,6 +139,7 @@ class Iris:
         self, start, end=None, step=1, dtype: torch.dtype = torch.int64, alignment: int = DEFAULT_ALIGNMENT
     ) -> torch.Tensor:
         """``torch.arange`` values on the symmetric heap."""
+        _dtype(dtype)
         values = torch.arange(start, end, step, dtype=dtype) if end is not None else torch.arange(start, dtype=dtype)
         out = self.empty(values.numel(), dtype=dtype, alignment=alignment)
         return out.copy_(values)

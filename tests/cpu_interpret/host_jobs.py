@@ -80,6 +80,19 @@ def allocation_job(heap_size: int) -> dict:
                                   "used_after": heap.used}
     except Exception as e:
         out["small_alignment"] = {"error": f"{type(e).__name__}: {e}", "used_before": used, "used_after": heap.used}
+    # A dtype that is not a torch dtype, through each helper: refused before anything is allocated.
+    used = heap.used
+    out["bad_dtype"] = {"used_before": used, "errors": {}}
+    calls = (("empty", lambda: shmem.empty(4, dtype="nope")), ("zeros", lambda: shmem.zeros(4, dtype=3)),
+             ("ones", lambda: shmem.ones(4, dtype=None)), ("full", lambda: shmem.full((4,), 1, dtype="nope")),
+             ("arange", lambda: shmem.arange(4, dtype="int64")))
+    for helper, call in calls:
+        try:
+            call()
+            out["bad_dtype"]["errors"][helper] = None
+        except Exception as e:
+            out["bad_dtype"]["errors"][helper] = f"{type(e).__name__}: {e}"
+    out["bad_dtype"]["used_after"] = heap.used
     shmem.barrier()
     shmem.close()
     return out

@@ -92,6 +92,20 @@ def test_alignment_below_the_element_size_is_raised_to_it():
         check("heap.used", small["used_after"], 4 + 8, where)
 
 
+def test_a_bad_dtype_is_named_with_the_choices_and_allocates_nothing():
+    bad = {"empty": "'nope'", "zeros": "3", "ones": "None", "full": "'nope'", "arange": "'int64'"}
+    for res in _allocation():
+        b = res["bad_dtype"]
+        where = f"rank {res['rank']}"
+        for helper, value in bad.items():
+            err = b["errors"][helper]
+            check_that(f"{helper} error", err, err is not None and err.startswith(f"ValueError: dtype={value}; "
+                                                                                  "expected a torch.dtype, one of "),
+                       f"ValueError naming dtype={value}", where)
+            check_that(f"{helper} choices", err, "torch.float32" in err and "torch.int8" in err, "listing them", where)
+        check("heap.used after the refusals", b["used_after"], b["used_before"], where)
+
+
 def test_create_and_close_twenty_times_leaks_nothing():
     results = run_world(hs.lifecycle_job, "cpu", WORLD, CYCLES, 1 << 20)  # a hang fails through the world timeout
     for rank, res in enumerate(results):
