@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from conformance.checks import between, vs_model
 from conformance.model import Event, Model
 from conformance.normalize import AddressMap, by_program, expected_by_program, to_event
+from iris.tracing.events import PHYSICAL_FIELDS
 from iris.tracing.hw import XCC_ID_LIMIT
 
 
@@ -74,21 +76,37 @@ def _compare_programs(check, rank, got, want, prefix_only=False, where_prefix=""
     return []
 
 
+def _valid_timestamp(r: dict, obs: dict, t0: int, t1: int) -> str | None:
+    return None if t0 <= r["timestamp"] <= t1 else f"within launch window [{t0}, {t1}]"
+
+
+def _valid_duration(r: dict, obs: dict, t0: int, t1: int) -> str | None:
+    bound = t1 - r["timestamp"]
+    return None if r["kind"] != "range" or 0 <= r["duration_cycles"] <= bound else f"in [0, {bound}]"
+
+
+def _valid_cu_id(r: dict, obs: dict, t0: int, t1: int) -> str | None:
+    return None if 0 <= r["cu_id"] < obs["cu_limit"] else f"in [0, {obs['cu_limit']})"
+
+
+def _valid_xcc_id(r: dict, obs: dict, t0: int, t1: int) -> str | None:
+    limit = XCC_ID_LIMIT[obs["backend"]]
+    return None if 0 <= r["xcc_id"] < limit else f"in [0, {limit})"
+
+
+# The validity check of every physical field of ``events.FIELDS`` (tests/cpu_unit/test_compare.py: one each).
+PHYSICAL_CHECKS = {"timestamp": _valid_timestamp, "duration_cycles": _valid_duration, "cu_id": _valid_cu_id,
+                   "xcc_id": _valid_xcc_id}
+
+
 def _physical(api: str, rank: int, rows: list[dict], obs: dict) -> list[Divergence]:
     t0, t1 = obs["apis"][api]["window"]
-    xcc_limit = XCC_ID_LIMIT[obs["backend"]]
-    check = f"{api} vs model"
+    check = vs_model(api)
     for r in rows:
-        where = f"pid {r['pid']} op_index {r['op_index']}"
-        if not t0 <= r["timestamp"] <= t1:
-            return [Divergence(check, rank, where, "timestamp", r["timestamp"], f"within launch window [{t0}, {t1}]")]
-        if r["kind"] == "range" and not 0 <= r["duration_cycles"] <= t1 - r["timestamp"]:
-            bound = t1 - r["timestamp"]
-            return [Divergence(check, rank, where, "duration_cycles", r["duration_cycles"], f"in [0, {bound}]")]
-        if not 0 <= r["cu_id"] < obs["cu_limit"]:
-            return [Divergence(check, rank, where, "cu_id", r["cu_id"], f"in [0, {obs['cu_limit']})")]
-        if not 0 <= r["xcc_id"] < xcc_limit:
-            return [Divergence(check, rank, where, "xcc_id", r["xcc_id"], f"in [0, {xcc_limit})")]
+        for name in PHYSICAL_FIELDS:
+            expected = PHYSICAL_CHECKS[name](r, obs, t0, t1)
+            if expected is not None:
+                return [Divergence(check, rank, f"pid {r['pid']} op_index {r['op_index']}", name, r[name], expected)]
     return []
 
 
@@ -154,7 +172,7 @@ def compare(model: Model, observations: list[dict], apis: tuple[str, ...], heap_
         r = obs["rank"]
         want = expected_by_program(model.events.get(r, []))
         for api in apis:
-            check = f"{api} vs model"
+            check = vs_model(api)
             got, rows = observed_events(obs, api, heap_bytes)
             seen[api].append(got)
             a = obs["apis"][api]
@@ -177,7 +195,7 @@ def compare(model: Model, observations: list[dict], apis: tuple[str, ...], heap_
             out += _host_reports(check, r, obs, api, want, overflow, dropped, heap_bytes)
         if len(apis) == 2:
             x, y = apis
-            check = f"{x} vs {y}"
+            check = between(x, y)
             gx, gy = seen[x][-1], seen[y][-1]
             if model.capacity is None or model.capacity >= model.attempted(r):
                 out += _compare_programs(check, r, gx, gy)

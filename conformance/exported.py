@@ -17,7 +17,9 @@ from __future__ import annotations
 import json
 import re
 
-ARGS = ("target_rank", "address", "payload_size", "payload", "op_index", "pid_m", "pid_n")
+from iris.tracing.events import EXPORT_ARGS, PHYSICAL_FIELDS
+
+ARGS = tuple(a for a in EXPORT_ARGS if a not in PHYSICAL_FIELDS)  # the arguments the checks compare
 UNFINISHED = " (unfinished)"
 _TRACK = re.compile(r"program (\d+)( #\d+)?$")
 _PROCESS = re.compile(r"(\w+) rank (\d+)$")

@@ -16,8 +16,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from conformance.checks import CHECKS, VERDICT_KEY
 from conformance.known import Known
-from conformance.report import CHECKS, VERDICT_KEY, CaseResult
+from conformance.report import CaseResult
 
 STATUSES = ("passed", "failed", "xfailed", "xpassed", "error")
 FAILING = ("failed", "xpassed", "error")  # the statuses that fail the gate

@@ -16,7 +16,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.report import CHECKS, parse_case_id
+from conformance.checks import CHECKS
+from conformance.report import parse_case_id
 
 if sys.version_info >= (3, 11):
     import tomllib

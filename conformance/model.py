@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-LOGICAL_FIELDS = (
-    "name", "kind", "pid", "pid_m", "pid_n", "cur_rank", "target_rank", "address", "payload_size", "payload",
-)  # fmt: skip
+from iris.tracing.events import LOGICAL_FIELDS as TRACE_LOGICAL
+
+# What must equal the model's: the event's name (its event_id) and kind (the sign of its duration_cycles), then every
+# other logical field of ``events.FIELDS``, in storage order.
+LOGICAL_FIELDS = ("name", "kind", *(f for f in TRACE_LOGICAL if f != "event_id"))
 
 
 class Addr(NamedTuple):

@@ -14,14 +14,13 @@ from pathlib import Path
 
 import numpy as np
 
+from conformance.checks import VERDICT_KEY
 from conformance.runner import ExampleResult
 from iris.tracing.events import TRACE_FIELDS
 from iris.tracing.export import write_trace
 from iris.tracing.records import TraceRecords
 from iris.tracing.timeline import RankTrace
 
-CHECKS = ("triton vs model", "gluon vs model", "triton vs gluon")
-VERDICT_KEY = {"triton vs model": "triton", "gluon vs model": "gluon", "triton vs gluon": "triton vs gluon"}
 _CASE_ID = re.compile(r"(?P<backend>[a-z]+)-(?P<scenario>[A-Za-z0-9_.]+)-(?P<world_size>[0-9]+)r")
 
 
@@ -99,8 +98,7 @@ class CaseResult:
             if count is not None:
                 self.variants_per_config[api] = max(count, self.variants_per_config.get(api) or 0)
         for d in result.divergences:
-            key = {"triton vs model": "triton", "gluon vs model": "gluon"}.get(d.check, d.check)
-            self.verdict[key] = "FAIL"
+            self.verdict[VERDICT_KEY[d.check]] = "FAIL"
         if result.divergences and not self.failure:
             self.failure = result.report()
 

@@ -3,9 +3,13 @@
 Event ids are usable inside kernels as ``TraceEvent().put`` (a ``tl.constexpr``); the host
 decodes ids to names through ``EVENT_NAMES``. Every id has exactly one name.
 A record is ``RECORD_WORDS`` int64 words (``iris.layout``), word f holding field f in ``TRACE_FIELDS`` order.
+``FIELDS`` says, per field, what the conformance checks do with it and how an export carries it; every other
+list of fields (the export's arguments, the model's logical fields, the physical checks) is derived from it.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import triton
 import triton.language as tl
@@ -37,23 +41,45 @@ _EVENTS: tuple[tuple[str, int], ...] = (
 EVENT_IDS: dict[str, int] = dict(_EVENTS)
 EVENT_NAMES: dict[int, str] = {i: n for n, i in _EVENTS}
 
-# Trace record fields, in storage order. All are stored as int64.
-TRACE_FIELDS: tuple[str, ...] = (
-    "event_id",
-    "pid",
-    "pid_m",
-    "pid_n",
-    "cur_rank",
-    "target_rank",
-    "xcc_id",
-    "cu_id",
-    "timestamp",
-    "address",
-    "duration_cycles",
-    "op_index",
-    "payload_size",
-    "payload",
+LOGICAL, PHYSICAL, SLOT = "logical", "physical", "slot"
+
+
+@dataclass(frozen=True)
+class TraceField:
+    """One field of a trace record: what the conformance checks do with it and how an export carries it.
+
+    ``role``: ``logical`` (equal to the model's), ``physical`` (checked for validity: in range, ordered),
+    ``slot`` (the slot the record was found in). ``exported``: ``arg`` (an argument of the exported slice) or
+    what carries it instead (``name``, ``track``, ``process``, ``time``: the slice's start and length).
+    """
+
+    name: str
+    role: str
+    exported: str
+    meaning: str
+
+
+# The fields in storage order (word f of a record holds field f): the one table every list below derives from.
+FIELDS: tuple[TraceField, ...] = (
+    TraceField("event_id", LOGICAL, "name", "which op or event (EVENT_NAMES)"),
+    TraceField("pid", LOGICAL, "track", "the linear program id over the whole grid"),
+    TraceField("pid_m", LOGICAL, "arg", "the caller's pid_m"),
+    TraceField("pid_n", LOGICAL, "arg", "the caller's pid_n"),
+    TraceField("cur_rank", LOGICAL, "process", "the rank that recorded it (from the context)"),
+    TraceField("target_rank", LOGICAL, "arg", "the rank the op reaches"),
+    TraceField("xcc_id", PHYSICAL, "arg", "the accelerator complex die (AMD XCC; 0 elsewhere)"),
+    TraceField("cu_id", PHYSICAL, "arg", "the SM or CU"),
+    TraceField("timestamp", PHYSICAL, "time", "start ticks of the backend's global clock"),
+    TraceField("address", LOGICAL, "arg", "the lowest active pointer of the block (0: no lane active)"),
+    TraceField("duration_cycles", PHYSICAL, "time", "end - start ticks; DURATION_OPEN, DURATION_INSTANT: the kind"),
+    TraceField("op_index", SLOT, "arg", "the slot: unique per rank, increasing in program order"),
+    TraceField("payload_size", LOGICAL, "arg", "active elements x element bytes"),
+    TraceField("payload", LOGICAL, "arg", "the caller's value (0 without one)"),
 )
+TRACE_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS)
+LOGICAL_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.role == LOGICAL)
+PHYSICAL_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.role == PHYSICAL)
+EXPORT_ARGS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.exported == "arg")
 FIELD_INDEX: dict[str, int] = {n: i for i, n in enumerate(TRACE_FIELDS)}
 
 # event_id of a slot no record was written to (a hole: the host fills the buffers with it at enable and reset).

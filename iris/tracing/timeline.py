@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from iris.tracing import lanes
-from iris.tracing.events import event_name
+from iris.tracing.events import EXPORT_ARGS, event_name
 from iris.tracing.records import KIND_INSTANT, KIND_RANGE, KIND_UNFINISHED, TraceRecords
 
-EVENT_ARGS = ("target_rank", "address", "payload_size", "payload", "op_index", "pid_m", "pid_n", "cu_id", "xcc_id")
+EVENT_ARGS = EXPORT_ARGS  # every field an event's slice carries as an argument (``events.FIELDS``)
 INCOMING_ARGS = ("from_rank", "from_program", "op_index", "address", "payload_size")
 POINTER_ARGS = frozenset({"address"})  # shown as hex pointers where the format can
 UNFINISHED_ARG = "unfinished"

@@ -133,3 +133,32 @@ def test_an_exported_file_missing_an_event_is_a_divergence():
     assert (first.where, first.field, first.actual, first.expected) == ("exported trace", "events", (1, 1), (2, 2))
     assert (second.where, second.field, second.actual, second.expected) == (
         "exported trace, pid 1", "events in program", 0, 1)
+
+
+def test_every_physical_field_has_its_validity_check():
+    from conformance.compare import PHYSICAL_CHECKS
+    from iris.tracing.events import PHYSICAL_FIELDS
+
+    assert sorted(PHYSICAL_CHECKS) == sorted(PHYSICAL_FIELDS)
+
+
+@pytest.mark.parametrize(("field", "value", "expected"), [
+    ("timestamp", 600, "within launch window [50, 500]"),
+    ("cu_id", 1, "in [0, 1)"),
+    ("xcc_id", -1, "in [0, 1)"),
+])  # fmt: skip
+def test_a_physical_field_out_of_range_is_a_divergence(field, value, expected):
+    obs = _observation([0])
+    obs["apis"]["triton"]["rows"][0][field] = value
+    (d,) = compare(_model(1), [obs], ("triton",), HEAP)
+    assert (d.check, d.field, d.actual, d.expected) == ("triton vs model", field, value, expected)
+
+
+def test_a_range_longer_than_its_window_is_a_divergence():
+    obs = _observation([0])
+    row = obs["apis"]["triton"]["rows"][0]
+    row.update(kind="range", duration_cycles=450)  # starts at 100, the window ends at 500
+    obs["apis"]["triton"]["exported"]["rows"][0]["kind"] = "range"
+    model = Model({0: [Event("store", "range", 0, 0, 0, 0, 0, Addr(0, "buf", 0), 4, 7)]})
+    (d,) = compare(model, [obs], ("triton",), HEAP)
+    assert (d.field, d.actual, d.expected) == ("duration_cycles", 450, "in [0, 400]")
