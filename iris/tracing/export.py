@@ -1,7 +1,8 @@
 """Trace export: choose the format, align the ranks' clocks, write the file atomically.
 
-Formats: Chrome/Perfetto JSON (``*.json``, ``chrome_json``) for chrome://tracing and older tools, and
-binary Perfetto (``*.pftrace``, ``pftrace``); both write the same ``timeline``. A merged export
+Formats (``WRITERS``, by name and suffix; one module each): Chrome/Perfetto JSON (``*.json``, ``chrome_json``)
+for chrome://tracing and older tools, and binary Perfetto (``*.pftrace``, ``pftrace``); both write the same
+``timeline``. A merged export
 (collective) aligns the ranks on a clock reference: after a barrier every rank reads its device clock,
 and each rank's times are measured from its own read. How far apart the reads can be is bounded by the
 host's monotonic clock around them (``alignment``), and the method and the bound go into the file's
@@ -13,8 +14,10 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import torch
 import torch.distributed as dist
@@ -90,17 +93,32 @@ def _check_writable(path: Path) -> None:
         raise PermissionError(f"cannot write trace to {str(path)!r}: folder {str(parent)!r} is not writable")
 
 
-BINARY_SUFFIXES = (".pftrace", ".perfetto-trace")
+@dataclass(frozen=True)
+class Writer:
+    """A trace format: the file suffixes that choose it, and ``write(f, timeline, metadata, compress)``."""
+
+    suffixes: tuple[str, ...]
+    write: Callable[[IO[bytes], timeline.Timeline, dict, bool], None]
+
+
+# Every format, by name; one module each. A name whose suffix no writer claims is written as DEFAULT_FORMAT.
+WRITERS: dict[str, Writer] = {
+    "json": Writer((".json",), lambda f, line, metadata, compress: chrome_json.write(f, line, metadata)),
+    "pftrace": Writer((".pftrace", ".perfetto-trace"), pftrace.write),
+}
+DEFAULT_FORMAT = "json"  # as before binary export existed
+BINARY_SUFFIXES = WRITERS["pftrace"].suffixes
 
 
 def trace_format(path, format: str | None = None) -> str:
-    """``format`` if given ("json" or "pftrace"); else "pftrace" for ``*.pftrace``/``*.perfetto-trace``,
-    "json" for any other name (as before binary export existed)."""
+    """``format`` if given (a name of ``WRITERS``); else the format whose suffix ``path`` has, ``DEFAULT_FORMAT``
+    for any other name."""
     if format is not None:
-        if format not in ("json", "pftrace"):
-            raise ValueError(f"trace format {format!r}; expected 'json' or 'pftrace'")
+        if format not in WRITERS:
+            raise ValueError(f"trace format {format!r}; expected {' or '.join(map(repr, WRITERS))}")
         return format
-    return "pftrace" if Path(path).suffix.lower() in BINARY_SUFFIXES else "json"
+    suffix = Path(path).suffix.lower()
+    return next((name for name, w in WRITERS.items() if suffix in w.suffixes), DEFAULT_FORMAT)
 
 
 def trace_metadata(traces: list[RankTrace], line: timeline.Timeline, clock: dict | None) -> dict:
@@ -139,10 +157,7 @@ def write_trace(path, traces: list[RankTrace], *, format: str | None = None, flo
     os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the trace ordinary file permissions
     try:
         with os.fdopen(fd, "wb") as f:
-            if fmt == "json":
-                chrome_json.write(f, line, metadata)
-            else:
-                pftrace.write(f, line, metadata, compress=compress)
+            WRITERS[fmt].write(f, line, metadata, compress)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
