@@ -189,17 +189,25 @@ def _footer(meta: dict) -> str:
             f"JIT: {meta['jit_compiled']} compiled, {meta['jit_loaded']} loaded from the cache")
 
 
-def cmd_run(args) -> int:
-    backend, profile_name, settings, params, cases, notes = _prepare(args, args.params)
+def _execute(args, title: str, backend: str, settings, cases, notes, params: dict | None = None):
+    """What ``run`` and ``gate`` share once their input is checked: the output folders, the title and notes, and
+    the cases run; returns what ran and when it started."""
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "traces").mkdir(exist_ok=True)
-    print(f"conformance: {len(cases)} cases, backend {backend}, profile {profile_name}, "
-          f"{settings.max_examples} examples per case, output {args.out}/")
+    print(title)
     for note in notes:
         print(note)
     start = time.perf_counter()
     done = run_cases(cases, backend, settings, params=params, seed=args.seed, sanitize=args.sanitize,
                      timeout=args.timeout)
+    return done, start
+
+
+def cmd_run(args) -> int:
+    backend, profile_name, settings, params, cases, notes = _prepare(args, args.params)
+    title = (f"conformance: {len(cases)} cases, backend {backend}, profile {profile_name}, "
+             f"{settings.max_examples} examples per case, output {args.out}/")
+    done, start = _execute(args, title, backend, settings, cases, notes, params)
     traced = {}
     for ran in done:  # one trace per scenario: the last example of its largest world
         if ran.last is not None and ran.case.world_size >= traced.get(ran.case.scenario, (0, None))[0]:
@@ -226,15 +234,10 @@ def cmd_gate(args) -> int:
         baseline = gate.load_baseline(args.baseline) if args.baseline else None
     except (KnownDivergenceError, ValueError) as e:
         raise SelectionError(str(e)) from None
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "traces").mkdir(exist_ok=True)
-    print(f"gate: {len(cases)} cases, backend {backend}, profile {profile_name}, known divergences "
-          f"{len(known)} ({known_path}), output {args.out}/")
-    for note in notes:
-        print(note)
-    start = time.perf_counter()
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    done = run_cases(cases, backend, settings, seed=args.seed, sanitize=args.sanitize, timeout=args.timeout)
+    title = (f"gate: {len(cases)} cases, backend {backend}, profile {profile_name}, known divergences "
+             f"{len(known)} ({known_path}), output {args.out}/")
+    done, start = _execute(args, title, backend, settings, cases, notes)
     results = [ran.case for ran in done]
     traces = {}
     for ran in done:  # the trace of each failing example

@@ -58,7 +58,7 @@ def _close_state() -> None:
     _RANK_STATE.clear()
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     """True if ``pid`` runs (a zombie does not count)."""
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -74,7 +74,7 @@ def _watch_parent(parent_pid: int) -> None:
     """
     while True:
         time.sleep(1.0)
-        if os.getppid() != parent_pid and not _alive(parent_pid):
+        if os.getppid() != parent_pid and not alive(parent_pid):
             os._exit(70)
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from iris.ranks import Pools, RankDied, RankError, RankPool, RankTimeout, xdist_worker_index
+from iris.ranks.child import alive
 
 from . import pool_jobs as jobs
 
@@ -31,15 +32,6 @@ REPO = Path(__file__).resolve().parents[2]
 def pool():
     with RankPool(2, "cpu") as p:
         yield p
-
-
-def _alive(pid: int) -> bool:
-    """True if ``pid`` exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def _children(pid: int) -> list[int]:
@@ -62,9 +54,9 @@ def _children(pid: int) -> list[int]:
 
 def _wait_gone(pids: list[int], within: float) -> list[int]:
     deadline = time.monotonic() + within
-    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
-    return [p for p in pids if _alive(p)]
+    return [p for p in pids if alive(p)]
 
 
 def test_lazy_start_results_in_rank_order(pool):
@@ -199,7 +191,7 @@ def test_close_leaves_no_child_processes():
     p.close()  # idempotent
     assert time.monotonic() - t0 < 1
     assert not p.started and p.pids == []
-    assert not any(_alive(pid) for pid in pids)
+    assert not any(alive(pid) for pid in pids)
     assert not {c.pid for c in mp.active_children()} & set(pids)
     assert set(_children(os.getpid())) <= before
     with pytest.raises(RuntimeError, match="closed"):
