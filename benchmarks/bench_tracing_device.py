@@ -12,8 +12,8 @@ Prints, per API:
   all SMs busy  ns per pair amortized: 8 programs per SM, 64 pairs each, minus the untraced twin;
   persistent    traced/untraced time of a persistent kernel: one program per SM looping over tiles, each tile
                 some register work then a store to every rank, one range per tile and target (>= 1 ms untraced);
-  all-scatter   traced/untraced time of a GEMM-style all-scatter (each tile stored to every rank, one range
-                per tile and target) on a world of ``--ranks`` ranks sharing the GPUs.
+  all-scatter   traced/untraced time of the all_scatter scenario's kernels (each tile stored to every rank, one
+                range per tile and target) on a world of ``--ranks`` ranks sharing the GPUs.
 Every timed launch starts with the trace buffers reset and room for every event, so no record is dropped for
 lack of capacity. Times are medians of CUDA-event timings over ``--reps`` launches after a warm-up. Not a
 test: it prints figures and asserts nothing.
@@ -31,6 +31,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 import iris
+from conformance.scenarios import all_scatter
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_2d, warp_size
@@ -73,43 +74,6 @@ def gluon_claim_floor(counter, slots, n):
     for i in range(n):
         slot = gl.atomic_add(counter, 1, sem="relaxed")
         gl.store(slots + slot, i)
-
-
-@triton.jit(do_not_specialize=["M", "N"])
-def triton_all_scatter(ctx_t, out, M, N, rank: tl.constexpr, world: tl.constexpr, BM: tl.constexpr,
-                       BN: tl.constexpr, TRACING: tl.constexpr, HINT: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=TRACING)
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    rm = pid_m * BM + tl.arange(0, BM)
-    rn = pid_n * BN + tl.arange(0, BN)
-    mask = (rm[:, None] < M) & (rn[None, :] < N)
-    tile = (rank * 1000 + rm[:, None] + rn[None, :]).to(out.dtype.element_ty)
-    ptrs = out + (rank * M + rm[:, None]) * N + rn[None, :]
-    for i in range(world):
-        t = (rank + i) % world
-        h = ctx.tracing.record_event_start(TraceEvent().put, t, ptrs, pid_m, pid_n, mask=mask, payload=i)
-        ctx.store(ptrs, tile, t, mask=mask, hint=HINT)
-        ctx.tracing.record_event_end(h)
-
-
-@gluon.jit(do_not_specialize=["M", "N"])
-def gluon_all_scatter(ctx_t, out, M, N, BM: gl.constexpr, BN: gl.constexpr, TRACING: gl.constexpr,
-                      HINT: gl.constexpr):
-    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACING)
-    layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
-    pid_m = gl.program_id(0)
-    pid_n = gl.program_id(1)
-    rm = gl.expand_dims(pid_m * BM + gl.arange(0, BM, layout=gl.SliceLayout(1, layout)), 1)
-    rn = gl.expand_dims(pid_n * BN + gl.arange(0, BN, layout=gl.SliceLayout(0, layout)), 0)
-    mask = (rm < M) & (rn < N)
-    tile = (ctx.cur_rank * 1000 + rm + rn).to(out.dtype.element_ty)
-    ptrs = out + (ctx.cur_rank * M + rm) * N + rn
-    for i in range(ctx.num_ranks):
-        t = (ctx.cur_rank + i) % ctx.num_ranks
-        h = ctx.tracing.record_event_start(TraceEvent().put, t, ptrs, pid_m, pid_n, mask=mask, payload=i)
-        ctx.store(ptrs, tile, t, mask=mask)
-        ctx.tracing.record_event_end(h)
 
 
 @triton.jit(do_not_specialize=["tiles", "work"])
@@ -180,9 +144,10 @@ def _scatter_launcher(api: str, shmem, out, m: int, n: int, tracing: bool, hint=
     ctx, rank, world = shmem.get_device_context(), shmem.get_rank(), shmem.get_num_ranks()
     grid = (triton.cdiv(m, bm), triton.cdiv(n, bn))
     if api == "triton":
-        return lambda: triton_all_scatter[grid](ctx, out, m, n, rank, world, BM=bm, BN=bn, TRACING=tracing,
-                                                HINT=hint, num_warps=4)
-    return lambda: gluon_all_scatter[grid](ctx, out, m, n, BM=bm, BN=bn, TRACING=tracing, HINT=hint, num_warps=4)
+        return lambda: all_scatter.triton_kernel[grid](ctx, out, m, n, rank, world, BM=bm, BN=bn, TRACING=tracing,
+                                                       HINT=hint, num_warps=4)
+    return lambda: all_scatter.gluon_kernel[grid](ctx, out, m, n, BM=bm, BN=bn, TRACING=tracing, HINT=hint,
+                                                  num_warps=4)
 
 
 PERSISTENT_TILE = 64

@@ -26,8 +26,9 @@ OUT_FILL = -1  # every element must be overwritten
 
 
 @triton.jit(do_not_specialize=["M", "N"])
-def triton_kernel(ctx_t, out, M, N, rank: tl.constexpr, world: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+def triton_kernel(ctx_t, out, M, N, rank: tl.constexpr, world: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                  TRACING: tl.constexpr = True, HINT: tl.constexpr = None):
+    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=TRACING)
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rm = pid_m * BM + tl.arange(0, BM)
@@ -39,14 +40,15 @@ def triton_kernel(ctx_t, out, M, N, rank: tl.constexpr, world: tl.constexpr, BM:
     while i < world:
         t = (rank + i) % world
         h = ctx.tracing.record_event_start(TraceEvent().put, t, ptrs, pid_m, pid_n, mask=mask, payload=i)
-        ctx.store(ptrs, tile, t, mask=mask)
+        ctx.store(ptrs, tile, t, mask=mask, hint=HINT)
         ctx.tracing.record_event_end(h)
         i += 1
 
 
 @gluon.jit(do_not_specialize=["M", "N"])
-def gluon_kernel(ctx_t, out, M, N, BM: gl.constexpr, BN: gl.constexpr):
-    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
+def gluon_kernel(ctx_t, out, M, N, BM: gl.constexpr, BN: gl.constexpr, TRACING: gl.constexpr = True,
+                 HINT: gl.constexpr = None):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACING)
     layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
     pid_m = gl.program_id(0)
     pid_n = gl.program_id(1)
@@ -59,7 +61,7 @@ def gluon_kernel(ctx_t, out, M, N, BM: gl.constexpr, BN: gl.constexpr):
     while i < ctx.num_ranks:
         t = (ctx.cur_rank + i) % ctx.num_ranks
         h = ctx.tracing.record_event_start(TraceEvent().put, t, ptrs, pid_m, pid_n, mask=mask, payload=i)
-        ctx.store(ptrs, tile, t, mask=mask)
+        ctx.store(ptrs, tile, t, mask=mask, hint=HINT)
         ctx.tracing.record_event_end(h)
         i += 1
 
