@@ -3,14 +3,18 @@
 ``TWINS`` pairs each Triton device class with its Gluon twin: the device contexts (``DeviceContext`` /
 ``IrisDeviceCtx``) and the two tracing implementations (``DeviceTracing`` / ``GluonDeviceTracing``).
 ``methods(cls)`` lists a device class's jit methods in definition order with their parameters
-(name, kind, default). ``DIFFERENCES`` is the one place that lists, per Gluon class, the methods allowed
-to differ from the Triton twin, with the reason; everything else must match exactly.
+(name, kind, default); ``fields(cls)`` the fields it declares. ``DIFFERENCES`` is the one place that lists, per
+Gluon class, the methods allowed to differ from the Triton twin, with the reason, and ``FIELD_DIFFERENCES`` the
+classes whose fields may differ; everything else must match exactly. The device contexts are also checked
+against the op contract, ``iris.op_contract``.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
+import textwrap
 
 # (Triton class, Gluon class), as "module:Class" so that importing this module compiles nothing.
 TWINS: tuple[tuple[str, str], ...] = (
@@ -27,6 +31,14 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         ),
     },
     "GluonDeviceTracing": {},  # none: the two tracing implementations share every name, parameter and default
+}
+
+# Gluon class -> why its fields (names, in order) differ from its Triton twin's; a class not listed must match.
+FIELD_DIFFERENCES: dict[str, str] = {
+    "IrisDeviceCtx": (
+        "Triton holds rank and world_size as constexprs; Gluon holds cur_rank and num_ranks, tensors read from the "
+        "context tensor at run time (see DIFFERENCES['IrisDeviceCtx']['initialize'])."
+    ),
 }
 
 
@@ -54,3 +66,9 @@ def methods(cls) -> list[tuple[str, tuple[tuple[str, str, object], ...]]]:
         )
         found.append((fn.__code__.co_firstlineno, name, params))
     return [(name, params) for _, name, params in sorted(found)]
+
+
+def fields(cls) -> tuple[str, ...]:
+    """The fields ``cls`` declares (its class-body annotations, in order): an aggregate's members."""
+    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
+    return tuple(n.target.id for n in body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name))

@@ -8,17 +8,9 @@ The host side is the foundation's ``Iris`` unchanged (heap, world, context layou
 implementation, written separately from the Triton ``DeviceTracing`` and checked against it by the
 conformance suite.
 
-Keywords shared by the ops (values checked at compile time by ``iris.op_options``, which lists them):
-``mask`` selects the lanes an op touches; ``other`` fills the masked-off lanes of a load (in get/put/copy
-those lanes are not stored, so it never reaches memory); ``cache_modifier`` (load, store) and
-``load_cache_modifier``/``store_cache_modifier`` (get, put, copy) pick the cache policy of each access;
-``hint`` (every op) promises alignment and contiguity of the pointer block that is translated to the peer
-(get: ``from_ptr``; put: ``to_ptr``; copy: both), so remote accesses can be vectorized.
-
-Atomics share one contract: ``atomic_<op>(pointer, val, to_rank, mask=None, sem=None, scope=None, hint=None)``
-applies ``<op>`` at ``pointer``'s offset in ``to_rank``'s heap and returns the old values.
-``sem`` is one of "acquire", "release", "acq_rel" (default), "relaxed"; ``scope`` one of "gpu"
-(default), "cta", "sys" (use "sys" when another device or the host observes the result).
+The ops' names, parameters, defaults, meanings and the pointers ``hint`` applies to are defined once,
+in ``iris.op_contract`` (tests/cpu_unit/test_parity.py checks this class against it); the accepted
+keyword values, in ``iris.op_options``.
 """
 
 import triton
@@ -130,62 +122,63 @@ class IrisDeviceCtx:
     @gluon.jit
     def atomic_add(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None,
                    hint: gl.constexpr = None):
-        """Atomic add; see the module docstring for the atomics' contract."""
+        """Atomic add of ``val`` at ``pointer``'s offset in ``to_rank``'s heap; returns the old values."""
         return gl.atomic_add(self._translate(pointer, to_rank, hint), val, mask=mask, sem=O.memory_semantic(sem),
                              scope=O.memory_scope(scope))
 
     @gluon.jit
     def atomic_sub(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None,
                    hint: gl.constexpr = None):
-        """Atomic subtract; see the module docstring for the atomics' contract."""
+        """Atomic subtraction of ``val`` at ``pointer``'s offset in ``to_rank``'s heap; returns the old values."""
         return gl.atomic_add(self._translate(pointer, to_rank, hint), -val, mask=mask, sem=O.memory_semantic(sem),
                              scope=O.memory_scope(scope))
 
     @gluon.jit
     def atomic_cas(self, pointer, cmp, val, to_rank, sem: gl.constexpr = None, scope: gl.constexpr = None,
                    hint: gl.constexpr = None):
-        """Atomic compare-and-swap (writes ``val`` where the old value equals ``cmp``); returns the old values."""
+        """Atomic compare-and-swap at ``pointer``'s offset in ``to_rank``'s heap (``val`` where the old value is
+        ``cmp``); returns the old values."""
         return gl.atomic_cas(self._translate(pointer, to_rank, hint), cmp, val, sem=O.memory_semantic(sem),
                              scope=O.memory_scope(scope))
 
     @gluon.jit
     def atomic_xchg(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None,
                     hint: gl.constexpr = None):
-        """Atomic exchange; see the module docstring for the atomics' contract."""
+        """Atomic exchange for ``val`` at ``pointer``'s offset in ``to_rank``'s heap; returns the old values."""
         return gl.atomic_xchg(self._translate(pointer, to_rank, hint), val, mask=mask, sem=O.memory_semantic(sem),
                               scope=O.memory_scope(scope))
 
     @gluon.jit
     def atomic_xor(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None,
                    hint: gl.constexpr = None):
-        """Atomic bitwise xor; see the module docstring for the atomics' contract."""
+        """Atomic bitwise xor with ``val`` at ``pointer``'s offset in ``to_rank``'s heap; returns the old values."""
         return gl.atomic_xor(self._translate(pointer, to_rank, hint), val, mask=mask, sem=O.memory_semantic(sem),
                              scope=O.memory_scope(scope))
 
     @gluon.jit
     def atomic_and(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None,
                    hint: gl.constexpr = None):
-        """Atomic bitwise and; see the module docstring for the atomics' contract."""
+        """Atomic bitwise and with ``val`` at ``pointer``'s offset in ``to_rank``'s heap; returns the old values."""
         return gl.atomic_and(self._translate(pointer, to_rank, hint), val, mask=mask, sem=O.memory_semantic(sem),
                              scope=O.memory_scope(scope))
 
     @gluon.jit
     def atomic_or(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None,
                   hint: gl.constexpr = None):
-        """Atomic bitwise or; see the module docstring for the atomics' contract."""
+        """Atomic bitwise or with ``val`` at ``pointer``'s offset in ``to_rank``'s heap; returns the old values."""
         return gl.atomic_or(self._translate(pointer, to_rank, hint), val, mask=mask, sem=O.memory_semantic(sem),
                             scope=O.memory_scope(scope))
 
     @gluon.jit
     def atomic_min(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None,
                    hint: gl.constexpr = None):
-        """Atomic minimum; see the module docstring for the atomics' contract."""
+        """Atomic minimum with ``val`` at ``pointer``'s offset in ``to_rank``'s heap; returns the old values."""
         return gl.atomic_min(self._translate(pointer, to_rank, hint), val, mask=mask, sem=O.memory_semantic(sem),
                              scope=O.memory_scope(scope))
 
     @gluon.jit
     def atomic_max(self, pointer, val, to_rank, mask=None, sem: gl.constexpr = None, scope: gl.constexpr = None,
                    hint: gl.constexpr = None):
-        """Atomic maximum; see the module docstring for the atomics' contract."""
+        """Atomic maximum with ``val`` at ``pointer``'s offset in ``to_rank``'s heap; returns the old values."""
         return gl.atomic_max(self._translate(pointer, to_rank, hint), val, mask=mask, sem=O.memory_semantic(sem),
                              scope=O.memory_scope(scope))

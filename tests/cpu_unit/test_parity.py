@@ -1,16 +1,20 @@
-"""Parity by reflection: each Triton device class and its Gluon twin expose the same methods.
+"""Parity by reflection: each Triton device class and its Gluon twin expose the same methods and fields.
 
 The twins are ``iris.parity.TWINS``: DeviceContext / IrisDeviceCtx and DeviceTracing / GluonDeviceTracing.
+Both device contexts are also checked against the op contract, ``iris.op_contract``: the ops in its order, with
+its parameters and defaults, its hint pointers and meanings, and its fields.
 """
 
 import ast
 import inspect
+import textwrap
 
 import pytest
 
 from iris.device.context import DeviceContext
 from iris.experimental import iris_gluon
-from iris.parity import DIFFERENCES, TWINS, load_class, methods
+from iris.op_contract import FIELDS, OPS
+from iris.parity import DIFFERENCES, FIELD_DIFFERENCES, TWINS, _python_function, fields, load_class, methods
 
 pytestmark = pytest.mark.cpu_unit
 
@@ -54,36 +58,96 @@ def test_every_listed_difference_names_a_method_of_a_twin():
         assert not unknown, f"iris.parity.DIFFERENCES[{gluon_name!r}] names {unknown}, which its Triton twin lacks"
 
 
-# The documented signature of every op (upstream iris's keyword names, order and defaults), without ``self``.
-_DATA = ("mask=None", "other=None", "load_cache_modifier=None", "store_cache_modifier=None", "hint=None")
-_ATOMIC = ("mask=None", "sem=None", "scope=None", "hint=None")
-DOCUMENTED = {
-    "load": ("pointer", "from_rank", "mask=None", "other=None", "cache_modifier=None", "volatile=False", "hint=None"),
-    "store": ("pointer", "value", "to_rank", "mask=None", "cache_modifier=None", "hint=None"),
-    "get": ("from_ptr", "to_ptr", "from_rank", *_DATA),
-    "put": ("from_ptr", "to_ptr", "to_rank", *_DATA),
-    "copy": ("src_ptr", "dst_ptr", "from_rank", "to_rank", *_DATA),
-    "atomic_cas": ("pointer", "cmp", "val", "to_rank", "sem=None", "scope=None", "hint=None"),
-    **{f"atomic_{op}": ("pointer", "val", "to_rank", *_ATOMIC)
-       for op in ("add", "sub", "xchg", "xor", "and", "or", "min", "max")},
-}
+CONTEXTS = [pytest.param(DeviceContext, id="triton"), pytest.param(iris_gluon.IrisDeviceCtx, id="gluon")]
+OP_PARAMS = [pytest.param(op, id=op.name) for op in OPS]
 
 
-def _documented_form(params) -> tuple[str, ...]:
+def _contract_form(params) -> tuple[str, ...]:
+    """Reflected parameters in the contract's form: ``"name"`` or ``"name=default"``, without ``self``."""
     return tuple(name if default is None else f"{name}={default}" for name, _, default in params[1:])
 
 
-@pytest.mark.parametrize("cls", [DeviceContext, iris_gluon.IrisDeviceCtx], ids=["triton", "gluon"])
-@pytest.mark.parametrize("name", sorted(DOCUMENTED))
-def test_op_has_the_documented_signature(cls, name):
+def _listed_difference(cls, name: str) -> str | None:
+    return DIFFERENCES.get(cls.__name__, {}).get(name)
+
+
+@pytest.mark.parametrize("cls", CONTEXTS)
+@pytest.mark.parametrize("op", OP_PARAMS)
+def test_op_has_the_contract_signature(cls, op):
     """Upstream-style calls (keywords by name, in upstream's order) bind to the same parameters in both APIs."""
-    found = _documented_form(dict(methods(cls))[name])
-    assert found == DOCUMENTED[name], f"{cls.__name__}.{name} parameters={found}, but should be {DOCUMENTED[name]}"
+    if _listed_difference(cls, op.name):
+        pytest.skip(f"iris.parity.DIFFERENCES lists {cls.__name__}.{op.name}")
+    reflected = dict(methods(cls))
+    assert op.name in reflected, f"{cls.__name__} has no op {op.name} (iris.op_contract.OPS lists it)"
+    found = _contract_form(reflected[op.name])
+    assert found == op.params, f"{cls.__name__}.{op.name} parameters={found}, but should be {op.params} " \
+                               "(iris.op_contract)"
 
 
-def test_every_public_op_is_documented():
-    public = sorted(name for name, _ in methods(DeviceContext) if not name.startswith("_") and name != "initialize")
-    assert public == sorted(DOCUMENTED), f"DeviceContext ops={public}, but DOCUMENTED lists {sorted(DOCUMENTED)}"
+@pytest.mark.parametrize("cls", CONTEXTS)
+def test_public_ops_are_the_contracts_in_its_order(cls):
+    public = [name for name, _ in methods(cls) if not name.startswith("_") and name != "initialize"]
+    expected = [op.name for op in OPS]
+    assert public == expected, f"{cls.__name__} ops={public}, but iris.op_contract.OPS lists {expected}"
+
+
+def _translated_pointers(fn) -> list[str]:
+    """The first argument of every ``self._translate(...)`` call in ``fn``, asserting each passes ``hint``."""
+    found = []
+    for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(fn)))):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "self._translate":
+            assert ast.unparse(node.args[-1]) == "hint", f"{fn.__name__}: {ast.unparse(node)} does not pass hint"
+            found.append(ast.unparse(node.args[0]))
+    return sorted(found)
+
+
+@pytest.mark.parametrize("cls", CONTEXTS)
+@pytest.mark.parametrize("op", OP_PARAMS)
+def test_hint_applies_to_the_contracts_pointers(cls, op):
+    """Source check: the pointers an op translates to the peer (and hands ``hint``) are the contract's."""
+    fn = _python_function(inspect.getattr_static(cls, op.name))
+    found = _translated_pointers(fn)
+    assert found == sorted(op.hint), f"{cls.__name__}.{op.name} translates {found} with the hint, but " \
+                                     f"iris.op_contract says {sorted(op.hint)}"
+
+
+@pytest.mark.parametrize("cls", CONTEXTS)
+@pytest.mark.parametrize("op", OP_PARAMS)
+def test_op_docstring_is_the_contracts_meaning(cls, op):
+    doc = " ".join((inspect.getdoc(_python_function(inspect.getattr_static(cls, op.name))) or "").split())
+    assert doc == op.docstring, f"{cls.__name__}.{op.name} docstring={doc!r}, but should be {op.docstring!r} " \
+                                "(iris.op_contract)"
+
+
+def test_the_contract_is_well_formed():
+    names = [op.name for op in OPS]
+    assert len(names) == len(set(names)) == 14, names
+    for op in OPS:
+        params = [p.split("=")[0] for p in op.params]
+        assert len(params) == len(set(params)), f"{op.name}: repeated parameter in {op.params}"
+        assert op.params[-1] == "hint=None", f"{op.name}: hint=None must be the last parameter, got {op.params}"
+        assert op.hint and set(op.hint) <= set(params), f"{op.name}: hint applies to {op.hint}, not parameters"
+        assert "\n" not in op.meaning and op.meaning.endswith("."), f"{op.name}: meaning {op.meaning!r}: one line"
+
+
+@pytest.mark.parametrize("cls", CONTEXTS)
+def test_device_context_fields_are_the_contracts(cls):
+    assert set(FIELDS) == {"DeviceContext", "IrisDeviceCtx"}, f"iris.op_contract.FIELDS covers {sorted(FIELDS)}"
+    assert fields(cls) == FIELDS[cls.__name__], f"{cls.__name__} fields={fields(cls)}, but iris.op_contract.FIELDS " \
+                                                f"says {FIELDS[cls.__name__]}"
+
+
+@pytest.mark.parametrize(("triton_path", "gluon_path"), TWIN_PARAMS)
+def test_twins_declare_the_same_fields_unless_listed(triton_path, gluon_path):
+    tri, glu = load_class(triton_path), load_class(gluon_path)
+    assert set(FIELD_DIFFERENCES) <= {g.rsplit(":", 1)[1] for _, g in TWINS}, sorted(FIELD_DIFFERENCES)
+    assert len(fields(tri)) >= 3, f"{tri.__name__} fields={fields(tri)}: reflection found too few"
+    if glu.__name__ in FIELD_DIFFERENCES:
+        assert fields(glu) != fields(tri), f"iris.parity.FIELD_DIFFERENCES lists {glu.__name__}, but its fields " \
+                                           f"{fields(glu)} no longer differ from {tri.__name__}'s"
+        return
+    assert fields(glu) == fields(tri), f"{glu.__name__} fields={fields(glu)}, but should be {fields(tri)} " \
+                                       f"(as {tri.__name__}; or list it in iris.parity.FIELD_DIFFERENCES)"
 
 
 def test_the_two_apis_use_two_tracing_implementations():
