@@ -1,0 +1,410 @@
+"""README.md and CONTRIBUTING.md name only what exists, and README's op table is ``iris.op_contract``'s.
+
+Checked in both docs: every repository path in backticks (relative to the repository root) and every entry of
+README's Layout tree; every command line in backticks or a shell code block (scripts present and executable,
+modules importable, ``python -m conformance`` lines accepted by its parser, benchmark and example flags declared
+by the module's argparse, pytest options and markers known; ``./ci/nightly.sh`` arguments go to
+``conformance gate``, ``./ci/test.sh`` arguments to pytest); every bare ``--flag`` in backticks, against the
+command it belongs to: the nearest command in its paragraph, else the last one before it in its section.
+Not repository files: URLs, globs, placeholders (``<case id>``, ``OLD/``), absolute and home paths, tool outputs
+(paths git ignores, and ``OUTPUT_FILES``, which the conformance CLI writes into ``--out``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import difflib
+import io
+import os
+import re
+import shlex
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import _parser
+from conftest import MARKERS
+from iris.op_contract import README_BEGIN, README_END, readme_table
+
+pytestmark = pytest.mark.cpu_unit
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ("README.md", "CONTRIBUTING.md")
+# Files the conformance CLI writes into its --out folder: named in the docs, never in the repository.
+OUTPUT_FILES = ("results.json", "summary.md", "mutate.json")
+PATH_SUFFIXES = (".py", ".md", ".sh", ".toml", ".json")
+SHELL_BLOCKS = ("bash", "sh", "")
+SEPARATORS = {"&&", "||", ";", "|"}
+COMMAND = re.compile(r"^(?:[A-Z_]+=\S*\s+)*(?:python3? -m\s|\./)")
+PLACEHOLDER = re.compile(r"^[A-Z][A-Z_]*$")
+# Scripts that hand their arguments on to a command (test_wrapper_scripts_pass_their_arguments_on checks it).
+WRAPPERS = {"./ci/nightly.sh": ["python", "-m", "conformance", "gate"], "./ci/test.sh": ["python", "-m", "pytest"]}
+
+
+@dataclass(frozen=True)
+class Span:
+    """One inline code span of prose (``lang`` None) or one line of a fenced block (``lang`` its language)."""
+
+    line: int
+    text: str
+    section: int
+    paragraph: int
+    lang: str | None
+
+
+def spans(text: str) -> list[Span]:
+    """Inline code spans and fenced-block lines of a Markdown text, in order, with section and paragraph ids."""
+    found: list[Span] = []
+    section = paragraph = 0
+    lang: str | None = None
+    prose: list[tuple[int, str]] = []
+
+    def flush() -> None:
+        nonlocal paragraph
+        joined = "\n".join(t for _, t in prose)
+        for m in re.finditer(r"`([^`]+)`", joined):
+            line = prose[0][0] + joined.count("\n", 0, m.start())
+            found.append(Span(line, " ".join(m[1].split()), section, paragraph, None))
+        prose.clear()
+        paragraph += 1
+
+    for number, line in enumerate(text.splitlines(), 1):
+        fence = re.match(r"^```(\w*)", line)
+        if lang is not None:
+            if fence:
+                lang, paragraph = None, paragraph + 1
+            else:
+                found.append(Span(number, line, section, paragraph, lang))
+            continue
+        if fence:
+            flush()
+            lang = fence[1]
+            continue
+        if not line.strip() or re.match(r"^(#+ |\s*[-*] |\s*\d+\. |\|)", line):
+            flush()
+            if line.startswith("#"):
+                section += 1
+        if line.strip():
+            prose.append((number, line))
+    flush()
+    return found
+
+
+def commands(span: Span) -> list[list[str]]:
+    """The command lines a span holds: prose that starts with one, or the lines of a shell block."""
+    if span.lang is None:
+        text = span.text if COMMAND.match(span.text) else ""
+    elif span.lang == "":
+        text = span.text[span.text.index("python -m") :] if "python -m" in span.text else ""
+    else:
+        text = span.text if span.lang in SHELL_BLOCKS else ""
+    if not text:
+        return []
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    found, current = [], []
+    for token in lexer:
+        if token in SEPARATORS:
+            found.append(current)
+            current = []
+        elif current or not re.match(r"^[A-Za-z_]\w*=", token):
+            token = token.removeprefix("[")
+            current.append(token.removesuffix("]") if "[" not in token else token)  # [--flag value] is optional
+    found.append(current)
+    return [c for c in found if c and c != ["python", "-m"]]
+
+
+def _conformance_options(sub: str) -> set[str]:
+    action = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return set(action.choices[sub]._option_string_actions) if sub in action.choices else set()
+
+
+def _module_file(module: str) -> Path | None:
+    base = ROOT.joinpath(*module.split("."))
+    return next((p for p in (base.with_suffix(".py"), base / "__main__.py") if p.is_file()), None)
+
+
+def _argparse_options(module: str) -> set[str]:
+    """Option strings passed to ``add_argument`` in ``module`` and the same package's modules it imports."""
+    tree = ast.parse(_module_file(module).read_text())
+    options = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
+            options |= {a.value for a in node.args if isinstance(a, ast.Constant) and str(a.value).startswith("-")}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module != module:
+            if node.module.split(".")[0] == module.split(".")[0] and _module_file(node.module):
+                options |= _argparse_options(node.module)
+    return options
+
+
+class Checker:
+    """Problems with the paths, commands and flags of one doc; ``pytest_option`` says whether pytest knows one."""
+
+    def __init__(self, doc: str, pytest_option: Callable[[str], bool]):
+        self.doc, self.pytest_option, self.problems = doc, pytest_option, []
+
+    def problem(self, line: int, what: str) -> None:
+        self.problems.append(f"{self.doc}:{line}: {what}")
+
+    def options(self, argv: list[str]) -> tuple[str, Callable[[str], bool]] | None:
+        """What a command is called in messages and whether it accepts an option; None: options not checked."""
+        if argv[0] in WRAPPERS:
+            return self.options(WRAPPERS[argv[0]])
+        if argv[0] not in ("python", "python3") or len(argv) < 3:
+            return None
+        module, rest = argv[2], argv[3:]
+        if module == "conformance" and rest:
+            known = _conformance_options(rest[0])
+            return f"python -m conformance {rest[0]}", known.__contains__
+        if module == "pytest":
+            return "python -m pytest", self.pytest_option
+        if _module_file(module):
+            known = _argparse_options(module)
+            return f"python -m {module}", known.__contains__
+        return None
+
+    def path(self, line: int, text: str, executable: bool = False) -> None:
+        path = ROOT / text
+        if not path.exists() and not ignored(text) and text not in OUTPUT_FILES:
+            self.problem(line, f"`{text}` does not exist")
+        elif path.is_file() and (executable or path.read_bytes()[:2] == b"#!") and not os.access(path, os.X_OK):
+            self.problem(line, f"`{text}` is not executable")
+
+    def command(self, line: int, argv: list[str]) -> None:
+        prog, args = argv[0], argv[1:]
+        if prog.startswith("./"):
+            self.path(line, prog[2:], executable=True)
+            if prog in WRAPPERS and args:
+                self.command(line, [*WRAPPERS[prog], *args])
+            return
+        if prog not in ("python", "python3") or args[:1] != ["-m"] or len(args) < 2:
+            return
+        module, rest = args[1], args[2:]
+        if module == "conformance":
+            err = io.StringIO()
+            try:
+                with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                    _parser().parse_args([a for a in rest if a != "--help"])
+            except SystemExit:
+                self.problem(line, f"`python -m conformance {' '.join(rest)}` is refused: {err.getvalue().strip()}")
+            return
+        if module == "pytest":
+            for i, arg in enumerate(rest):
+                if arg.startswith("-") and not self.pytest_option(arg.split("=")[0]):
+                    self.problem(line, f"`python -m pytest`: no option {arg}")
+                elif "/" in arg and not arg.startswith("-"):
+                    self.path(line, arg)
+                if arg == "-m" and i + 1 < len(rest):
+                    unknown = set(re.findall(r"\w+", rest[i + 1])) - {"and", "or", "not"} - set(MARKERS)
+                    if unknown:
+                        self.problem(line, f"`python -m pytest -m {rest[i + 1]}`: unknown markers {sorted(unknown)}")
+            return
+        if _module_file(module):
+            known = _argparse_options(module)
+            for arg in rest:
+                if arg.startswith("--") and arg.split("=")[0] not in known:
+                    self.problem(line, f"`python -m {module}` has no option {arg} (it declares {sorted(known)})")
+        elif module not in ("pip", "pytest"):
+            self.problem(line, f"`python -m {module}`: no module {module} in the repository")
+
+    def check(self, text: str) -> list[str]:
+        found = spans(text)
+        cmds = [(i, s, c) for i, s in enumerate(found) for c in commands(s)]
+        for _, span, argv in cmds:
+            self.command(span.line, argv)
+        for i, span in enumerate(found):
+            if span.lang is not None or COMMAND.match(span.text):
+                continue
+            if span.text.startswith("--"):
+                self.flag(span, cmds, i)
+            elif (path := path_of(span.text)) is not None:
+                self.path(span.line, path)
+        return self.problems
+
+    def flag(self, span: Span, cmds: list[tuple[int, Span, list[str]]], index: int) -> None:
+        flag = span.text.split()[0].strip("[]")
+        section = [(j, s, c) for j, s, c in cmds if s.section == span.section]
+        here_before = [c for j, s, c in section if j < index and s.paragraph == span.paragraph]
+        here_after = [c for j, s, c in section if j > index and s.paragraph == span.paragraph]
+        before = [c for j, s, c in section if j < index]
+        owner = (here_before[-1:] or here_after[:1] or before[-1:] or [None])[0]
+        options = self.options(owner) if owner else None
+        if options is None:
+            self.problem(span.line, f"`{flag}`: no command it belongs to in its paragraph or section")
+        elif not options[1](flag):
+            self.problem(span.line, f"`{flag}`: `{options[0]}` has no such option")
+
+
+def path_of(text: str) -> str | None:
+    """The repository path an inline code span names, or None (not a path, or not one in the repository)."""
+    text = text.split("::")[0]
+    text = text.removeprefix("./")
+    if re.search(r"\s|://|[*?\[\]<>{}$~]", text) or text.startswith("/"):
+        return None
+    parts = [p for p in text.split("/") if p]
+    if not parts or any(PLACEHOLDER.match(p) for p in parts):
+        return None
+    if "/" not in text:
+        return text if text.endswith(PATH_SUFFIXES) else None
+    looks = text.endswith("/") or "." in parts[-1] or parts[0].startswith(".") or (ROOT / parts[0]).exists()
+    return text if looks else None
+
+
+def ignored(path: str) -> bool:
+    """Whether git ignores ``path``: a tool's output, not a repository file."""
+    result = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "--no-index", "-q", path], timeout=30)
+    return result.returncode == 0
+
+
+def layout_problems(text: str) -> list[str]:
+    """Entries of README's Layout tree (and file names in their descriptions) that do not exist."""
+    match = re.search(r"^## Layout\n\n```\n(.*?)^```", text, re.S | re.M)
+    assert match, "README.md has no Layout code block under '## Layout'"
+    first = text[: match.start(1)].count("\n") + 1
+    lines = match[1].splitlines()
+    column = len(lines[0]) - len(lines[0].split("  ")[-1].lstrip())  # where the descriptions start
+    problems, parents, entry = [], {}, ""
+    for number, line in enumerate(lines, first):
+        indent = len(line) - len(line.lstrip())
+        if indent < column:
+            names, description = line[:column].strip(), line[column:]
+            parent = parents.get(indent - 2, "")
+            paths = [parent + n for n in names.split(", ")]
+            entry = next((p for p in paths if p.endswith("/")), parent)
+            parents[indent] = paths[-1] if paths[-1].endswith("/") else parent
+            problems += [f"README.md:{number}: Layout entry `{p}` does not exist" for p in paths
+                         if not (ROOT / p).exists()]  # fmt: skip
+        else:
+            description = line
+        for name in re.findall(r"(?<![\w./-])([\w-]+(?:/[\w.-]+)*\.(?:py|sh|toml|yml|md|json))\b", description):
+            path = name if "/" in name else entry + name
+            if not (ROOT / path).exists():
+                problems.append(f"README.md:{number}: Layout names `{name}`, but `{path}` does not exist")
+    return problems
+
+
+def op_table_problem(text: str) -> str | None:
+    """Why README's op table is not ``readme_table()`` (a diff), or None."""
+    table = readme_table()
+    if table in text and text.count(README_BEGIN) == 1 and text.count(README_END) == 1:
+        return None
+    begin, end = text.find(README_BEGIN), text.find(README_END)
+    found = text[begin : end + len(README_END) + 1] if 0 <= begin < end else ""
+    diff = difflib.unified_diff(found.splitlines(), table.splitlines(), "README.md", "readme_table()", lineterm="")
+    return (
+        "README.md's op table is not iris.op_contract.readme_table() (`python -m iris.op_contract` prints it):\n"
+        + "\n".join(diff)
+    )
+
+
+@pytest.fixture
+def pytest_option(pytestconfig) -> Callable[[str], bool]:
+    def known(name: str) -> bool:
+        try:
+            pytestconfig.getoption(name)
+        except ValueError:
+            return False
+        return True
+
+    return known
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_every_path_command_and_flag_the_doc_names_exists(doc, pytest_option):
+    problems = Checker(doc, pytest_option).check((ROOT / doc).read_text())
+    if doc == "README.md":
+        problems += layout_problems((ROOT / doc).read_text())
+    assert not problems, f"{doc} names {len(problems)} thing(s) that do not exist:\n" + "\n".join(problems)
+
+
+def test_the_docs_name_paths_commands_and_flags():
+    """The extraction sees what the docs hold (a parser that found nothing would pass everything)."""
+    found = [s for doc in DOCS for s in spans((ROOT / doc).read_text())]
+    paths = {p for s in found if s.lang is None and (p := path_of(s.text))}
+    cmds = [c for s in found for c in commands(s)]
+    flags = [s.text for s in found if s.lang is None and s.text.startswith("--")]
+    assert {"ci/test.sh", ".ci/run", "iris/op_options.py", "conformance/mutants.py"} <= paths, sorted(paths)
+    assert {"run", "gate", "mutate", "new", "list"} <= {c[3] for c in cmds if c[2:3] == ["conformance"]}, cmds
+    assert {"benchmarks.bench_conformance", "benchmarks.bench_tracing_host"} <= {c[2] for c in cmds if len(c) > 2}, cmds
+    assert len(flags) >= 20, flags
+
+
+def test_output_files_are_what_the_conformance_cli_writes():
+    source = (ROOT / "conformance" / "cli.py").read_text()
+    for name in OUTPUT_FILES:
+        assert f'"{name}"' in source, f"{name} is listed as a conformance output, but conformance/cli.py never names it"
+        assert not (ROOT / name).exists(), f"{name} is in the repository root: it is a file, not only an output"
+
+
+def test_wrapper_scripts_pass_their_arguments_on():
+    """What the checks assume: ./ci/nightly.sh hands its arguments to the gate, ./ci/test.sh to pytest."""
+    assert re.search(r'-m conformance gate .*"\$@"', (ROOT / "ci" / "nightly.sh").read_text())
+    assert re.search(r'-m pytest .*"\$@"', (ROOT / "ci" / "test.sh").read_text())
+
+
+def test_readme_op_table_is_the_contracts():
+    problem = op_table_problem((ROOT / "README.md").read_text())
+    assert problem is None, problem
+
+
+def test_a_drifted_op_row_is_caught():
+    text = (ROOT / "README.md").read_text()
+    dropped = text.replace("volatile=False, hint=None` | `pointer`", "hint=None` | `pointer`")
+    assert dropped != text and "volatile=False" in op_table_problem(dropped)
+    assert op_table_problem(text.replace(README_END, f"| `atomic_nand` | `pointer` | `pointer` | x |\n{README_END}"))
+    assert op_table_problem(text.replace("| `get` |", "| `get`  |"))
+
+
+BROKEN = """# Doc
+
+Run `python -m conformance run --no-such-flag` and `./ci/missing.sh`, see `iris/nope.py`, `ci/test.sh`,
+`tests/cpu_unit/test_docs.py::test_x`, `<name>/x.py`, `out/x.json`, `https://x.y/z.py` and `a/b/c_*`.
+`python -m conformance gate --profile ci` takes `--known FILE` and `--bogus`.
+
+## Benchmarks
+
+```bash
+python -m pytest -m "gpu or gpux" tests/nowhere
+python -m benchmarks.bench_tracing_host --events 10 --frobnicate   # a comment naming no/such.py
+```
+
+`--repeat` is the benchmark's.
+
+Run `./README.md`.
+"""
+
+
+def test_a_missing_path_command_or_flag_is_caught(pytest_option):
+    problems = Checker("doc.md", pytest_option).check(BROKEN)
+    expected = [
+        "doc.md:3: `python -m conformance run --no-such-flag` is refused",
+        "doc.md:3: `ci/missing.sh` does not exist",
+        "doc.md:3: `iris/nope.py` does not exist",
+        "doc.md:5: `--bogus`: `python -m conformance gate` has no such option",
+        "doc.md:10: `python -m pytest -m gpu or gpux`: unknown markers ['gpux']",
+        "doc.md:10: `tests/nowhere` does not exist",
+        "doc.md:11: `python -m benchmarks.bench_tracing_host` has no option --frobnicate",
+        "doc.md:16: `README.md` is not executable",
+    ]
+    for want in expected:
+        assert any(p.startswith(want) for p in problems), f"{want!r} not among {problems}"
+    assert len(problems) == len(expected), problems
+
+
+def test_a_missing_layout_entry_is_caught():
+    text = (ROOT / "README.md").read_text()
+    assert layout_problems(text) == []
+    renamed = text.replace("  op_options.py        accepted", "  op_choices.py        accepted")
+    assert layout_problems(renamed) == [f"README.md:{_line_of(text, 'op_options.py        accepted')}: Layout entry "
+                                        "`iris/op_choices.py` does not exist"]  # fmt: skip
+    described = text.replace("(mutants.py: the catalogue", "(mutant_list.py: the catalogue")
+    assert any("`conformance/mutant_list.py` does not exist" in p for p in layout_problems(described))
+
+
+def _line_of(text: str, needle: str) -> int:
+    return text[: text.index(needle)].count("\n") + 1
