@@ -53,7 +53,7 @@ def _twins(name, old, new, breaks, *killers) -> tuple[Mutant, Mutant]:
 
 _TRACING_TWINS: tuple[Mutant, ...] = (
     # one per logical trace field and op_index
-    *_twins("event_id", "(w == L.FIELD_EVENT_ID, event_id, words)", "(w == L.FIELD_EVENT_ID, event_id + 1, words)",
+    *_twins("event_id", "(w == L.FIELD_EVENT_ID, event_id, program)", "(w == L.FIELD_EVENT_ID, event_id + 1, program)",
             "event_id: records the next event's id", "store@1"),
     *_twins("pid-axis0", "(w == L.FIELD_PID, _linear_pid(), words)", "(w == L.FIELD_PID, {m}.program_id(0), words)",
             "pid: records grid axis 0 only instead of the linear program id", "tile_2d", "all_scatter"),
@@ -61,11 +61,11 @@ _TRACING_TWINS: tuple[Mutant, ...] = (
             "pid_m: records the caller's pid_n", "tile_2d@1", "overflow@1"),
     *_twins("pid_n", "(w == L.FIELD_PID_N, pid_n, words)", "(w == L.FIELD_PID_N, pid_m, words)",
             "pid_n: records the caller's pid_m", "tile_2d@1", "overflow@1"),
-    *_twins("cur_rank", "(w == L.FIELD_CUR_RANK, cur_rank, words)", "(w == L.FIELD_CUR_RANK, target_rank, words)",
-            "cur_rank: records the target rank instead of the context's rank", "store@2", "get@2"),
+    *_twins("cur_rank", "(w == L.FIELD_CUR_RANK, cur_rank, words)", "(w == L.FIELD_CUR_RANK, cur_rank * 0, words)",
+            "cur_rank: records rank 0 whatever the context's rank", "store@2", "get@2"),
     *_twins("target_rank", "(w == L.FIELD_TARGET_RANK, target_rank, words)",
-            "(w == L.FIELD_TARGET_RANK, cur_rank, words)",
-            "target_rank: records the own rank instead of the caller's target", "store@2", "get@2"),
+            "(w == L.FIELD_TARGET_RANK, target_rank * 0, words)",
+            "target_rank: records rank 0 whatever the caller's target", "store@2", "get@2"),
     *_twins("address-mask", "lowest = _block_min({m}.where(mask, addr, NO_ADDRESS))", "lowest = _block_min(addr)",
             "address: minimum over every lane, masked-off lanes included", "tracing_1d_address@1", "load@1"),
     *_twins("address-empty", "lowest = {m}.where(lowest == NO_ADDRESS, 0, lowest)",

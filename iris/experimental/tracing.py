@@ -22,6 +22,7 @@ and the record constexprs (``iris.tracing.record_constexpr``).
 The cursor lives in shared memory, allocated by ``initialize`` (one per program, on chip); every thread holds
 both of its words after a load, and CTA barriers order the reads and the write as in the Triton twin. The record
 is one 16-word block store, one word per thread of the first warp, then the timestamp.
+The words every record of a program shares (pid, cur_rank, xcc_id, cu_id) are built once, at ``initialize``.
 Reductions run on the pointer block's own distributed layout: each ``gl.min``/``gl.sum`` over axis 0
 yields the ``SliceLayout`` of its input, until a scalar is left, so a ``BlockedLayout`` of any rank, a
 ``SliceLayout`` block or a scalar pointer all work, with no mask, a mask of the block's shape or a scalar mask.
@@ -77,25 +78,42 @@ def _address_and_size(address, mask):
 
 
 @gluon.jit
-def _record_words(event_id, pid_m, pid_n, cur_rank, target_rank, lowest, duration, slot, nbytes, payload):
-    """Every word of a record but its timestamp, as one block (word f = field f, the rest 0), a word per thread."""
+def _record_index():
+    """Word numbers 0 .. RECORD_WORDS - 1 of a record block, a word per thread."""
     layout: gl.constexpr = gl.BlockedLayout([1], [warp_size()], [gl.num_warps()], [0])
     w = gl.arange(0, L.RECORD_WORDS, layout=layout)
+    return w
+
+
+@gluon.jit
+def _program_words(cur_rank):
+    """The words every record of this program shares (pid, cur_rank, xcc_id, cu_id), the rest 0: built once, at
+    ``initialize``, so that a record reads no program id nor chip register."""
+    w = _record_index()
     words = (w * 0).to(gl.int64)
-    words = gl.where(w == L.FIELD_EVENT_ID, event_id, words)
     words = gl.where(w == L.FIELD_PID, _linear_pid(), words)
-    words = gl.where(w == L.FIELD_PID_M, pid_m, words)
-    words = gl.where(w == L.FIELD_PID_N, pid_n, words)
     words = gl.where(w == L.FIELD_CUR_RANK, cur_rank, words)
-    words = gl.where(w == L.FIELD_TARGET_RANK, target_rank, words)
     words = gl.where(w == L.FIELD_XCC_ID, hw.xcc_id(), words)
     words = gl.where(w == L.FIELD_CU_ID, hw.cu_id(), words)
-    words = gl.where(w == L.FIELD_ADDRESS, lowest, words)
+    return words
+
+
+@gluon.jit
+def _record_words(program, event_id, pid_m, pid_n, target_rank, lowest, duration, slot, nbytes, payload):
+    """Every word of a record but its timestamp, as one block: the program's words, then this event's. The
+    fields that are often the same at one call site come first, so the compiler can hoist them out of a loop;
+    the slot, known last, comes last."""
+    w = _record_index()
+    words = gl.where(w == L.FIELD_EVENT_ID, event_id, program)
     words = gl.where(w == L.FIELD_DURATION_CYCLES, duration, words)
-    words = gl.where(w == L.FIELD_OP_INDEX, slot, words)
     words = gl.where(w == L.FIELD_PAYLOAD_SIZE, nbytes, words)
+    words = gl.where(w == L.FIELD_TARGET_RANK, target_rank, words)
+    words = gl.where(w == L.FIELD_PID_M, pid_m, words)
+    words = gl.where(w == L.FIELD_PID_N, pid_n, words)
+    words = gl.where(w == L.FIELD_ADDRESS, lowest, words)
     if payload is not None:
         words = gl.where(w == L.FIELD_PAYLOAD, payload, words)
+    words = gl.where(w == L.FIELD_OP_INDEX, slot, words)
     return w, words
 
 
@@ -127,9 +145,10 @@ class GluonDeviceTracing:
     base: gl.tensor
     cursor: (gl.shared_memory_descriptor, gl.tensor)  # a tensor where tracing is compiled off (no cursor)
     cur_rank: gl.tensor
+    program: gl.tensor  # the words every record of the program shares (_program_words)
 
     @gluon.constexpr_function
-    def __init__(self, enabled, active, max_events, chunk, counters, records, base, cursor, cur_rank):
+    def __init__(self, enabled, active, max_events, chunk, counters, records, base, cursor, cur_rank, program):
         self.enabled = gl.constexpr(enabled)
         self.active = active
         self.max_events = max_events
@@ -139,6 +158,7 @@ class GluonDeviceTracing:
         self.base = base
         self.cursor = cursor
         self.cur_rank = cur_rank
+        self.program = program
 
     @staticmethod
     @gluon.jit
@@ -154,6 +174,7 @@ class GluonDeviceTracing:
             counters = gl.load(context_tensor + L.TRACE_COUNTERS_PTR).to(gl.pointer_type(gl.int64))
             records = gl.load(context_tensor + L.TRACE_RECORDS_PTR).to(gl.pointer_type(gl.int64))
             base = max_events  # no room, unless the claim below finds some
+            program = _program_words(cur_rank)
             if active != 0:
                 base = gl.atomic_add(counters + L.COUNTER_CLAIMED, chunk, sem="relaxed")
                 if base < max_events:
@@ -165,8 +186,10 @@ class GluonDeviceTracing:
             counters = context_tensor
             records = context_tensor
             base = active
+            program = active
             cursor = context_tensor  # no shared memory: compiled off, there is no tracing code
-        return GluonDeviceTracing(enabled, active, max_events, chunk, counters, records, base, cursor, cur_rank)
+        return GluonDeviceTracing(enabled, active, max_events, chunk, counters, records, base, cursor, cur_rank,
+                                  program)
 
     @gluon.jit
     def _claim(self):
@@ -196,8 +219,8 @@ class GluonDeviceTracing:
                     slot = self._claim()
                 if slot < self.max_events:
                     record = self.records + slot * L.RECORD_WORDS
-                    w, words = _record_words(event_id, pid_m, pid_n, self.cur_rank, target_rank, lowest, duration,
-                                             slot, nbytes, payload)
+                    w, words = _record_words(self.program, event_id, pid_m, pid_n, target_rank, lowest, duration, slot,
+                                             nbytes, payload)
                     gl.store(record + w, words)
                     start = hw.timestamp()
                     gl.store(record + L.FIELD_TIMESTAMP, start)

@@ -21,6 +21,7 @@ Triton has no shared memory, so the cursor is a cell in global memory, the one o
 (``cursors[base // chunk]``): programs of kernels that run at once never share a cursor. Every thread reads the
 cell and thread 0 writes it; a CTA barrier before the read makes the last write visible, one before the write
 keeps it from landing before every thread has read. The record is one 16-word block store, then the timestamp.
+The words every record of a program shares (pid, cur_rank, xcc_id, cu_id) are built once, at ``initialize``.
 
 With ``tracing`` compiled off every method is empty; compiled on but switched off at run time
 (context tracing block all zeros) it records nothing and touches no memory.
@@ -76,24 +77,41 @@ def _address_and_size(address, mask):
 
 
 @triton.jit
-def _record_words(event_id, pid_m, pid_n, cur_rank, target_rank, lowest, duration, slot, nbytes, payload):
-    """Every word of a record but its timestamp, as one block (word f = field f, the rest 0)."""
+def _record_index():
+    """Word numbers 0 .. RECORD_WORDS - 1 of a record block."""
     w = tl.arange(0, L.RECORD_WORDS)
+    return w
+
+
+@triton.jit
+def _program_words(cur_rank):
+    """The words every record of this program shares (pid, cur_rank, xcc_id, cu_id), the rest 0: built once, at
+    ``initialize``, so that a record reads no program id nor chip register."""
+    w = _record_index()
     words = (w * 0).to(tl.int64)
-    words = tl.where(w == L.FIELD_EVENT_ID, event_id, words)
     words = tl.where(w == L.FIELD_PID, _linear_pid(), words)
-    words = tl.where(w == L.FIELD_PID_M, pid_m, words)
-    words = tl.where(w == L.FIELD_PID_N, pid_n, words)
     words = tl.where(w == L.FIELD_CUR_RANK, cur_rank, words)
-    words = tl.where(w == L.FIELD_TARGET_RANK, target_rank, words)
     words = tl.where(w == L.FIELD_XCC_ID, hw.xcc_id(), words)
     words = tl.where(w == L.FIELD_CU_ID, hw.cu_id(), words)
-    words = tl.where(w == L.FIELD_ADDRESS, lowest, words)
+    return words
+
+
+@triton.jit
+def _record_words(program, event_id, pid_m, pid_n, target_rank, lowest, duration, slot, nbytes, payload):
+    """Every word of a record but its timestamp, as one block: the program's words, then this event's. The
+    fields that are often the same at one call site come first, so the compiler can hoist them out of a loop;
+    the slot, known last, comes last."""
+    w = _record_index()
+    words = tl.where(w == L.FIELD_EVENT_ID, event_id, program)
     words = tl.where(w == L.FIELD_DURATION_CYCLES, duration, words)
-    words = tl.where(w == L.FIELD_OP_INDEX, slot, words)
     words = tl.where(w == L.FIELD_PAYLOAD_SIZE, nbytes, words)
+    words = tl.where(w == L.FIELD_TARGET_RANK, target_rank, words)
+    words = tl.where(w == L.FIELD_PID_M, pid_m, words)
+    words = tl.where(w == L.FIELD_PID_N, pid_n, words)
+    words = tl.where(w == L.FIELD_ADDRESS, lowest, words)
     if payload is not None:
         words = tl.where(w == L.FIELD_PAYLOAD, payload, words)
+    words = tl.where(w == L.FIELD_OP_INDEX, slot, words)
     return w, words
 
 
@@ -110,9 +128,10 @@ class DeviceTracing:
     base: tl.tensor
     cursor: tl.tensor
     cur_rank: tl.tensor
+    program: tl.tensor  # the words every record of the program shares (_program_words)
 
     @triton.constexpr_function
-    def __init__(self, enabled, active, max_events, chunk, counters, records, base, cursor, cur_rank):
+    def __init__(self, enabled, active, max_events, chunk, counters, records, base, cursor, cur_rank, program):
         self.enabled = tl.constexpr(enabled)
         self.active = active
         self.max_events = max_events
@@ -122,6 +141,7 @@ class DeviceTracing:
         self.base = base
         self.cursor = cursor
         self.cur_rank = cur_rank
+        self.program = program
 
     @staticmethod
     @triton.jit
@@ -136,6 +156,7 @@ class DeviceTracing:
             records = tl.load(context_tensor + L.TRACE_RECORDS_PTR).to(tl.pointer_type(tl.int64))
             cursors = tl.load(context_tensor + L.TRACE_CURSORS_PTR).to(tl.pointer_type(tl.int64))
             base = max_events  # no room, unless the claim below finds some
+            program = _program_words(cur_rank)
             cursor = cursors
             if active != 0:
                 base = tl.atomic_add(counters + L.COUNTER_CLAIMED, chunk, sem="relaxed")
@@ -150,8 +171,10 @@ class DeviceTracing:
             counters = context_tensor
             records = context_tensor
             base = active
+            program = active
             cursor = context_tensor
-        return DeviceTracing(enabled, active, max_events, chunk, counters, records, base, cursor, cur_rank)
+        return DeviceTracing(enabled, active, max_events, chunk, counters, records, base, cursor, cur_rank,
+                             program)
 
     @triton.jit
     def _claim(self):
@@ -179,8 +202,8 @@ class DeviceTracing:
                     slot = self._claim()
                 if slot < self.max_events:
                     record = self.records + slot * L.RECORD_WORDS
-                    w, words = _record_words(event_id, pid_m, pid_n, self.cur_rank, target_rank, lowest, duration,
-                                             slot, nbytes, payload)
+                    w, words = _record_words(self.program, event_id, pid_m, pid_n, target_rank, lowest, duration, slot,
+                                             nbytes, payload)
                     tl.store(record + w, words)
                     start = hw.timestamp()
                     tl.store(record + L.FIELD_TIMESTAMP, start)
