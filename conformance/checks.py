@@ -6,7 +6,7 @@ keyed by the API's name).
 
 from __future__ import annotations
 
-from conformance.scenario import APIS
+from conformance.kit.scenario import APIS
 
 MODEL = "model"
 

@@ -16,10 +16,10 @@ from pathlib import Path
 from hypothesis import settings as hypothesis_settings
 
 from conformance import profiles
+from conformance.kit.scaffold import scaffold
+from conformance.kit.scenario import all_scenarios, default_world_sizes
 from conformance.report import summary_table, write_example_trace, write_results
 from conformance.runner import JOB_TIMEOUT_S, detect_backend
-from conformance.scaffold import scaffold
-from conformance.scenario import all_scenarios, default_world_sizes
 from conformance.suite import SelectionError, parse_params, plan, run_cases
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -76,7 +76,7 @@ def load_known(path: Path) -> dict[tuple[str, str], Known]:
 
 def _case_problem(cid: str) -> str:
     """Why ``cid`` names no case that can exist ('' when it can)."""
-    from conformance.scenario import ScenarioError, load, names
+    from conformance.kit.scenario import ScenarioError, load, names
     from conformance.suite import scenario_exists
     from iris.ranks import BACKENDS
 

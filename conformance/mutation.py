@@ -103,7 +103,7 @@ def all_cases(scenarios: Iterable[str] | None = None, ranks: Iterable[int] | Non
     Without ``ranks``: each scenario's default world sizes; with ``ranks``: those of them the scenario accepts
     (any R >= 1 unless it declares a constraint).
     """
-    from conformance.scenario import load, names
+    from conformance.kit.scenario import load, names
 
     chosen = sorted(set(scenarios)) if scenarios else names()
     loaded = {name: load(name) for name in chosen}

@@ -60,7 +60,7 @@ def _check_imports(root: Path) -> None:
 
 def run_one(pools, name: str, world_size: int, spec: dict) -> dict:
     """Run one case; its record (never raises)."""
-    from conformance.scenario import load
+    from conformance.kit.scenario import load
     from conformance.session import run_case
 
     record = {"scenario": name, "world_size": world_size, "ok": True, "checks": [], "detail": "", "examples": 0}

@@ -21,7 +21,7 @@ import torch
 import triton
 
 from conformance import exported
-from conformance.scenario import APIS, ScenarioError, load
+from conformance.kit.scenario import APIS, ScenarioError, load
 from iris.ranks import progress
 from iris.tracing.core import DEFAULT_CHUNK
 from iris.world import synchronize

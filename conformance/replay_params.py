@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from hypothesis import Phase, find, settings
 
-from conformance import strategies as S
-from conformance.scenario import Scenario
+from conformance.kit import strategies as S
+from conformance.kit.scenario import Scenario
 
 HARNESS_KEYS = {"chunk": S.CHUNK_SIZES}  # drawn by the harness for every example, not by the scenario
 

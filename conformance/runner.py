@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass, field
 
 from conformance.compare import Divergence, compare
+from conformance.kit.scenario import APIS, Scenario, ScenarioError
 from conformance.rank_side import HEAP_BYTES
-from conformance.scenario import APIS, Scenario, ScenarioError
 from iris.ranks import Pools
 
 JOB_TIMEOUT_S = 300.0

@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given, note, seed, settings
 from hypothesis import strategies as st
 
-from conformance import strategies as S
+from conformance.kit import strategies as S
+from conformance.kit.scenario import Scenario, ScenarioError
 from conformance.report import CaseResult
 from conformance.runner import JOB_TIMEOUT_S, ExampleResult, replay_command, run_example
-from conformance.scenario import Scenario, ScenarioError
 from iris.ranks import Pools, RankDied, RankError, RankTimeout
 from iris.tracing.core import DEFAULT_CHUNK
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from hypothesis import settings
 
+from conformance.kit.scenario import Scenario, ScenarioError, default_world_sizes, load, names
 from conformance.report import CaseResult
 from conformance.runner import JOB_TIMEOUT_S, ExampleResult
-from conformance.scenario import Scenario, ScenarioError, default_world_sizes, load, names
 from conformance.session import run_case
 from iris.ranks import Pools
 

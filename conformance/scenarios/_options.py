@@ -13,8 +13,8 @@ at least once, ``other`` (drawn, never stored: masked-off lanes keep ``UNTOUCHED
 import triton
 import triton.language as tl
 
-from conformance import strategies as S
-from conformance.helpers import block_event, cast, program_lanes, source_values
+from conformance.kit import strategies as S
+from conformance.kit.helpers import block_event, cast, program_lanes, source_values
 from conformance.model import Event
 from iris import op_options
 

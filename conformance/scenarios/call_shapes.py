@@ -1,4 +1,4 @@
-"""Every call shape of the family (``conformance.call_shapes``): each site's trace call, on every num_warps and
+"""Every call shape of the family (``conformance.kit.call_shapes``): each site's trace call, on every num_warps and
 element size, on grids of 1, 2 and 3 axes, with pid_m/pid_n from any axis or an expression, then a long loop.
 
 Model, per rank r; launch j of LAUNCHES (num_warps, dtype) on grid G_j with axes(j) = 1 + (j + axes_shift) % 3
@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-from conformance import call_shapes as C
-from conformance import call_shapes_constexpr as K
-from conformance import strategies as S
-from conformance.call_shapes_device import (
+from conformance.kit import call_shapes as C
+from conformance.kit import call_shapes_constexpr as K
+from conformance.kit import strategies as S
+from conformance.kit.call_shapes_device import (
     gluon_mask,
     gluon_offsets,
     gluon_pid_sources,
@@ -33,9 +33,9 @@ from conformance.call_shapes_device import (
     triton_pid_sources,
     triton_record,
 )
-from conformance.helpers import block_event
+from conformance.kit.helpers import block_event
+from conformance.kit.scenario import Scenario
 from conformance.model import Model
-from conformance.scenario import Scenario
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.tracing.events import EVENT_NAMES

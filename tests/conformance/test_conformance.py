@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from conformance import profiles
-from conformance.scenario import all_scenarios
+from conformance.kit.scenario import all_scenarios
 from conformance.session import run_case
 from tests.worlds import backends
 

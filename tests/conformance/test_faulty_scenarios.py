@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from conformance import profiles
-from conformance import strategies as S
-from conformance.scenario import ScenarioError, load
+from conformance.kit import strategies as S
+from conformance.kit.scenario import ScenarioError, load
 from conformance.session import run_case
 
 pytestmark = pytest.mark.cpu_interpret

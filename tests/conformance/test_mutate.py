@@ -14,8 +14,8 @@ import json
 import pytest
 
 from conformance import cli, mutation, mutation_report
+from conformance.kit.scenario import names
 from conformance.mutants import CATALOGUE, TRITON_TRACING, Mutant
-from conformance.scenario import names
 
 TRACE_FIELDS = ("event_id", "pid", "pid_m", "pid_n", "cur_rank", "target_rank", "address", "payload_size",
                 "payload", "op_index")

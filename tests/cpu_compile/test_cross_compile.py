@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conformance.call_shapes import NUM_WARPS as NUM_WARPS_SET
+from conformance.kit.call_shapes import NUM_WARPS as NUM_WARPS_SET
 from iris.tracing import hw
 from tests.cpu_compile.compile_helpers import (
     APIS,

@@ -242,7 +242,7 @@ def _signature(fn, pointers, constexprs) -> dict[str, str]:
 @pytest.mark.parametrize("api", APIS)
 def test_option_scenario_kernels_compile_with_every_modifier(api, scenario, target):
     """The conformance kernels that the gpu tier runs compile, and carry every cache modifier (TTGIR)."""
-    from conformance.scenario import load
+    from conformance.kit.scenario import load
 
     fn = load(scenario).kernel(api)
     constexprs = {"rank": 0, "world": 2, "BLOCK": 64}

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 
-from conformance import call_shapes as C
+from conformance.kit import call_shapes as C
 from conformance.scenarios import call_shapes as scenario
 
 pytestmark = pytest.mark.cpu_unit

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance import strategies as S
-from conformance.helpers import largest_source_value, source_values
-from conformance.scenario import all_scenarios
+from conformance.kit import strategies as S
+from conformance.kit.helpers import largest_source_value, source_values
+from conformance.kit.scenario import all_scenarios
 
 pytestmark = pytest.mark.cpu_unit
 

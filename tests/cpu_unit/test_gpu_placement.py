@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 import torch
 
-from conformance.scenario import default_world_sizes
+from conformance.kit.scenario import default_world_sizes
 from iris.ranks import Pools
 from iris.world import device_index
 

@@ -12,11 +12,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from conformance.kit.scaffold import TEMPLATE
+from conformance.kit.scenario import WORLD_CONSTEXPRS, all_scenarios
 from conformance.rank_side import LaunchRecorder, Rank
 from conformance.report import CaseResult, summary_table, variants_cell
 from conformance.runner import ExampleResult, variants_per_config
-from conformance.scaffold import TEMPLATE
-from conformance.scenario import WORLD_CONSTEXPRS, all_scenarios
 
 pytestmark = pytest.mark.cpu_unit
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import Phase, find, settings
 
-from conformance import strategies as S
+from conformance.kit import strategies as S
 
 pytestmark = pytest.mark.cpu_unit
 

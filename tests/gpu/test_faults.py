@@ -13,7 +13,7 @@ import time
 import pytest
 
 from conformance import profiles
-from conformance.scenario import load
+from conformance.kit.scenario import load
 from conformance.session import run_case
 from iris.ranks import Pools, RankPool
 from tests.cpu_interpret import pool_jobs as jobs

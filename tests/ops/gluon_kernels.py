@@ -8,9 +8,9 @@ passes them to the Triton launches only). Tracing goes through ``GluonDeviceTrac
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-from conformance import call_shapes as C
-from conformance import call_shapes_constexpr as K
-from conformance.call_shapes_device import gluon_mask, gluon_offsets
+from conformance.kit import call_shapes as C
+from conformance.kit import call_shapes_constexpr as K
+from conformance.kit.call_shapes_device import gluon_mask, gluon_offsets
 from iris import TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_1d, blocked_2d, warp_size

@@ -3,9 +3,9 @@
 import triton
 import triton.language as tl
 
-from conformance import call_shapes as C
-from conformance import call_shapes_constexpr as K
-from conformance.call_shapes_device import triton_mask, triton_offsets
+from conformance.kit import call_shapes as C
+from conformance.kit import call_shapes_constexpr as K
+from conformance.kit.call_shapes_device import triton_mask, triton_offsets
 from iris import DeviceContext, TraceEvent
 
 

@@ -1,6 +1,6 @@
 """The healthy scenario declaring a world-size constraint (even worlds only): a world size it refuses is bad input."""
 
-from conformance.scenario import WorldConstraint
+from conformance.kit.scenario import WorldConstraint
 from tests.conformance.faulty._base import scenario
 
 SCENARIO = scenario("even_ranks", world_constraint=WorldConstraint(lambda r: r % 2 == 0,

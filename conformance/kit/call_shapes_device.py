@@ -1,4 +1,4 @@
-"""Device side of the call-shape family (``conformance.call_shapes``): one site's pointer block, mask, pid and
+"""Device side of the call-shape family (``conformance.kit.call_shapes``): one site's pointer block, mask, pid and
 record, written twice: Triton first, then the Gluon twin in the same order with the same signatures.
 
 The Triton helpers take the site's ``LAYOUT`` too and ignore it (Triton's compiler picks layouts); the Gluon
@@ -11,9 +11,9 @@ import triton.language as tl
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-from conformance import call_shapes as C
-from conformance import call_shapes_constexpr as K
-from conformance.call_shapes_constexpr import SOURCE_KEY
+from conformance.kit import call_shapes as C
+from conformance.kit import call_shapes_constexpr as K
+from conformance.kit.call_shapes_constexpr import SOURCE_KEY
 from iris import TraceEvent
 from iris.experimental.layouts import warp_size
 

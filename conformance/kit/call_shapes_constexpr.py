@@ -1,4 +1,4 @@
-"""The call-shape constants (``conformance.call_shapes``) as ``tl.constexpr``, for the kernels of the family.
+"""The call-shape constants (``conformance.kit.call_shapes``) as ``tl.constexpr``, for the kernels of the family.
 
 Derived, nothing defined: a kernel reads ``K.B1`` (a constexpr module attribute) where the host reads
 ``call_shapes.B1`` (an int), as ``iris.layout_constexpr`` does for the context layout.
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import triton.language as tl
 
-from conformance import call_shapes as _C
+from conformance.kit import call_shapes as _C
 
 for _name in ("B1", "BM", "BN", "C0", "C1", "C2", "NUM_SITES", "NUM_LAYOUT_SITES", "PLAN_FIELDS", "PLAN_TARGET",
               "PLAN_FLAG", "SCALAR", "CONTIG", "STRIDED", "REVERSED", "GATHERED", "ROW", "COL", "TILE", "TILE_T",

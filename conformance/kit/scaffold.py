@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-from conformance import strategies as S
-from conformance.helpers import cdiv
+from conformance.kit import strategies as S
+from conformance.kit.helpers import cdiv
 from conformance.model import Model
-from conformance.scenario import Scenario
+from conformance.kit.scenario import Scenario
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_1d, warp_size
@@ -73,7 +73,7 @@ def launch(kernel, rank, p):
 def model(p, world_size):
     raise NotImplementedError(
         "conformance/scenarios/{name}.py: model() is not written yet. Return Model(events, memory): "
-        "events[r] = the Event list rank r must record (conformance.helpers.block_event builds block events), "
+        "events[r] = the Event list rank r must record (conformance.kit.helpers.block_event builds block events), "
         "memory[r] = {{buffer: final values}}. See conformance/scenarios/tracing_1d_address.py."
     )
 
@@ -96,7 +96,7 @@ def scaffold(name: str, folder: Path | None = None) -> int:
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or keyword.iskeyword(name):
         print(f"scenario name {name!r} must be a lowercase Python identifier such as my_scenario")
         return 2
-    folder = folder or Path(__file__).parent / "scenarios"
+    folder = folder or Path(__file__).resolve().parent.parent / "scenarios"
     path = folder / f"{name}.py"
     if path.exists():
         print(f"{path} already exists; pick another name or edit it")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from conformance.helpers import cdiv, largest_source_value
+from conformance.kit.helpers import cdiv, largest_source_value
 
 BLOCK_SIZES = (32, 64)
 DATA_DTYPES = ("int32", "float32", "int64", "float16")
