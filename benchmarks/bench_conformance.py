@@ -21,9 +21,9 @@ import time
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conformance.harness.host_side import detect_backend, run_example
 from conformance.kit.scenario import load, names
 from conformance.report import variants_cell
-from conformance.runner import detect_backend, run_example
 from iris.ranks import Pools
 
 PHASES = ("dispatch", "reset", "setup", "barriers", "compile", "launch", "kernel", "readback", "model", "compare")

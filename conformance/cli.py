@@ -15,12 +15,12 @@ from pathlib import Path
 
 from hypothesis import settings as hypothesis_settings
 
-from conformance import profiles
+from conformance.harness import profiles
+from conformance.harness.host_side import JOB_TIMEOUT_S, detect_backend
+from conformance.harness.suite import SelectionError, parse_params, plan, run_cases
 from conformance.kit.scaffold import scaffold
 from conformance.kit.scenario import all_scenarios, default_world_sizes
 from conformance.report import summary_table, write_example_trace, write_results
-from conformance.runner import JOB_TIMEOUT_S, detect_backend
-from conformance.suite import SelectionError, parse_params, plan, run_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 KNOWN_DIVERGENCES = ROOT / "ci" / "known_divergences.toml"
@@ -149,7 +149,7 @@ def _prepare(args, params_text: str | None = None):
 
 def _check_params(cases, params: dict) -> None:
     """Replayed params must be what each selected scenario draws for its world size (``replay_params``)."""
-    from conformance.replay_params import ParamsError, check
+    from conformance.harness.replay_params import ParamsError, check
 
     for case in cases:
         if case.scenario is not None:
@@ -209,12 +209,12 @@ def cmd_run(args) -> int:
              f"{settings.max_examples} examples per case, output {args.out}/")
     done, start = _execute(args, title, backend, settings, cases, notes, params)
     traced = {}
-    for ran in done:  # one trace per scenario: the last example of its largest world
-        if ran.last is not None and ran.case.world_size >= traced.get(ran.case.scenario, (0, None))[0]:
-            traced[ran.case.scenario] = (ran.case.world_size, ran.last)
+    for case, last in done:  # one trace per scenario: the last example of its largest world
+        if last is not None and case.world_size >= traced.get(case.scenario, (0, None))[0]:
+            traced[case.scenario] = (case.world_size, last)
     for name, (_, last) in traced.items():
         write_example_trace(args.out / "traces" / f"{name}.json", last)
-    results = [ran.case for ran in done]
+    results = [case for case, _ in done]
     meta = _meta(args, backend, profile_name, settings.max_examples, start, results)
     write_results(args.out / "results.json", results, meta)
     print(summary_table(results))
@@ -238,16 +238,16 @@ def cmd_gate(args) -> int:
     title = (f"gate: {len(cases)} cases, backend {backend}, profile {profile_name}, known divergences "
              f"{len(known)} ({known_path}), output {args.out}/")
     done, start = _execute(args, title, backend, settings, cases, notes)
-    results = [ran.case for ran in done]
+    results = [case for case, _ in done]
     traces = {}
-    for ran in done:  # the trace of each failing example
-        if not ran.case.ok and ran.case.failure and ran.last is not None:
-            path = args.out / "traces" / f"{ran.case.case_id}.json"
+    for case, last in done:  # the trace of each failing example
+        if not case.ok and case.failure and last is not None:
+            path = args.out / "traces" / f"{case.case_id}.json"
             try:
-                write_example_trace(path, ran.last)
-                traces[ran.case.case_id] = {"trace": str(path.relative_to(args.out))}
+                write_example_trace(path, last)
+                traces[case.case_id] = {"trace": str(path.relative_to(args.out))}
             except Exception as e:  # a trace that cannot be written must not hide the verdicts
-                traces[ran.case.case_id] = {"trace_error": f"{type(e).__name__}: {e}"}
+                traces[case.case_id] = {"trace_error": f"{type(e).__name__}: {e}"}
     outcomes = gate.judge(results, known, str(known_path))
     mutation = _mutation(args.mutants, args.out) if args.mutants else None
     passed = gate.passes(outcomes, mutation is None or mutation["exit_code"] == 0)

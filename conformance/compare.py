@@ -12,36 +12,11 @@ diverging event of each side.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from conformance.checks import between, vs_model
 from conformance.model import Event, Model
 from conformance.normalize import AddressMap, by_program, expected_by_program, to_event
+from conformance.results import Divergence, between, vs_model
 from iris.tracing.events import PHYSICAL_FIELDS
 from iris.tracing.hw import XCC_ID_LIMIT
-
-
-@dataclass
-class Divergence:
-    """One disagreement, readable without knowing the harness."""
-
-    check: str  # "triton vs model" | "gluon vs model" | "triton vs gluon"
-    rank: int
-    where: str  # "pid 3 event 1", "buffer out[17]", "attempted", ...
-    field: str
-    actual: object
-    expected: object
-    left: Event | None = None
-    right: Event | None = None
-
-    def __str__(self) -> str:
-        lines = [f"{self.field}={self.actual!r}, but should be {self.expected!r} [{self.check}, rank {self.rank}, "
-                 f"{self.where}]"]
-        if self.left is not None or self.right is not None:
-            a, b = self.check.split(" vs ")
-            lines.append(f"    {a:>6}: {self.left}")
-            lines.append(f"    {b:>6}: {self.right}")
-        return "\n".join(lines)
 
 
 def observed_events(rank_obs: dict, api: str, heap_bytes: int, source: str = "rows"

@@ -16,9 +16,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.checks import CHECKS, VERDICT_KEY
 from conformance.known import Known
-from conformance.report import CaseResult
+from conformance.results import CHECKS, VERDICT_KEY, CaseResult
 
 STATUSES = ("passed", "failed", "xfailed", "xpassed", "error")
 FAILING = ("failed", "xpassed", "error")  # the statuses that fail the gate

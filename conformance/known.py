@@ -16,8 +16,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.checks import CHECKS
-from conformance.report import parse_case_id
+from conformance.results import CHECKS, parse_case_id
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -76,8 +75,8 @@ def load_known(path: Path) -> dict[tuple[str, str], Known]:
 
 def _case_problem(cid: str) -> str:
     """Why ``cid`` names no case that can exist ('' when it can)."""
+    from conformance.harness.suite import scenario_exists
     from conformance.kit.scenario import ScenarioError, load, names
-    from conformance.suite import scenario_exists
     from iris.ranks import BACKENDS
 
     try:

@@ -25,7 +25,7 @@ from hypothesis import Phase, settings
 
 def probe_settings(profile: str) -> settings:
     """The profile's settings without an example database and without shrinking (the first failure is enough)."""
-    from conformance import profiles
+    from conformance.harness import profiles
 
     return settings(profiles.load(profile), database=None, phases=(Phase.explicit, Phase.generate))
 
@@ -60,8 +60,8 @@ def _check_imports(root: Path) -> None:
 
 def run_one(pools, name: str, world_size: int, spec: dict) -> dict:
     """Run one case; its record (never raises)."""
+    from conformance.harness.host_side import run_case
     from conformance.kit.scenario import load
-    from conformance.session import run_case
 
     record = {"scenario": name, "world_size": world_size, "ok": True, "checks": [], "detail": "", "examples": 0}
     start = time.perf_counter()

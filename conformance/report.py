@@ -1,106 +1,23 @@
 """Results of a conformance run: the summary table, the JSON results, one Perfetto trace per scenario.
 
-A case is one backend x scenario x world size, named by its stable id ``<backend>-<scenario>-<R>r`` (the pytest
-id of ``test_conformance``); each case has three checks (``CHECKS``), each with its own verdict.
+A case (``results.CaseResult``) is one backend x scenario x world size, named by its stable id
+``<backend>-<scenario>-<R>r`` (the pytest id of ``test_conformance``); each case has three checks
+(``results.CHECKS``), each with its own verdict.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
-from conformance.checks import VERDICT_KEY
-from conformance.runner import ExampleResult
+from conformance.results import CaseResult, ExampleResult
 from iris.tracing.events import TRACE_FIELDS
 from iris.tracing.export import write_trace
 from iris.tracing.records import TraceRecords
 from iris.tracing.timeline import RankTrace
-
-_CASE_ID = re.compile(r"(?P<backend>[a-z]+)-(?P<scenario>[A-Za-z0-9_.]+)-(?P<world_size>[0-9]+)r")
-
-
-def case_id(backend: str, scenario: str, world_size: int) -> str:
-    """The stable id of a case: ``<backend>-<scenario>-<R>r``, as in ``test_conformance[<id>]``."""
-    return f"{backend}-{scenario}-{world_size}r"
-
-
-def parse_case_id(text: str) -> tuple[str, str, int]:
-    """``(backend, scenario, world_size)`` of a case id; ValueError naming the expected form otherwise."""
-    match = _CASE_ID.fullmatch(text)
-    if not match:
-        raise ValueError(f"case id {text!r} is not of the form <backend>-<scenario>-<R>r (e.g. cpu-store-2r)")
-    return match["backend"], match["scenario"], int(match["world_size"])
-
-
-def params_digest(previous: str, params: dict) -> str:
-    """``previous`` chained with one example's params: equal digests mean the same examples in the same order."""
-    text = previous + json.dumps(params, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-@dataclass
-class CaseResult:
-    """One scenario x world size: per-API verdicts over every example run."""
-
-    scenario: str
-    world_size: int
-    backend: str
-    examples: int = 0
-    seconds: float = 0.0
-    verdict: dict[str, str] = field(
-        default_factory=lambda: {"triton": "pass", "gluon": "pass", "triton vs gluon": "pass"}
-    )
-    compiles_after_warmup: int = 0
-    warm_examples: int = 0
-    jit_compiled: int = 0  # kernels Triton compiled over the case (every rank and API), and loaded from its cache
-    jit_loaded: int = 0
-    variants_per_config: dict[str, int | None] = field(default_factory=lambda: {"triton": None, "gluon": None})
-    failure: str = ""
-    error: str = ""
-    params_digest: str = ""  # of every example drawn, in order (``drew``): the same seed gives the same digest
-    failing_params: dict | None = None  # the (shrunk) example that failed, or the one a rank failed on
-    replay: str = ""  # the command that runs ``failing_params`` again
-    replay_outcome: str = ""  # "reproduced" / "not reproduced" once the failure was replayed, else ""
-    seen: set = field(default_factory=set, repr=False)
-
-    @property
-    def ok(self) -> bool:
-        return not self.error and all(v == "pass" for v in self.verdict.values())
-
-    @property
-    def case_id(self) -> str:
-        return case_id(self.backend, self.scenario, self.world_size)
-
-    def drew(self, params: dict) -> None:
-        """Record that an example with ``params`` is about to run."""
-        self.params_digest = params_digest(self.params_digest, params)
-
-    def check_failed(self, check: str) -> bool:
-        """Whether ``check`` (one of ``CHECKS``) failed in some example."""
-        return self.verdict[VERDICT_KEY[check]] != "pass"
-
-    def add(self, result: ExampleResult, compile_key: tuple) -> None:
-        """Fold one example in; once its compile-time values were seen, any compile counts against warm-up."""
-        self.examples += 1
-        self.seconds += result.seconds
-        if compile_key in self.seen:
-            self.warm_examples += 1
-            self.compiles_after_warmup += sum(result.compiles.values())
-        self.seen.add(compile_key)
-        self.jit_compiled += result.jit.get("compiled", 0)
-        self.jit_loaded += result.jit.get("loaded", 0)
-        for api, count in result.variants.items():
-            if count is not None:
-                self.variants_per_config[api] = max(count, self.variants_per_config.get(api) or 0)
-        for d in result.divergences:
-            self.verdict[VERDICT_KEY[d.check]] = "FAIL"
-        if result.divergences and not self.failure:
-            self.failure = result.report()
 
 
 def variants_cell(variants: dict[str, int | None]) -> str:

@@ -7,9 +7,8 @@ the mutation score when the mutation self-test ran.
 
 from __future__ import annotations
 
-from conformance.checks import CHECKS
 from conformance.gate import CheckOutcome, counts
-from conformance.report import CaseResult
+from conformance.results import CHECKS, CaseResult
 
 MARK = {"passed": "pass", "failed": "**FAIL**", "xfailed": "xfail", "xpassed": "**XPASS**", "error": "**ERROR**"}
 SLOWEST = 10

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import profiles
+from conformance.harness import profiles
+from conformance.harness.host_side import run_case
 from conformance.kit.scenario import all_scenarios
-from conformance.session import run_case
 from tests.worlds import backends
 
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import profiles
+from conformance.harness import profiles
+from conformance.harness.host_side import run_case
 from conformance.kit import strategies as S
 from conformance.kit.scenario import ScenarioError, load
-from conformance.session import run_case
 
 pytestmark = pytest.mark.cpu_interpret
 

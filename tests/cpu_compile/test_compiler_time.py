@@ -11,7 +11,7 @@ import triton.language as tl
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
-from conformance.rank_side import CompilerTime, PhaseClock
+from conformance.harness.rank_side import CompilerTime, PhaseClock
 
 pytestmark = pytest.mark.cpu_compile
 

@@ -14,8 +14,8 @@ import pytest
 import torch
 from hypothesis import Phase, find, settings
 
+from conformance.harness.rank_side import torch_dtype
 from conformance.kit.scenario import APIS, all_scenarios
-from conformance.rank_side import torch_dtype
 from tests.cpu_compile.compile_helpers import MACHINE_CODE, TARGETS, compile_function
 
 pytestmark = pytest.mark.cpu_compile

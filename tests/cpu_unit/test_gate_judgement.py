@@ -8,7 +8,7 @@ import pytest
 
 from conformance import gate
 from conformance.known import Known
-from conformance.report import CaseResult
+from conformance.results import CaseResult
 from conformance.summary import summary
 
 pytestmark = pytest.mark.cpu_unit

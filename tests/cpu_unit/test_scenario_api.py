@@ -12,11 +12,12 @@ from types import SimpleNamespace
 
 import pytest
 
+from conformance.harness.host_side import variants_per_config
+from conformance.harness.rank_side import LaunchRecorder, Rank
 from conformance.kit.scaffold import TEMPLATE
 from conformance.kit.scenario import WORLD_CONSTEXPRS, all_scenarios
-from conformance.rank_side import LaunchRecorder, Rank
-from conformance.report import CaseResult, summary_table, variants_cell
-from conformance.runner import ExampleResult, variants_per_config
+from conformance.report import summary_table, variants_cell
+from conformance.results import CaseResult, ExampleResult
 
 pytestmark = pytest.mark.cpu_unit
 

@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from conformance import profiles
+from conformance.harness import profiles
+from conformance.harness.host_side import run_case
 from conformance.kit.scenario import load
-from conformance.session import run_case
 from iris.ranks import Pools, RankPool
 from tests.cpu_interpret import pool_jobs as jobs
 

@@ -15,10 +15,9 @@ from dataclasses import dataclass
 
 from hypothesis import settings
 
+from conformance.harness.host_side import JOB_TIMEOUT_S, run_case
 from conformance.kit.scenario import Scenario, ScenarioError, default_world_sizes, load, names
-from conformance.report import CaseResult
-from conformance.runner import JOB_TIMEOUT_S, ExampleResult
-from conformance.session import run_case
+from conformance.results import CaseResult, ExampleResult
 from iris.ranks import Pools
 
 
@@ -34,14 +33,6 @@ class Planned:
     world_size: int
     scenario: Scenario | None
     load_error: str = ""
-
-
-@dataclass
-class Ran:
-    """A case that ran: its result, and its last example (for a trace; None when none ran)."""
-
-    case: CaseResult
-    last: ExampleResult | None
 
 
 def parse_params(text: str | None) -> dict | None:
@@ -109,19 +100,20 @@ def plan(scenarios: list[str] | None, ranks: tuple[int, ...] | None) -> tuple[li
 
 def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: dict | None = None,
               seed: int | None = None, sanitize: bool = False, timeout: float = JOB_TIMEOUT_S,
-              echo: Callable[[str], None] = print) -> list[Ran]:
-    """Run every case in order on one owner of pools; replay each failing example once (unless ``params``)."""
-    done: list[Ran] = []
+              echo: Callable[[str], None] = print) -> list[tuple[CaseResult, ExampleResult | None]]:
+    """Run every case in order on one owner of pools; replay each failing example once (unless ``params``).
+
+    Returns ``(case, last)`` per case: its result and its last example (for a trace; None when none ran)."""
+    done: list[tuple[CaseResult, ExampleResult | None]] = []
     with Pools(sanitize=sanitize) as pools:
         for i, planned in enumerate(cases, 1):
             echo(f"[{i}/{len(cases)}] {planned.name} on {planned.world_size} rank(s) ...")
-            ran = _run_one(pools, planned, backend, profile, params, seed, timeout)
-            if not ran.case.ok and ran.case.failing_params is not None and params is None:
+            c, last = _run_one(pools, planned, backend, profile, params, seed, timeout)
+            if not c.ok and c.failing_params is not None and params is None:
                 again, _ = run_case(pools, planned.scenario, planned.world_size, backend, profile,
-                                    ran.case.failing_params, timeout=timeout)
-                ran.case.replay_outcome = "not reproduced" if again.ok else "reproduced"
-            done.append(ran)
-            c = ran.case
+                                    c.failing_params, timeout=timeout)
+                c.replay_outcome = "not reproduced" if again.ok else "reproduced"
+            done.append((c, last))
             replayed = f", replayed: {c.replay_outcome}" if c.replay_outcome else ""
             echo(f"    {'ok' if c.ok else 'FAIL'} ({c.examples} examples, {c.seconds:.1f} s{replayed})")
             if not c.ok:
@@ -130,15 +122,15 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
 
 
 def _run_one(pools: Pools, planned: Planned, backend: str, profile: settings, params: dict | None,
-             seed: int | None, timeout: float) -> Ran:
+             seed: int | None, timeout: float) -> tuple[CaseResult, ExampleResult | None]:
     if planned.scenario is None:
         case = CaseResult(planned.name, planned.world_size, backend)
         case.error = planned.load_error
-        return Ran(case, None)
+        return case, None
     try:
         case, last = run_case(pools, planned.scenario, planned.world_size, backend, profile, params,
                               fixed_seed=seed, timeout=timeout)
     except Exception as e:  # a scenario module that breaks in a way run_case does not expect: its case fails
         case, last = CaseResult(planned.scenario.ref or planned.name, planned.world_size, backend), None
         case.error = f"{type(e).__name__}: {e}"
-    return Ran(case, last)
+    return case, last

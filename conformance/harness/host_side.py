@@ -1,0 +1,145 @@
+"""The host side of one case and of each of its examples: draw params, launch the ranks, model, compare.
+
+``run_case`` runs one scenario x world size under Hypothesis (the loop shared by the CLI and the pytest entry):
+each example's params are drawn here, and ``run_example`` sends ``rank_side.run_example`` to every rank of the
+pool for ``(world_size, backend)`` (from the run's :class:`iris.ranks.Pools`), builds the model on the host and
+returns an ``ExampleResult`` (``conformance.results``) with every divergence (``conformance.check.compare``),
+which the case folds into its ``CaseResult``.
+A hung or dead rank fails that example with the pool's message; the pool rebuilds itself.
+"""
+
+from __future__ import annotations
+
+import time
+
+from hypothesis import given, note, seed, settings
+from hypothesis import strategies as st
+
+from conformance.compare import compare
+from conformance.harness.rank_side import HEAP_BYTES
+from conformance.kit import strategies as S
+from conformance.kit.scenario import APIS, Scenario, ScenarioError
+from conformance.results import CaseResult, ExampleResult, replay_command
+from iris.ranks import Pools, RankDied, RankError, RankTimeout
+from iris.tracing.core import DEFAULT_CHUNK
+
+JOB_TIMEOUT_S = 300.0
+
+
+def detect_backend() -> str:
+    """``gpu`` when torch sees a GPU, else ``cpu`` (interpreter worlds)."""
+    import torch
+
+    return "gpu" if torch.cuda.is_available() else "cpu"
+
+
+class ConformanceFailure(AssertionError):
+    """An example whose Triton, Gluon and model results disagree (the message is the full report)."""
+
+
+def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, profile: settings,
+             params: dict | None = None, on_example=None, *, fixed_seed: int | None = None,
+             timeout: float = JOB_TIMEOUT_S) -> tuple[CaseResult, ExampleResult | None]:
+    """Run the case and return its summary and last example (for its trace); never raises for a divergence.
+
+    Every example also draws the trace ``chunk`` (``strategies.chunk_size``: slots a program claims at a time, a
+    run-time value), kept in its params so a replay uses it. Hypothesis shrinks a failing example;
+    ``case.failure`` holds the report of the smallest one.
+    A hung or dead rank, or a broken scenario, sets ``case.error`` and skips the remaining examples.
+    ``params`` runs exactly that example instead of drawing. ``on_example(result)`` sees each example.
+    ``fixed_seed`` makes the drawn examples the same on every run; ``timeout``: seconds one example may take on the
+    ranks before they are killed and the case fails.
+    """
+    ref = scenario.ref or scenario.name
+    case = CaseResult(ref, world_size, backend)
+    last: list[ExampleResult] = []
+
+    def one(p: dict) -> None:
+        if case.error:
+            return
+        case.drew(p)
+        try:
+            result = run_example(pools, scenario, world_size, p, backend, timeout=timeout)
+        except (RankError, RankTimeout, RankDied, NotImplementedError, ScenarioError) as e:
+            case.failing_params, case.replay = p, replay_command(ref, world_size, backend, p)
+            case.error = f"{type(e).__name__}: {e}\nreplay: {case.replay}"
+            return
+        case.add(result, scenario.compile_key(p))
+        last[:] = [result]
+        if on_example is not None:
+            on_example(result)
+        if not result.ok:  # the last failing example is the one Hypothesis shrank to (it runs it again at the end)
+            case.failing_params, case.replay = p, result.replay
+            raise ConformanceFailure(result.report())
+
+    try:
+        if params is not None:
+            one({"chunk": DEFAULT_CHUNK, **params})
+        else:
+
+            @settings(profile)
+            @given(data=st.data())
+            def check(data):
+                p = data.draw(scenario.params(world_size), label="params")
+                p["chunk"] = data.draw(S.chunk_size(), label="chunk")
+                note(f"replay: {replay_command(ref, world_size, backend, p)}")
+                one(p)
+
+            if fixed_seed is not None:
+                check = seed(fixed_seed)(check)
+            check()
+    except ConformanceFailure as e:
+        case.failure = str(e)
+    return case, (last[0] if last else None)
+
+
+def run_example(pools: Pools, scenario: Scenario, world_size: int, params: dict, backend: str | None = None,
+                apis: tuple[str, ...] = APIS, timeout: float = JOB_TIMEOUT_S) -> ExampleResult:
+    """Run ``params`` through every API on a pooled world of ``world_size`` ranks and compare."""
+    from conformance.harness.rank_side import run_example as rank_job
+
+    backend = backend or detect_backend()
+    refusal = scenario.refusal(world_size)
+    if refusal:
+        raise ValueError(refusal)
+    pool = pools.get(world_size, backend)
+    pool.start()  # a new pool's start-up (processes, imports, device, heap) is not this example's time
+    start = time.perf_counter()
+    ref = scenario.ref or scenario.name
+    observations = pool.run(rank_job, ref, params, apis, timeout=timeout)
+    job = time.perf_counter()
+    try:
+        model = scenario.model(params, world_size)
+    except Exception as e:
+        raise ScenarioError(f"{scenario.where or ref}: model raised {type(e).__name__}: {e}") from e
+    modelled = time.perf_counter()
+    divergences = compare(model, observations, apis, HEAP_BYTES)
+    timings = _breakdown(observations, job - start, modelled - job, time.perf_counter() - modelled)
+    compiles = {api: sum(o["apis"][api]["compiles"] for o in observations) for api in apis}
+    variants = {api: variants_per_config(observations, api) for api in apis}
+    jit = {k: sum(o["apis"][api]["jit"][k] for o in observations for api in apis) for k in ("compiled", "loaded")}
+    return ExampleResult(ref, world_size, backend, params, divergences, time.perf_counter() - start,
+                         compiles, variants, observations, timings, jit)
+
+
+def variants_per_config(observations: list[dict], api: str) -> int | None:
+    """Distinct compiled variants of ``api``'s kernel across the ranks, per kernel configuration.
+
+    Every rank reports the hashes of the compiled variants it launched; the variants of all ranks together,
+    divided by the most any one rank launched, is 1 when one compile serves every rank and R when each of R
+    ranks compiles its own copy. None when nothing was compiled (the CPU interpreter).
+    """
+    per_rank = [set(o["apis"][api].get("variants", ())) for o in observations]
+    most = max((len(v) for v in per_rank), default=0)
+    if not most:
+        return None
+    return -(-len(set().union(*per_rank)) // most)
+
+
+def _breakdown(observations: list[dict], job: float, model: float, compare: float) -> dict[str, float]:
+    """Seconds of one example by phase: the phases of the rank whose kernels took longest (the others' barriers
+    include waiting for it), the pool's dispatch (job round trip minus that rank's time: pickling, pipes,
+    wake-up), the model and the comparison."""
+    slowest = max(observations, key=lambda o: o["seconds"].get("launch", 0.0) + o["seconds"].get("kernel", 0.0))
+    slowest = slowest["seconds"]
+    return {**slowest, "dispatch": max(job - sum(slowest.values()), 0.0), "model": model, "compare": compare}

@@ -1,0 +1,190 @@
+"""What one run yields, in one place: the check names, case ids, the replay command and the result types.
+
+Every example has three checks, named once here: each API against the model, and the two APIs against each other
+(``CHECKS`` is their order in reports; ``VERDICT_KEY`` the key of each in a case's verdicts, an API's own check
+keyed by the API's name). A case is one backend x scenario x world size, named by its stable id
+``<backend>-<scenario>-<R>r`` (the pytest id of ``test_conformance``). One example's outcome is an
+:class:`ExampleResult` (its :class:`Divergence` list, empty when it passed); a case folds its examples into a
+:class:`CaseResult`, the record ``results.json`` holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from conformance.kit.scenario import APIS
+
+if TYPE_CHECKING:
+    from conformance.check.model import Event
+
+# ------------------------------------------------------------------------------------------------ the checks
+
+MODEL = "model"
+
+
+def vs_model(api: str) -> str:
+    """The check of ``api``'s events and memory against the model: ``"<api> vs model"``."""
+    return f"{api} vs {MODEL}"
+
+
+def between(x: str, y: str) -> str:
+    """The check of two APIs against each other: ``"<x> vs <y>"``."""
+    return f"{x} vs {y}"
+
+
+CHECKS: tuple[str, ...] = (*(vs_model(api) for api in APIS), between(*APIS))
+VERDICT_KEY: dict[str, str] = {**{vs_model(api): api for api in APIS}, between(*APIS): between(*APIS)}
+
+# ---------------------------------------------------------------------------------------- case ids and replay
+
+_CASE_ID = re.compile(r"(?P<backend>[a-z]+)-(?P<scenario>[A-Za-z0-9_.]+)-(?P<world_size>[0-9]+)r")
+
+
+def case_id(backend: str, scenario: str, world_size: int) -> str:
+    """The stable id of a case: ``<backend>-<scenario>-<R>r``, as in ``test_conformance[<id>]``."""
+    return f"{backend}-{scenario}-{world_size}r"
+
+
+def parse_case_id(text: str) -> tuple[str, str, int]:
+    """``(backend, scenario, world_size)`` of a case id; ValueError naming the expected form otherwise."""
+    match = _CASE_ID.fullmatch(text)
+    if not match:
+        raise ValueError(f"case id {text!r} is not of the form <backend>-<scenario>-<R>r (e.g. cpu-store-2r)")
+    return match["backend"], match["scenario"], int(match["world_size"])
+
+
+def replay_command(scenario: str, world_size: int, backend: str, params: dict) -> str:
+    """A shell command that runs exactly this example again."""
+    return (f"python -m conformance run --scenario {scenario} --ranks {world_size} --backend {backend} "
+            f"--params {shlex.quote(json.dumps(params, separators=(',', ':')))}")
+
+
+def params_digest(previous: str, params: dict) -> str:
+    """``previous`` chained with one example's params: equal digests mean the same examples in the same order."""
+    text = previous + json.dumps(params, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------- the results
+
+
+@dataclass
+class Divergence:
+    """One disagreement, readable without knowing the harness."""
+
+    check: str  # "triton vs model" | "gluon vs model" | "triton vs gluon"
+    rank: int
+    where: str  # "pid 3 event 1", "buffer out[17]", "attempted", ...
+    field: str
+    actual: object
+    expected: object
+    left: Event | None = None
+    right: Event | None = None
+
+    def __str__(self) -> str:
+        lines = [f"{self.field}={self.actual!r}, but should be {self.expected!r} [{self.check}, rank {self.rank}, "
+                 f"{self.where}]"]
+        if self.left is not None or self.right is not None:
+            a, b = self.check.split(" vs ")
+            lines.append(f"    {a:>6}: {self.left}")
+            lines.append(f"    {b:>6}: {self.right}")
+        return "\n".join(lines)
+
+
+@dataclass
+class ExampleResult:
+    """Outcome of one example: divergences (empty = pass), timing, compiles, variants, raw observations."""
+
+    scenario: str
+    world_size: int
+    backend: str
+    params: dict
+    divergences: list[Divergence]
+    seconds: float
+    compiles: dict[str, int] = field(default_factory=dict)
+    variants: dict[str, int | None] = field(default_factory=dict)
+    observations: list[dict] = field(default_factory=list, repr=False)
+    timings: dict[str, float] = field(default_factory=dict)  # seconds by phase (``host_side._breakdown``)
+    jit: dict[str, int] = field(default_factory=dict)  # kernels Triton compiled / loaded from its disk cache
+
+    @property
+    def ok(self) -> bool:
+        return not self.divergences
+
+    @property
+    def replay(self) -> str:
+        return replay_command(self.scenario, self.world_size, self.backend, self.params)
+
+    def report(self, limit: int = 6) -> str:
+        """Human-readable divergence report with the replay command."""
+        lines = [f"{self.scenario} on {self.world_size} rank(s), {self.backend}: {len(self.divergences)} divergence(s)"]
+        lines += [str(d) for d in self.divergences[:limit]]
+        if len(self.divergences) > limit:
+            lines.append(f"... and {len(self.divergences) - limit} more")
+        lines.append(f"replay: {self.replay}")
+        return "\n".join(lines)
+
+
+@dataclass
+class CaseResult:
+    """One scenario x world size: per-API verdicts over every example run."""
+
+    scenario: str
+    world_size: int
+    backend: str
+    examples: int = 0
+    seconds: float = 0.0
+    verdict: dict[str, str] = field(
+        default_factory=lambda: {"triton": "pass", "gluon": "pass", "triton vs gluon": "pass"}
+    )
+    compiles_after_warmup: int = 0
+    warm_examples: int = 0
+    jit_compiled: int = 0  # kernels Triton compiled over the case (every rank and API), and loaded from its cache
+    jit_loaded: int = 0
+    variants_per_config: dict[str, int | None] = field(default_factory=lambda: {"triton": None, "gluon": None})
+    failure: str = ""
+    error: str = ""
+    params_digest: str = ""  # of every example drawn, in order (``drew``): the same seed gives the same digest
+    failing_params: dict | None = None  # the (shrunk) example that failed, or the one a rank failed on
+    replay: str = ""  # the command that runs ``failing_params`` again
+    replay_outcome: str = ""  # "reproduced" / "not reproduced" once the failure was replayed, else ""
+    seen: set = field(default_factory=set, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and all(v == "pass" for v in self.verdict.values())
+
+    @property
+    def case_id(self) -> str:
+        return case_id(self.backend, self.scenario, self.world_size)
+
+    def drew(self, params: dict) -> None:
+        """Record that an example with ``params`` is about to run."""
+        self.params_digest = params_digest(self.params_digest, params)
+
+    def check_failed(self, check: str) -> bool:
+        """Whether ``check`` (one of ``CHECKS``) failed in some example."""
+        return self.verdict[VERDICT_KEY[check]] != "pass"
+
+    def add(self, result: ExampleResult, compile_key: tuple) -> None:
+        """Fold one example in; once its compile-time values were seen, any compile counts against warm-up."""
+        self.examples += 1
+        self.seconds += result.seconds
+        if compile_key in self.seen:
+            self.warm_examples += 1
+            self.compiles_after_warmup += sum(result.compiles.values())
+        self.seen.add(compile_key)
+        self.jit_compiled += result.jit.get("compiled", 0)
+        self.jit_loaded += result.jit.get("loaded", 0)
+        for api, count in result.variants.items():
+            if count is not None:
+                self.variants_per_config[api] = max(count, self.variants_per_config.get(api) or 0)
+        for d in result.divergences:
+            self.verdict[VERDICT_KEY[d.check]] = "FAIL"
+        if result.divergences and not self.failure:
+            self.failure = result.report()
