@@ -15,7 +15,7 @@ import time
 from hypothesis import given, note, seed, settings
 from hypothesis import strategies as st
 
-from conformance.compare import compare
+from conformance.check.compare import compare
 from conformance.harness.rank_side import HEAP_BYTES
 from conformance.kit import strategies as S
 from conformance.kit.scenario import APIS, Scenario, ScenarioError

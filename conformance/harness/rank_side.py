@@ -6,7 +6,7 @@ clock readings and reads its events back (this rank's trace buffers are only wri
 for every rank once more and reads the final memory. Two barriers per example, whatever the number of APIs; it
 returns the raw observation (events, buffer contents, heap layout, launch window, and the hashes of
 the compiled kernel variants it launched) as plain data, with what the host reports of the trace: ``attempted``,
-``dropped`` and the events ``tracing.export`` writes, read back from the file (``conformance.exported``).
+``dropped`` and the events ``tracing.export`` writes, read back from the file (``conformance.check.exported``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from contextlib import contextmanager
 import torch
 import triton
 
-from conformance import exported
+from conformance.check import exported
 from conformance.kit.scenario import APIS, ScenarioError, load
 from iris.ranks import progress
 from iris.tracing.core import DEFAULT_CHUNK
@@ -165,7 +165,7 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
 
 
 def _exported(shmem) -> dict:
-    """This rank's events as ``shmem.tracing.export`` writes them (JSON), read back (``conformance.exported``)."""
+    """This rank's events as ``shmem.tracing.export`` writes them (JSON), read back (``conformance.check.exported``)."""
     from iris.ranks import rank_state
 
     state = rank_state()

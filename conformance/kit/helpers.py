@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance.model import Addr, Event
+from conformance.check.model import Addr, Event
 
 ELEMENT_BYTES = {"int8": 1, "int16": 2, "int32": 4, "int64": 8, "float16": 2, "bfloat16": 2, "float32": 4,
                  "float64": 8}

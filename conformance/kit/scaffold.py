@@ -21,7 +21,7 @@ from triton.experimental.gluon import language as gl
 
 from conformance.kit import strategies as S
 from conformance.kit.helpers import cdiv
-from conformance.model import Model
+from conformance.check.model import Model
 from conformance.kit.scenario import Scenario
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx

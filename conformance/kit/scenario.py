@@ -11,7 +11,7 @@ A scenario module in ``conformance/scenarios/`` defines ``SCENARIO = Scenario(..
   ``**rank.world_constexprs`` (the Triton kernel's ``rank``/``world``; nothing for Gluon) before the other
   constexpr keywords;
 - ``model(p, world_size)``: the events each rank must record and the memory each rank must end
-  with, in plain Python (``conformance.model``).
+  with, in plain Python (``conformance.check.model``).
 
 Any world size R >= 1 runs every scenario; one that really cannot run on some R says so with a
 ``WorldConstraint`` (a rule and its reason). The trace buffers of an example hold ``max_events`` plus a chunk

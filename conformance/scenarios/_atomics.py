@@ -28,10 +28,10 @@ from hypothesis import strategies as st
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
+from conformance.check.model import Model
 from conformance.kit import strategies as S
 from conformance.kit.helpers import active_lanes, block_event, cast, cdiv
 from conformance.kit.scenario import Scenario
-from conformance.model import Model
 from iris import DeviceContext
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_1d, warp_size

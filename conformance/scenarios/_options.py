@@ -13,9 +13,9 @@ at least once, ``other`` (drawn, never stored: masked-off lanes keep ``UNTOUCHED
 import triton
 import triton.language as tl
 
+from conformance.check.model import Event
 from conformance.kit import strategies as S
 from conformance.kit.helpers import block_event, cast, program_lanes, source_values
-from conformance.model import Event
 from iris import op_options
 
 _LOADS = (None, *op_options.LOAD_CACHE_MODIFIERS)

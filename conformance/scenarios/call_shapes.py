@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
+from conformance.check.model import Model
 from conformance.kit import call_shapes as C
 from conformance.kit import call_shapes_constexpr as K
 from conformance.kit import strategies as S
@@ -35,7 +36,6 @@ from conformance.kit.call_shapes_device import (
 )
 from conformance.kit.helpers import block_event
 from conformance.kit.scenario import Scenario
-from conformance.model import Model
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.tracing.events import EVENT_NAMES

@@ -13,10 +13,10 @@ import triton.language as tl
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
+from conformance.check.model import Model
 from conformance.kit import strategies as S
 from conformance.kit.helpers import launch_blocks, peer, per_program_events, setup_masked, transfer_memory
 from conformance.kit.scenario import Scenario
-from conformance.model import Model
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_1d, warp_size

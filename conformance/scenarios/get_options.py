@@ -14,9 +14,9 @@ import triton.language as tl
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
+from conformance.check.model import Model
 from conformance.kit.helpers import cast, cdiv, source_values
 from conformance.kit.scenario import Scenario
-from conformance.model import Model
 from conformance.scenarios import _options
 from conformance.scenarios._options import ROUNDS, hint, load_modifier, store_modifier
 from iris import DeviceContext, TraceEvent

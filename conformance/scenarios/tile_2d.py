@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
+from conformance.check.model import Model
 from conformance.kit import strategies as S
 from conformance.kit.helpers import block_event, cast, cdiv
 from conformance.kit.scenario import Scenario
-from conformance.model import Model
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_2d, warp_size

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.compare import compare
-from conformance.exported import ARGS
-from conformance.model import Addr, Event, Model
+from conformance.check.compare import compare
+from conformance.check.exported import ARGS
+from conformance.check.model import Addr, Event, Model
 
 pytestmark = pytest.mark.cpu_unit
 
@@ -136,7 +136,7 @@ def test_an_exported_file_missing_an_event_is_a_divergence():
 
 
 def test_every_physical_field_has_its_validity_check():
-    from conformance.compare import PHYSICAL_CHECKS
+    from conformance.check.compare import PHYSICAL_CHECKS
     from iris.tracing.events import PHYSICAL_FIELDS
 
     assert sorted(PHYSICAL_CHECKS) == sorted(PHYSICAL_FIELDS)

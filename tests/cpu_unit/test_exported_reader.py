@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import exported
+from conformance.check import exported
 from iris.tracing.export import write_trace
 from iris.tracing.records import KIND_NAMES
 from iris.tracing.timeline import RankTrace

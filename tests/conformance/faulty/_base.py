@@ -6,9 +6,9 @@ from hypothesis import strategies as st
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
+from conformance.check.model import Model
 from conformance.kit.helpers import block_event
 from conformance.kit.scenario import Scenario
-from conformance.model import Model
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_1d, warp_size

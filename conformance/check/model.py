@@ -1,7 +1,7 @@
 """What a scenario must produce, in plain Python: logical events per rank and final memory per rank.
 
 The same ``Event`` type holds expected events (from a scenario's model) and observed ones (after
-``conformance.normalize``), so comparing is field by field equality. Addresses are
+``conformance.check.compare`` normalizes them), so comparing is field by field equality. Addresses are
 ``Addr(heap_rank, buffer, index)``: the element ``index`` of the named heap buffer on ``heap_rank``;
 ``None`` where no lane was active (the device records 0).
 """
