@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from conformance.harness.host_side import detect_backend, run_example
 from conformance.kit.scenario import load, names
-from conformance.report import variants_cell
+from conformance.report.output import variants_cell
 from iris.ranks import Pools
 
 PHASES = ("dispatch", "reset", "setup", "barriers", "compile", "launch", "kernel", "readback", "model", "compare")

@@ -20,7 +20,7 @@ from conformance.harness.host_side import JOB_TIMEOUT_S, detect_backend
 from conformance.harness.suite import SelectionError, parse_params, plan, run_cases
 from conformance.kit.scaffold import scaffold
 from conformance.kit.scenario import all_scenarios, default_world_sizes
-from conformance.report import summary_table, write_example_trace, write_results
+from conformance.report.output import summary_table, write_example_trace, write_results
 
 ROOT = Path(__file__).resolve().parent.parent
 KNOWN_DIVERGENCES = ROOT / "ci" / "known_divergences.toml"
@@ -224,8 +224,8 @@ def cmd_run(args) -> int:
 
 
 def cmd_gate(args) -> int:
-    from conformance import gate, junit, summary
-    from conformance.known import KnownDivergenceError, load_known
+    from conformance.report import gate, junit, summary
+    from conformance.report.known import KnownDivergenceError, load_known
 
     backend, profile_name, settings, params, cases, notes = _prepare(args)
     known_path = args.known or KNOWN_DIVERGENCES

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from conformance import gate
-from conformance.known import Known
+from conformance.report import gate
+from conformance.report.known import Known
+from conformance.report.summary import summary
 from conformance.results import CaseResult
-from conformance.summary import summary
 
 pytestmark = pytest.mark.cpu_unit
 

@@ -16,7 +16,7 @@ from conformance.harness.host_side import variants_per_config
 from conformance.harness.rank_side import LaunchRecorder, Rank
 from conformance.kit.scaffold import TEMPLATE
 from conformance.kit.scenario import WORLD_CONSTEXPRS, all_scenarios
-from conformance.report import summary_table, variants_cell
+from conformance.report.output import summary_table, variants_cell
 from conformance.results import CaseResult, ExampleResult
 
 pytestmark = pytest.mark.cpu_unit

@@ -10,7 +10,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from conformance.gate import CheckOutcome, counts
+from conformance.report.gate import CheckOutcome, counts
 
 SUITE = "conformance"
 

@@ -7,7 +7,7 @@ the mutation score when the mutation self-test ran.
 
 from __future__ import annotations
 
-from conformance.gate import CheckOutcome, counts
+from conformance.report.gate import CheckOutcome, counts
 from conformance.results import CHECKS, CaseResult
 
 MARK = {"passed": "pass", "failed": "**FAIL**", "xfailed": "xfail", "xpassed": "**XPASS**", "error": "**ERROR**"}

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.known import Known
+from conformance.report.known import Known
 from conformance.results import CHECKS, VERDICT_KEY, CaseResult
 
 STATUSES = ("passed", "failed", "xfailed", "xpassed", "error")
