@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import IO, TypeVar
 
 T = TypeVar("T")
-MAX_WORKERS = 8
+MAX_WORKERS = 16
 
 
 def workers() -> int:
