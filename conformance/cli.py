@@ -99,7 +99,8 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="list the scenarios")
     new = sub.add_parser("new", help="scaffold conformance/scenarios/NAME.py")
     new.add_argument("name")
-    mut = sub.add_parser("mutate", help="mutation self-test: every mutant of conformance/mutants.py must be killed")
+    mut = sub.add_parser("mutate", help="mutation self-test: every mutant of conformance/mutation/catalogue.py must be "
+                         "killed")
     mut.add_argument("--only", action="append", metavar="NAME", help="mutant name or comma list (repeatable)")
     mut.add_argument("--list", action="store_true", help="list the mutants: name, file, what each breaks")
     mut.add_argument("--scenario", action="append", help="run only this scenario (repeatable): which mutants it "
@@ -302,7 +303,8 @@ def cmd_mutate(args) -> int:
 
 
 def _mutate(args) -> int:
-    from conformance import mutation, mutation_report
+    from conformance.mutation import report as mutation_report
+    from conformance.mutation import runner as mutation
 
     try:
         mutants = mutation.select(args.only)

@@ -106,7 +106,7 @@ _TRACING_TWINS: tuple[Mutant, ...] = (
     *_twins("dropped-not-counted", "{m}.atomic_add(self.counters + L.COUNTER_DROPPED, 1, sem=\"relaxed\")",
             "{m}.atomic_add(self.counters + L.COUNTER_DROPPED, 0, sem=\"relaxed\")",
             "a record that finds no slot below max_events is dropped without being counted", "overflow@1"),
-    # call shapes (conformance/call_shapes.py): how the trace call is made
+    # call shapes (conformance/kit/call_shapes.py): how the trace call is made
     *_twins("payload_size-scalar-mask", "count = _block_sum({m}.where(mask, zero + 1, zero))",
             "count = _block_sum({m}.where(mask, 1, 0))",
             "payload_size: a scalar mask over a block counts one lane (and a broadcast mask one lane per row)",

@@ -1,6 +1,6 @@
 """Child side of ``python -m conformance mutate``: run conformance cases, in order, on one copy of the package.
 
-``python -m conformance.mutation_probe SPEC.json RESULT.json``, started with the copy's root as working
+``python -m conformance.mutation.probe SPEC.json RESULT.json``, started with the copy's root as working
 directory. SPEC holds ``root`` (the copy), ``cases`` (``[scenario, world size]`` pairs), ``stop_at_first``,
 ``seed``, ``profile``, ``job_timeout`` and ``backend``. Every case runs on that backend (the CPU interpreter
 by default) with the profile's example

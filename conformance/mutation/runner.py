@@ -1,7 +1,8 @@
-"""``python -m conformance mutate``: the suite proves its power by killing every mutant of ``conformance.mutants``.
+"""``python -m conformance mutate``: the suite proves its power by killing every mutant of the catalogue
+(``conformance.mutation.catalogue``).
 
 For each mutant: copy ``iris/`` and ``conformance/`` into a temporary folder, apply the mutant there (never in the
-working tree), and run conformance cases in a child process (``conformance.mutation_probe``) on the CPU
+working tree), and run conformance cases in a child process (``conformance.mutation.probe``) on the CPU
 interpreter (``--backend gpu``: on the GPUs) with a fixed seed: the mutant's likely killers first, then every
 other case, stopping at the first case that fails. The mutant is
 
@@ -31,15 +32,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.mutants import CATALOGUE, Mutant
-from conformance.mutation_report import Outcome
+from conformance.mutation.catalogue import CATALOGUE, Mutant
+from conformance.mutation.report import Outcome
 
 SEED = 20_240_917  # the fixed Hypothesis seed of every mutation run
 PACKAGES = ("iris", "conformance")
 WORLD_ORDER = (2, 1, 4)  # 2 ranks first: they reach a peer, and cost less than 4
 MUTANT_TIMEOUT_S = 1800.0
 JOB_TIMEOUT_S = 120.0
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 Case = tuple[str, int]
 
@@ -169,7 +170,7 @@ def run_probe(tree: Path, cases: list[Case], *, stop_at_first: bool, profile: st
     env = dict(os.environ, PYTHONPATH=str(tree), IRIS_HYPOTHESIS_DB="none")
     env.pop("TRITON_INTERPRET", None)  # the pool sets it for the rank processes
     with open(log_path, "w") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "conformance.mutation_probe", str(spec_path), str(result_path)],
+        proc = subprocess.Popen([sys.executable, "-m", "conformance.mutation.probe", str(spec_path), str(result_path)],
                                 cwd=tree, env=env, stdout=subprocess.PIPE, stderr=log, text=True,
                                 start_new_session=True)
         reader = threading.Thread(target=lambda: [echo(line.rstrip()) for line in proc.stdout], daemon=True)

@@ -13,9 +13,11 @@ import json
 
 import pytest
 
-from conformance import cli, mutation, mutation_report
+from conformance import cli
 from conformance.kit.scenario import names
-from conformance.mutants import CATALOGUE, TRITON_TRACING, Mutant
+from conformance.mutation import report as mutation_report
+from conformance.mutation import runner as mutation
+from conformance.mutation.catalogue import CATALOGUE, TRITON_TRACING, Mutant
 
 TRACE_FIELDS = ("event_id", "pid", "pid_m", "pid_n", "cur_rank", "target_rank", "address", "payload_size",
                 "payload", "op_index")
