@@ -1,7 +1,7 @@
 """The conformance suite as pytest cases: every scenario x world size, on cpu (interpreter) and gpu.
 
 Stable ids: ``test_conformance[<backend>-<scenario>-<R>r]`` (the gate's case ids). ``--ranks 1,2,8`` picks world
-sizes (any R >= 1; default: each scenario's, ``conformance.scenario.default_world_sizes()``);
+sizes (any R >= 1; default: each scenario's, ``conformance.kit.scenario.default_world_sizes()``);
 ``--conformance-profile ci`` (or IRIS_CONFORMANCE_PROFILE=ci) picks the example count.
 """
 

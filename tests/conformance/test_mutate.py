@@ -56,7 +56,8 @@ def test_catalogue_is_sound():
     for api in ("triton", "gluon"):
         for field in TRACE_FIELDS:
             hits = [n for n in by_name if n == f"{api}-trace-{field}" or n.startswith(f"{api}-trace-{field}-")]
-            assert hits, f"no {api} tracing mutant of field {field} ({api}-trace-{field} in conformance/mutants.py)"
+            assert hits, (f"no {api} tracing mutant of field {field} "
+                          f"({api}-trace-{field} in conformance/mutation/catalogue.py)")
     files = {m.file for m in CATALOGUE}
     for expected in ("iris/tracing/device.py", "iris/device/context.py", "iris/experimental/iris_gluon.py",
                      "iris/tracing/records.py"):

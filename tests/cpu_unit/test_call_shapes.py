@@ -1,4 +1,4 @@
-"""conformance.call_shapes and its scenario: the site table covers every dimension, the layouts are valid for
+"""conformance.kit.call_shapes and its scenario: the site table covers every dimension, the layouts are valid for
 both warp sizes, the model's lanes and masks are the documented ones, and every drawn example covers every
 value of every launch-level dimension."""
 

@@ -1,4 +1,4 @@
-"""conformance.compare on hand-built observations: op_index must be the slot each event was kept in; memory is
+"""conformance.check.compare on hand-built observations: op_index must be the slot each event was kept in; memory is
 compared element by element; what the host reports (dropped, the exported file) must agree with the model."""
 
 from __future__ import annotations

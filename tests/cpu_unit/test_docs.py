@@ -328,7 +328,7 @@ def test_the_docs_name_paths_commands_and_flags():
     paths = {p for s in found if s.lang is None and (p := path_of(s.text))}
     cmds = [c for s in found for c in commands(s)]
     flags = [s.text for s in found if s.lang is None and s.text.startswith("--")]
-    assert {"ci/test.sh", ".ci/run", "iris/op_options.py", "conformance/mutants.py"} <= paths, sorted(paths)
+    assert {"ci/test.sh", ".ci/run", "iris/op_options.py", "conformance/mutation/catalogue.py"} <= paths, sorted(paths)
     assert {"run", "gate", "mutate", "new", "list"} <= {c[3] for c in cmds if c[2:3] == ["conformance"]}, cmds
     assert {"benchmarks.bench_conformance", "benchmarks.bench_tracing_host"} <= {c[2] for c in cmds if len(c) > 2}, cmds
     assert len(flags) >= 20, flags
@@ -402,8 +402,8 @@ def test_a_missing_layout_entry_is_caught():
     renamed = text.replace("  op_options.py        accepted", "  op_choices.py        accepted")
     assert layout_problems(renamed) == [f"README.md:{_line_of(text, 'op_options.py        accepted')}: Layout entry "
                                         "`iris/op_choices.py` does not exist"]  # fmt: skip
-    described = text.replace("(mutants.py: the catalogue", "(mutant_list.py: the catalogue")
-    assert any("`conformance/mutant_list.py` does not exist" in p for p in layout_problems(described))
+    described = text.replace("catalogue.py (the mutants", "mutant_list.py (the mutants")
+    assert any("`conformance/mutation/mutant_list.py` does not exist" in p for p in layout_problems(described))
 
 
 def _line_of(text: str, needle: str) -> int:

@@ -1,4 +1,4 @@
-"""conformance.strategies: the simplest examples cross ranks, and every value stays reachable."""
+"""conformance.kit.strategies: the simplest examples cross ranks, and every value stays reachable."""
 
 from __future__ import annotations
 
