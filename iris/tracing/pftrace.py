@@ -36,7 +36,18 @@ from iris.tracing.timeline import POINTER_ARGS, UNFINISHED_ARG, Timeline
 SEQUENCE = 1
 CLOCK_DELTA = 64  # the first sequence-scoped clock id: an incremental clock in ns
 CLOCK_BOOTTIME = 6  # the trace clock of a Perfetto trace
-CHUNK = 1 << 15  # packets encoded (and compressed) together: big enough that threads seldom wait on the GIL
+# Packets encoded (and compressed) together. One thread is fastest with small chunks (the byte matrices stay in
+# cache), many threads with larger ones (fewer numpy calls, less waiting on the GIL): on 1M events one thread took
+# 2.2 s at 8192 against 3.7 s at 32768, 16 threads 0.74 s at 32768 and 0.58 s at 131072. A chunk grows with the
+# threads up to CHUNK_MAX, which bounds memory: encoding peaks at about 1 KB per packet, per thread.
+CHUNK_PER_THREAD = 1 << 13
+CHUNK_MAX = 1 << 15
+CHUNK: int | None = None  # packets per chunk; None: chunk_size(chunks.workers())
+
+
+def chunk_size(threads: int) -> int:
+    """Packets per chunk when ``threads`` encode (``CHUNK``, where set, overrides)."""
+    return CHUNK or min(CHUNK_MAX, CHUNK_PER_THREAD * max(1, threads))
 
 # Field numbers (perfetto/trace/trace_packet.proto, track_event/*.proto).
 TRACE_PACKET = 1
@@ -212,7 +223,7 @@ class Encoder:
     def __init__(self, tl: Timeline) -> None:
         self.tl = tl
         self.annotations = _Annotations(tl)
-        self.chunk = CHUNK
+        self.chunk = chunk_size(chunks.workers())
         self.starts = range(0, len(tl.point_slice), self.chunk)
 
     def packets(self, lo: int) -> np.ndarray:
