@@ -15,8 +15,14 @@ from pathlib import Path
 
 from hypothesis import settings as hypothesis_settings
 
-from conformance.harness import profiles
-from conformance.harness.host_side import JOB_TIMEOUT_S, detect_backend
+from conformance.harness.host_side import (
+    DEFAULT_PROFILE,
+    JOB_TIMEOUT_S,
+    PROFILES,
+    chosen_profile,
+    detect_backend,
+    load_profile,
+)
 from conformance.harness.suite import SelectionError, parse_params, plan, run_cases
 from conformance.kit.scaffold import scaffold
 from conformance.kit.scenario import all_scenarios, default_world_sizes
@@ -69,7 +75,7 @@ def _selection_options(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument("--ranks", type=_ranks, default=None, help="world sizes, any R >= 1, e.g. 1,2,4,8 (default: "
                    f"{','.join(map(str, default_world_sizes()))}: 1,2,4 plus the GPU count when it is 8 or more)")
     p.add_argument("--backend", choices=("cpu", "gpu"), default=None, help="default: gpu if one is visible")
-    p.add_argument("--profile", choices=sorted(profiles.EXAMPLES), default=None, help="Hypothesis profile "
+    p.add_argument("--profile", choices=sorted(PROFILES), default=None, help="Hypothesis profile "
                    "(default: IRIS_CONFORMANCE_PROFILE or dev)")
     p.add_argument("--examples", type=_examples, default=None, help="examples per case (default: the profile's)")
     p.add_argument("--seed", type=_seed, default=None, help="fixed Hypothesis seed: the same examples every run")
@@ -109,8 +115,8 @@ def _parser() -> argparse.ArgumentParser:
     mut.add_argument("--matrix", action="store_true", help="run every case for every mutant (kill matrix)")
     mut.add_argument("--backend", choices=("cpu", "gpu"), default="cpu", help="where the cases run (default cpu: "
                      "the interpreter); mutants the backend cannot show are skipped")
-    mut.add_argument("--profile", choices=sorted(profiles.EXAMPLES), default=profiles.DEFAULT,
-                     help=f"Hypothesis profile (default {profiles.DEFAULT})")
+    mut.add_argument("--profile", choices=sorted(PROFILES), default=DEFAULT_PROFILE,
+                     help=f"Hypothesis profile (default {DEFAULT_PROFILE})")
     mut.add_argument("--timeout", type=float, default=None, help="seconds per mutant (default 1800)")
     mut.add_argument("--out", type=Path, default=Path("conformance-out") / "mutate.json", help="JSON report")
     mut.add_argument("--keep", type=Path, default=None, help="keep the mutated copies under this folder")
@@ -128,7 +134,7 @@ def _prepare(args, params_text: str | None = None):
     """Backend, profile, settings, params and cases of a ``run`` or ``gate``; SelectionError on bad input."""
     backend = args.backend or detect_backend()
     try:
-        profile_name = profiles.chosen(args.profile)
+        profile_name = chosen_profile(args.profile)
     except ValueError as e:
         raise SelectionError(str(e)) from None
     params = parse_params(params_text)
@@ -142,7 +148,7 @@ def _prepare(args, params_text: str | None = None):
                              f"{args.ranks}")
     if params is not None:
         _check_params(cases, params)
-    chosen = profiles.load(profile_name)
+    chosen = load_profile(profile_name)
     if args.examples is not None:
         chosen = hypothesis_settings(chosen, max_examples=args.examples)
     return backend, profile_name, chosen, params, cases, notes

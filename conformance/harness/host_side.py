@@ -10,20 +10,64 @@ A hung or dead rank fails that example with the pool's message; the pool rebuild
 
 from __future__ import annotations
 
+import os
 import time
 
-from hypothesis import given, note, seed, settings
+from hypothesis import HealthCheck, given, note, seed, settings
 from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 from conformance.check.compare import compare
 from conformance.harness.rank_side import HEAP_BYTES
-from conformance.kit import strategies as S
 from conformance.kit.scenario import APIS, Scenario, ScenarioError
 from conformance.results import CaseResult, ExampleResult, replay_command
 from iris.ranks import Pools, RankDied, RankError, RankTimeout
 from iris.tracing.core import DEFAULT_CHUNK
 
 JOB_TIMEOUT_S = 300.0
+# The trace chunk every example draws (slots a program claims at a time, a run-time value): 3 first, so that the
+# simplest example claims in mid-program.
+CHUNK_SIZES = (3, 1, 16, 64)
+
+# Hypothesis profiles: ``dev`` (fast), ``ci``, ``nightly`` (thorough), by examples per case. Chosen by
+# ``--conformance-profile`` (pytest), ``--profile`` (CLI) or ``IRIS_CONFORMANCE_PROFILE``; the example database is
+# Hypothesis's default folder unless ``IRIS_HYPOTHESIS_DB`` names another (``none`` turns it off).
+PROFILES = {"dev": 6, "ci": 10, "nightly": 60}
+DEFAULT_PROFILE = "dev"
+
+
+def _database():
+    path = os.environ.get("IRIS_HYPOTHESIS_DB")
+    if path is None:
+        return settings.default.database
+    return None if path.lower() == "none" else DirectoryBasedExampleDatabase(path)
+
+
+def register_profiles() -> None:
+    """Register every profile with Hypothesis (idempotent)."""
+    for name, examples in PROFILES.items():
+        settings.register_profile(
+            f"conformance-{name}",
+            max_examples=examples,
+            deadline=None,
+            database=_database(),
+            print_blob=True,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        )
+
+
+def chosen_profile(name: str | None = None) -> str:
+    """The profile name to use: ``name``, else ``IRIS_CONFORMANCE_PROFILE``, else ``dev``."""
+    name = name or os.environ.get("IRIS_CONFORMANCE_PROFILE", DEFAULT_PROFILE)
+    if name not in PROFILES:
+        raise ValueError(f"profile={name!r}; expected one of {sorted(PROFILES)} (IRIS_CONFORMANCE_PROFILE)")
+    return name
+
+
+def load_profile(name: str | None = None) -> settings:
+    """Register the profiles and return the settings of the chosen one."""
+    register_profiles()
+    return settings.get_profile(f"conformance-{chosen_profile(name)}")
 
 
 def detect_backend() -> str:
@@ -42,7 +86,7 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
              timeout: float = JOB_TIMEOUT_S) -> tuple[CaseResult, ExampleResult | None]:
     """Run the case and return its summary and last example (for its trace); never raises for a divergence.
 
-    Every example also draws the trace ``chunk`` (``strategies.chunk_size``: slots a program claims at a time, a
+    Every example also draws the trace ``chunk`` (one of ``CHUNK_SIZES``: slots a program claims at a time, a
     run-time value), kept in its params so a replay uses it. Hypothesis shrinks a failing example;
     ``case.failure`` holds the report of the smallest one.
     A hung or dead rank, or a broken scenario, sets ``case.error`` and skips the remaining examples.
@@ -81,7 +125,7 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
             @given(data=st.data())
             def check(data):
                 p = data.draw(scenario.params(world_size), label="params")
-                p["chunk"] = data.draw(S.chunk_size(), label="chunk")
+                p["chunk"] = data.draw(st.sampled_from(CHUNK_SIZES), label="chunk")
                 note(f"replay: {replay_command(ref, world_size, backend, p)}")
                 one(p)
 

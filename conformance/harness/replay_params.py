@@ -2,7 +2,7 @@
 
 A replay's params must be what the scenario's strategy draws for that world size: the same keys, each value of
 the type and nesting of a drawn one (per-rank lists with one entry per rank), the harness's own keys (``chunk``
-from ``strategies.CHUNK_SIZES``) valid, and the scenario's model must accept them. The first problem is one line
+from ``host_side.CHUNK_SIZES``) valid, and the scenario's model must accept them. The first problem is one line
 naming the key, the value and what was expected.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from hypothesis import Phase, find, settings
 
-from conformance.kit import strategies as S
+from conformance.harness.host_side import CHUNK_SIZES
 from conformance.kit.scenario import Scenario
 
-HARNESS_KEYS = {"chunk": S.CHUNK_SIZES}  # drawn by the harness for every example, not by the scenario
+HARNESS_KEYS = {"chunk": CHUNK_SIZES}  # drawn by the harness for every example, not by the scenario
 
 
 class ParamsError(ValueError):
@@ -78,7 +78,7 @@ def check(scenario: Scenario, world_size: int, params: dict) -> None:
         if problem:
             raise ParamsError(f"{where}: {problem}")
     try:
-        scenario.model({"chunk": S.CHUNK_SIZES[0], **params}, world_size)
+        scenario.model({"chunk": CHUNK_SIZES[0], **params}, world_size)
     except Exception as e:
         raise ParamsError(f"{where}: the model rejects them ({type(e).__name__}: {e}); draw params from the "
                           "scenario's strategy, or take them from a replay line") from None

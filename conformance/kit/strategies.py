@@ -117,14 +117,6 @@ def int_values(length: int) -> st.SearchStrategy[list[int]]:
     return st.lists(st.integers(-(2**31), 2**31 - 1), min_size=length, max_size=length)
 
 
-CHUNK_SIZES = (3, 1, 16, 64)
-
-
-def chunk_size() -> st.SearchStrategy[int]:
-    """Slots a program claims at a time (run time): 3 first, so the simplest example claims in mid-program."""
-    return st.sampled_from(CHUNK_SIZES)
-
-
 def trace_capacity(max_value: int = 20) -> st.SearchStrategy[int]:
     """A small ``max_events`` (1 .. max_value), so that a few programs overflow the trace buffers."""
     return st.integers(1, max_value)

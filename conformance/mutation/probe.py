@@ -25,9 +25,9 @@ from hypothesis import Phase, settings
 
 def probe_settings(profile: str) -> settings:
     """The profile's settings without an example database and without shrinking (the first failure is enough)."""
-    from conformance.harness import profiles
+    from conformance.harness.host_side import load_profile
 
-    return settings(profiles.load(profile), database=None, phases=(Phase.explicit, Phase.generate))
+    return settings(load_profile(profile), database=None, phases=(Phase.explicit, Phase.generate))
 
 
 def ignore_local_constants() -> bool:

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.harness import profiles
-from conformance.harness.host_side import run_case
+from conformance.harness.host_side import load_profile, run_case
 from conformance.kit.scenario import all_scenarios
 from tests.worlds import backends
 
@@ -27,7 +26,7 @@ def pytest_generate_tests(metafunc):
 
 
 def test_conformance(scenario, world_size, backend, pools, request):
-    profile = profiles.load(request.config.getoption("--conformance-profile"))
+    profile = load_profile(request.config.getoption("--conformance-profile"))
     case, _ = run_case(pools, scenario, world_size, backend, profile)
     if case.error:
         pytest.fail(case.error, pytrace=False)

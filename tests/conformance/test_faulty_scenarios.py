@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.harness import profiles
-from conformance.harness.host_side import run_case
-from conformance.kit import strategies as S
+from conformance.harness.host_side import CHUNK_SIZES, load_profile, run_case
 from conformance.kit.scenario import ScenarioError, load
 
 pytestmark = pytest.mark.cpu_interpret
@@ -20,7 +18,7 @@ WORLD = 2
 
 
 def _run(pools, name: str, timeout: float = 120.0):
-    case, _ = run_case(pools, load(FAULTY + name), WORLD, "cpu", profiles.load("dev"), timeout=timeout)
+    case, _ = run_case(pools, load(FAULTY + name), WORLD, "cpu", load_profile("dev"), timeout=timeout)
     return case
 
 
@@ -28,7 +26,7 @@ def _healthy_after(pools, what: str) -> None:
     __tracebackhide__ = True
     control = _run(pools, "healthy")
     # its params draw nothing but the trace chunk: one example per chunk size, then Hypothesis has seen them all
-    assert control.ok and control.examples == len(S.CHUNK_SIZES), \
+    assert control.ok and control.examples == len(CHUNK_SIZES), \
         f"after {what}: the healthy control failed: {control.error} ({control.examples} examples)"
 
 

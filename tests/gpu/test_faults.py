@@ -12,8 +12,7 @@ import time
 
 import pytest
 
-from conformance.harness import profiles
-from conformance.harness.host_side import run_case
+from conformance.harness.host_side import load_profile, run_case
 from conformance.kit.scenario import load
 from iris.ranks import Pools, RankPool
 from tests.cpu_interpret import pool_jobs as jobs
@@ -56,7 +55,7 @@ def pools():
 
 
 def _case(pools, name: str, timeout: float = 120.0):
-    case, _ = run_case(pools, load(FAULTY + name), 2, "gpu", profiles.load("dev"), timeout=timeout)
+    case, _ = run_case(pools, load(FAULTY + name), 2, "gpu", load_profile("dev"), timeout=timeout)
     return case
 
 
