@@ -112,7 +112,7 @@ def binary_steps(records, repeat: int) -> None:
     _, squeeze, _ = _time(lambda: [deflate.compress(p) for p in packets], repeat)
     raw = sum(len(p) for p in packets)
     print(f"  one thread:    timeline {build * 1e3:.0f} ms, packets {encode * 1e3:.0f} ms "
-          f"({raw / len(records):.1f} B/event), deflate ({deflate.BACKEND}) {squeeze * 1e3:.0f} ms; "
+          f"({raw / len(records):.1f} B/event), deflate ({deflate.COMPRESSOR}) {squeeze * 1e3:.0f} ms; "
           f"encoding threads: {chunks.workers()}")
 
 

@@ -129,26 +129,26 @@ def test_timestamps_are_deltas_on_an_incremental_clock(tmp_path):
     check_that("deltas", max(raw), max(raw) < max(d.event_ts), "smaller than the latest time")
 
 
-@pytest.mark.parametrize("backend", deflate.BACKENDS)
-def test_each_deflate_backend_writes_zlib_streams(tmp_path, monkeypatch, backend):
+@pytest.mark.parametrize("compressor", deflate.COMPRESSORS)
+def test_each_deflate_backend_writes_zlib_streams(tmp_path, monkeypatch, compressor):
     """ISA-L and the standard library write the same format: the reader inflates either with zlib."""
-    if backend == "isal":
+    if compressor == "isal":
         pytest.importorskip("isal", reason="the isal package (a dependency of iris) is not installed")
-    monkeypatch.setattr(deflate, "BACKEND", backend)
+    monkeypatch.setattr(deflate, "COMPRESSOR", compressor)
     monkeypatch.setattr(pftrace, "CHUNK", 4)
     d = _write(tmp_path / "t.pftrace")
-    tc.check_slices(check, d.slices, tc.expected_slices(), backend)
+    tc.check_slices(check, d.slices, tc.expected_slices(), compressor)
     data = b"iris " * 1000
-    check("inflated", zlib.decompress(deflate.compress(data, backend)), data, backend)
+    check("inflated", zlib.decompress(deflate.compress(data, compressor)), data, compressor)
 
 
 def test_unknown_deflate_backend_is_refused():
-    check_raises(ValueError, lambda: deflate.compress(b"x", "lz4"), ["deflate backend 'lz4'", "'isal'", "'zlib'"])
+    check_raises(ValueError, lambda: deflate.compress(b"x", "lz4"), ["compressor 'lz4'", "'isal'", "'zlib'"])
 
 
 def test_isal_missing_says_how_to_get_it(monkeypatch):
     monkeypatch.setattr(deflate, "_isal", None)
-    check_raises(ValueError, lambda: deflate.compress(b"x", "isal"), ["pip install isal", "backend='zlib'"])
+    check_raises(ValueError, lambda: deflate.compress(b"x", "isal"), ["pip install isal", "compressor='zlib'"])
 
 
 # Per rank, per event: (event id, program, start tick, duration: ticks, or None for an instant, or -1 for open,
