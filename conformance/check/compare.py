@@ -140,14 +140,14 @@ def _physical(api: str, rank: int, rows: list[dict], obs: dict) -> list[Divergen
     return []
 
 
-def _op_indices(check: str, rank: int, rows: list[dict], capacity: int) -> list[Divergence]:
-    """Every event's op_index is the slot it was found in (so unique per rank), below the capacity."""
+def _op_indices(check: str, rank: int, rows: list[dict], max_events: int) -> list[Divergence]:
+    """Every event's op_index is the slot it was found in (so unique per rank), below the max_events."""
     for r in rows:
         where = f"slot {r['slot']} (pid {r['pid']})"
         if r["op_index"] != r["slot"]:
             return [Divergence(check, rank, where, "op_index", r["op_index"], r["slot"])]
-        if not 0 <= r["slot"] < capacity:
-            return [Divergence(check, rank, where, "slot", r["slot"], f"in [0, {capacity})")]
+        if not 0 <= r["slot"] < max_events:
+            return [Divergence(check, rank, where, "slot", r["slot"], f"in [0, {max_events})")]
     return []
 
 
@@ -208,15 +208,15 @@ def compare(model: Model, observations: list[dict], apis: tuple[str, ...], heap_
             a = obs["apis"][api]
             if a["attempted"] != model.attempted(r):
                 out.append(Divergence(check, r, "whole launch", "attempted", a["attempted"], model.attempted(r)))
-            overflow = model.capacity is not None and model.capacity < model.attempted(r)
-            if overflow and len(rows) > model.capacity:
-                out.append(Divergence(check, r, "whole launch", "kept events", len(rows), f"<= {model.capacity}"))
+            overflow = model.max_events is not None and model.max_events < model.attempted(r)
+            if overflow and len(rows) > model.max_events:
+                out.append(Divergence(check, r, "whole launch", "kept events", len(rows), f"<= {model.max_events}"))
             if model.kept is not None and len(rows) != model.kept[r]:
                 out.append(Divergence(check, r, "whole launch", "kept events", len(rows), model.kept[r]))
             if model.claimed is not None and a["claimed"] != model.claimed[r]:
                 out.append(Divergence(check, r, "whole launch", "claimed slots", a["claimed"], model.claimed[r]))
             out += _compare_programs(check, r, got, want, prefix_only=overflow)
-            out += _op_indices(check, r, rows, a["capacity"])
+            out += _op_indices(check, r, rows, a["max_events"])
             out += _physical(api, r, rows, obs)
             out += _memory(check, r, a["memory"], model.memory.get(r, {}))
             # v2: under overflow, how many are kept depends on which programs claimed first (and on holes); every
@@ -227,7 +227,7 @@ def compare(model: Model, observations: list[dict], apis: tuple[str, ...], heap_
             x, y = apis
             check = between(x, y)
             gx, gy = seen[x][-1], seen[y][-1]
-            if model.capacity is None or model.capacity >= model.attempted(r):
+            if model.max_events is None or model.max_events >= model.attempted(r):
                 out += _compare_programs(check, r, gx, gy)
             mx, my = obs["apis"][x]["memory"], obs["apis"][y]["memory"]
             out += _memory(check, r, mx, my)

@@ -54,8 +54,8 @@ class Model:
     """Expected outcome of one example.
 
     ``events[r]``: rank r's events in program order per pid (any pid order). ``memory[r][buffer]``:
-    rank r's final buffer contents (buffers not listed are not checked). With ``capacity`` set below
-    the number of events, at most ``capacity`` of the expected events are kept, each program's kept
+    rank r's final buffer contents (buffers not listed are not checked). With ``max_events`` set below
+    the number of events, at most ``max_events`` of the expected events are kept, each program's kept
     events a prefix of its own expected sequence (overflow keeps whichever slots were claimed first,
     a chunk at a time, holes included), every other one is dropped (``dropped`` counts it), and
     ``attempted`` must still count them all; ``kept[r]``, where set, is how many exactly (one program: its
@@ -66,7 +66,7 @@ class Model:
 
     events: dict[int, list[Event]]
     memory: dict[int, dict[str, list]] = field(default_factory=dict)
-    capacity: int | None = None
+    max_events: int | None = None
     kept: dict[int, int] | None = None  # under overflow, events rank r must keep, where the slots are deterministic
     claimed: dict[int, int] | None = None  # slots rank r's programs must claim (chunks, holes included), if known
 

@@ -146,7 +146,7 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
                 "dropped": events.dropped,
                 "claimed": shmem.tracing.claimed,
                 "exported": _exported(shmem),
-                "capacity": max_events,
+                "max_events": max_events,
                 "layout": rank.layout(),
                 "window": (t0, t1),
                 "compiles": _compiles(kernel) - compiles_before,

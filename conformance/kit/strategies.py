@@ -117,7 +117,7 @@ def int_values(length: int) -> st.SearchStrategy[list[int]]:
     return st.lists(st.integers(-(2**31), 2**31 - 1), min_size=length, max_size=length)
 
 
-def trace_capacity(max_value: int = 20) -> st.SearchStrategy[int]:
+def trace_max_events(max_value: int = 20) -> st.SearchStrategy[int]:
     """A small ``max_events`` (1 .. max_value), so that a few programs overflow the trace buffers."""
     return st.integers(1, max_value)
 

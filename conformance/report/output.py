@@ -55,9 +55,9 @@ def write_results(path: Path, cases: list[CaseResult], meta: dict, extra: dict[s
     path.write_text(json.dumps({"meta": meta, "cases": records} | (top or {}), indent=2))
 
 
-def _records(rows: list[dict], rank: int, backend: str, tps: float, dropped: int, capacity: int) -> TraceRecords:
+def _records(rows: list[dict], rank: int, backend: str, tps: float, dropped: int, max_events: int) -> TraceRecords:
     data = np.array([[r[f] for r in rows] for f in TRACE_FIELDS], dtype=np.int64).reshape(len(TRACE_FIELDS), -1)
-    return TraceRecords.from_fields(data, dropped, max(capacity, len(rows)), rank=rank, backend=backend,
+    return TraceRecords.from_fields(data, dropped, max(max_events, len(rows)), rank=rank, backend=backend,
                                     ticks_per_second=tps)
 
 
@@ -70,7 +70,7 @@ def write_example_trace(path: Path, result: ExampleResult) -> str:
     for obs in result.observations:
         for api, a in obs["apis"].items():
             rec = _records(a["rows"], obs["rank"], obs["backend"], obs["ticks_per_second"], a["dropped"],
-                           a["capacity"])
+                           a["max_events"])
             traces.append(RankTrace(rec, a["window"][0], api))
     if not traces:
         raise ValueError(f"{result.scenario}: no observations to trace")

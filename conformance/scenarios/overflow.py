@@ -3,7 +3,7 @@
 Model, per rank r with target t = (r + offset) % R, program p of P, i = 0 .. E-1 (a run-time loop):
     events  atomic_add range: pid p, pid_n i, target t, lanes {j < n} of block p of buf on r, payload base + i
             user instant:     pid p, pid_n i, target t, address buf[p * BLOCK] on r (scalar), payload i
-    capacity = max_events < 2 P E: at most max_events events kept, each program's kept events a prefix of its
+    max_events < 2 P E: at most max_events events kept, each program's kept events a prefix of its
             own sequence (which programs win the slots, a chunk at a time, is not fixed), the rest dropped;
             attempted = 2 P E; one program (P = 1) keeps exactly max_events (its chunks follow each other)
     memory rank q: buf[j] = E for j < n, 0 elsewhere (rank (q - offset) % R adds 1 per iteration)
@@ -68,7 +68,7 @@ def params(draw, world_size):
         "programs": programs,
         "per_program": per_program,
         "n": draw(S.element_count(programs * block), label="n"),
-        "max_events": draw(S.trace_capacity(min(20, 2 * programs * per_program - 1)), label="max_events"),
+        "max_events": draw(S.trace_max_events(min(20, 2 * programs * per_program - 1)), label="max_events"),
         "offset": draw(S.rank_offset(world_size), label="offset"),
         "payload": draw(S.payload(), label="payload"),
     }
@@ -102,7 +102,7 @@ def model(p, world_size):
         memory[r] = {"buf": [p["per_program"] if j < n else 0 for j in range(p["programs"] * block)]}
     total = 2 * p["programs"] * p["per_program"]
     kept = {r: min(total, p["max_events"]) for r in range(world_size)} if p["programs"] == 1 else None
-    return Model(events, memory, capacity=p["max_events"], kept=kept)
+    return Model(events, memory, max_events=p["max_events"], kept=kept)
 
 
 SCENARIO = Scenario(

@@ -22,27 +22,27 @@ class TraceRecords:
 
     ``columns`` holds every field of ``TRACE_FIELDS`` plus ``slot`` (where in the buffer the event was found),
     ``kind`` (KIND_*) and ``duration_ns`` (float, NaN where the event is not a finished range).
-    ``dropped``: records that found no slot below ``capacity``; ``attempted`` = recorded + dropped.
+    ``dropped``: records that found no slot below ``max_events``; ``attempted`` = recorded + dropped.
     """
 
     rank: int
     backend: str
     ticks_per_second: float
     dropped: int
-    capacity: int
+    max_events: int
     columns: dict[str, np.ndarray] = field(repr=False)
 
     @classmethod
-    def from_slots(cls, slots: np.ndarray, dropped: int, capacity: int, *, rank: int, backend: str,
+    def from_slots(cls, slots: np.ndarray, dropped: int, max_events: int, *, rank: int, backend: str,
                    ticks_per_second: float):
         """Decode the slots a device wrote: an int64 ``[n, >= len(TRACE_FIELDS)]`` array, one record per row (word
         f = field f), where a row whose event_id is ``EMPTY_EVENT`` is a hole and is skipped."""
         fields = np.ascontiguousarray(slots[:, : len(TRACE_FIELDS)].T)
-        return cls.from_written(fields, dropped, capacity, rank=rank, backend=backend,
+        return cls.from_written(fields, dropped, max_events, rank=rank, backend=backend,
                                 ticks_per_second=ticks_per_second)
 
     @classmethod
-    def from_written(cls, fields: np.ndarray, dropped: int, capacity: int, *, rank: int, backend: str,
+    def from_written(cls, fields: np.ndarray, dropped: int, max_events: int, *, rank: int, backend: str,
                      ticks_per_second: float):
         """The same from the slots field-major (``[len(TRACE_FIELDS), n]``, column s = slot s), holes included:
         what ``Tracing.events`` copies from the device after transposing there."""
@@ -52,11 +52,11 @@ class TraceRecords:
             fields = fields[:, index]
         else:
             index = np.arange(fields.shape[1])
-        return cls.from_fields(fields, dropped, capacity, rank=rank, backend=backend,
+        return cls.from_fields(fields, dropped, max_events, rank=rank, backend=backend,
                                ticks_per_second=ticks_per_second, slots=index)
 
     @classmethod
-    def from_fields(cls, rows: np.ndarray, dropped: int, capacity: int, *, rank: int, backend: str,
+    def from_fields(cls, rows: np.ndarray, dropped: int, max_events: int, *, rank: int, backend: str,
                     ticks_per_second: float, slots: np.ndarray | None = None):
         """Events from an int64 ``[len(TRACE_FIELDS), n]`` array, row f = field f, one column per event;
         ``slots``: the buffer slot of each (default: its op_index)."""
@@ -69,7 +69,7 @@ class TraceRecords:
         kind[dur == DURATION_OPEN.value] = KIND_UNFINISHED
         cols["kind"] = kind
         cols["duration_ns"] = np.where(kind == KIND_RANGE, dur * (1e9 / ticks_per_second), np.nan)
-        return cls(rank, backend, ticks_per_second, dropped, capacity, cols)
+        return cls(rank, backend, ticks_per_second, dropped, max_events, cols)
 
     def __len__(self) -> int:
         return len(self.columns["event_id"])

@@ -29,7 +29,7 @@ def _exported(rows: list[dict]) -> dict:
 
 def _observation(op_indices: list[int]) -> dict:
     rows = [_row(pid, k, 100 + pid) for pid, k in enumerate(op_indices)]  # slot 2 pid: every other slot a hole
-    api = {"rows": rows, "attempted": len(rows), "dropped": 0, "exported": _exported(rows), "capacity": 16,
+    api = {"rows": rows, "attempted": len(rows), "dropped": 0, "exported": _exported(rows), "max_events": 16,
            "layout": {"buf": (0, 4, 8)}, "memory": {}, "window": (50, 500)}
     return {"rank": 0, "heap_bases": [BASE], "cu_limit": 1, "backend": "interpreter", "apis": {"triton": api}}
 
@@ -56,7 +56,7 @@ def test_op_index_duplicated_is_a_divergence():
 
 def test_a_slot_at_or_past_the_capacity_is_a_divergence():
     obs = _observation([0, 2, 4])
-    obs["apis"]["triton"]["capacity"] = 4
+    obs["apis"]["triton"]["max_events"] = 4
     (d,) = compare(_model(3), [obs], ("triton",), HEAP)
     assert (d.where, d.field, d.actual, d.expected) == ("slot 4 (pid 2)", "slot", 4, "in [0, 4)")
 

@@ -64,7 +64,7 @@ def test_processes_and_tracks_are_named_sorted_and_unique(tmp_path):
 
 
 def test_file_metadata(tmp_path):
-    per_rank = [RankTrace(tc.records(0, 1e8, "hip", attempted=10, capacity=4), tc.ORIGINS[0]),
+    per_rank = [RankTrace(tc.records(0, 1e8, "hip", attempted=10, max_events=4), tc.ORIGINS[0]),
                 RankTrace(tc.records(1, 1e8, "hip"), tc.ORIGINS[1])]
     clock = {"method": "test", "error_bound_ns": 1234}
     export.write_trace(tmp_path / "t.json", per_rank, clock=clock)

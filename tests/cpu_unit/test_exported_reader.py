@@ -16,7 +16,7 @@ pytestmark = pytest.mark.cpu_unit
 @pytest.mark.parametrize("rank", [0, 1])
 def test_every_event_reads_back_with_its_fields_kind_and_program(tmp_path, rank):
     """Rank 0 has a range, an instant and an unfinished range; rank 1 a program on two lanes (an overlap)."""
-    rec = records(rank, attempted=len(records(rank)) + 3, capacity=len(records(rank)))
+    rec = records(rank, attempted=len(records(rank)) + 3, max_events=len(records(rank)))
     path = write_trace(tmp_path / "t.json", [RankTrace(rec, ORIGINS[rank], "gluon")], format="json")
     got = exported.read(path)
     want = [{"name": row["name"], "kind": row["kind"], "pid": row["pid"], "cur_rank": rank,

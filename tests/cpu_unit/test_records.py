@@ -26,12 +26,12 @@ def _value(field: str, slot: int) -> int:
     return 1_000_000 * (FIELD_INDEX[field] + 1) + slot
 
 
-def _buffer(capacity: int, slots=SLOTS, holes=()) -> np.ndarray:
+def _buffer(max_events: int, slots=SLOTS, holes=()) -> np.ndarray:
     """Slots as kernels leave them: one record per slot in order, skipping the ``holes`` (EMPTY_EVENT, the rest of
     their words garbage), every slot past the records a hole too."""
-    buf = np.full((capacity, layout.RECORD_WORDS), 0x5A5A, dtype=np.int64)
+    buf = np.full((max_events, layout.RECORD_WORDS), 0x5A5A, dtype=np.int64)
     buf[:, FIELD_INDEX["event_id"]] = EMPTY_EVENT.value
-    where = [s for s in range(capacity) if s not in holes]
+    where = [s for s in range(max_events) if s not in holes]
     for (event, dur), s in zip(slots, where, strict=False):
         for f in TRACE_FIELDS:
             buf[s, FIELD_INDEX[f]] = _value(f, s)
@@ -41,8 +41,8 @@ def _buffer(capacity: int, slots=SLOTS, holes=()) -> np.ndarray:
     return buf
 
 
-def _decode(buf, dropped=0, capacity=None, ticks_per_second=1e9, backend="cuda", rank=3) -> TraceRecords:
-    return TraceRecords.from_slots(buf, dropped, len(buf) if capacity is None else capacity, rank=rank,
+def _decode(buf, dropped=0, max_events=None, ticks_per_second=1e9, backend="cuda", rank=3) -> TraceRecords:
+    return TraceRecords.from_slots(buf, dropped, len(buf) if max_events is None else max_events, rank=rank,
                                    backend=backend, ticks_per_second=ticks_per_second)
 
 
@@ -75,14 +75,14 @@ def test_holes_are_skipped_and_every_event_keeps_its_slot(holes):
     check_array("payload", rec["payload"], np.array([_value("payload", s) for s in slots]), where)
 
 
-@pytest.mark.parametrize("capacity,written,dropped", [(8, 0, 0), (8, 6, 0), (6, 6, 0), (4, 4, 2), (4, 4, 999_996)])
-def test_rows_dropped_and_attempted(capacity, written, dropped):
-    where = f"capacity={capacity}, {written} written, dropped={dropped}"
-    rec = _decode(_buffer(capacity, SLOTS[:written]), dropped)
+@pytest.mark.parametrize("max_events,written,dropped", [(8, 0, 0), (8, 6, 0), (6, 6, 0), (4, 4, 2), (4, 4, 999_996)])
+def test_rows_dropped_and_attempted(max_events, written, dropped):
+    where = f"max_events={max_events}, {written} written, dropped={dropped}"
+    rec = _decode(_buffer(max_events, SLOTS[:written]), dropped)
     check("len(records)", len(rec), written, where)
     check("dropped", rec.dropped, dropped, where)
     check("attempted", rec.attempted, written + dropped, where)
-    check("capacity", rec.capacity, capacity, where)
+    check("max_events", rec.max_events, max_events, where)
     for name in (*TRACE_FIELDS, "slot", "kind", "duration_ns"):
         check(f"len(columns[{name!r}])", len(rec[name]), written, where)
 

@@ -30,10 +30,10 @@ WINDOW_END = 1_400_000  # ticks: the copy's end is the latest time of any event
 
 
 def records(rank: int, ticks_per_second: float = 1e9, backend: str = "cuda", attempted: int | None = None,
-            capacity: int = 16) -> TraceRecords:
+            max_events: int = 16) -> TraceRecords:
     """``rank``'s records: every field a distinct value per (field, rank, slot) unless the table sets it."""
     events = EVENTS[rank]
-    rows = np.zeros((len(TRACE_FIELDS), capacity), dtype=np.int64)
+    rows = np.zeros((len(TRACE_FIELDS), max_events), dtype=np.int64)
     for s, (name, pid, dt, dur, target) in enumerate(events):
         for f in TRACE_FIELDS:
             rows[FIELD_INDEX[f], s] = 1000 * (FIELD_INDEX[f] + 1) + 10 * rank + s
@@ -43,9 +43,9 @@ def records(rank: int, ticks_per_second: float = 1e9, backend: str = "cuda", att
         for f, v in values.items():
             rows[FIELD_INDEX[f], s] = v
     attempted = len(events) if attempted is None else attempted
-    written = min(len(events), capacity, attempted)
+    written = min(len(events), max_events, attempted)
     dropped = attempted - written
-    return TraceRecords.from_fields(rows[:, :written], dropped, capacity, rank=rank, backend=backend,
+    return TraceRecords.from_fields(rows[:, :written], dropped, max_events, rank=rank, backend=backend,
                                     ticks_per_second=ticks_per_second)
 
 
