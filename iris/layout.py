@@ -15,8 +15,8 @@ The buffers (int64, on the rank's device):
                                             records that found no slot below max_events
     records   [max_events, RECORD_WORDS]    one record per slot, word f = field f (TRACE_FIELDS order); a slot
                                             never written keeps event_id EMPTY_EVENT (a hole)
-    cursors   [cursor_cells(...), 2]        per-program [next slot, end of chunk] of the Triton tracing, cell
-                                            first chunk's base // chunk (the Gluon tracing keeps it on chip)
+    cursors   [cursor_cells(...), 2]        per-program [next slot, end of chunk] of both tracings, cell
+                                            first chunk's base // chunk (written and read by thread 0)
 
 With tracing off the tracing block is all zeros, same length. Version 1 had no chunk and no cursors, one claim
 per event, and the records field-major ([fields, max_events]).

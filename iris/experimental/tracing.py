@@ -19,9 +19,12 @@ and the record constexprs (``iris.tracing.record_constexpr``).
     payload_size = active lanes x element bytes (no mask: every element; scalar pointer: 1)
     duration     = end - start ticks for a range; DURATION_OPEN until ended; DURATION_INSTANT for an instant
 
-The cursor lives in shared memory, allocated by ``initialize`` (one per program, on chip); every thread holds
-both of its words after a load, and CTA barriers order the reads and the write as in the Triton twin. The record
-is one 16-word block store, one word per thread of the first warp, then the timestamp.
+The cursor is a cell in global memory, the one of the program's first chunk (``cursors[base // chunk]``), as in
+the Triton twin, and needs no barrier for the same reason: thread 0 writes it and reads it back, and every write
+a record makes is thread 0's or that of a lane of warp 0 (the record block, one word per lane), lanes that read
+the cell in the same load instruction as thread 0. Other warps may see an older value and branch differently,
+but write nothing; a new chunk is claimed by thread 0 alone (``_refill``), so no barrier hides in such a branch.
+The record, its timestamp (read just before) included, is one 16-word block store.
 The words every record of a program shares (pid, cur_rank, xcc_id, cu_id) are built once, at ``initialize``.
 Reductions run on the pointer block's own distributed layout: each ``gl.min``/``gl.sum`` over axis 0
 yields the ``SliceLayout`` of its input, until a scalar is left, so a ``BlockedLayout`` of any rank, a
@@ -38,7 +41,7 @@ from iris._aggregate import aggregate
 from iris.experimental.layouts import warp_size
 from iris.layout_constexpr import SOURCE_KEY
 from iris.tracing import hw
-from iris.tracing.record_constexpr import NO_ADDRESS, element_bytes
+from iris.tracing.record_constexpr import MAX_THREADS, NO_ADDRESS, element_bytes
 
 
 @gluon.jit
@@ -77,10 +80,16 @@ def _address_and_size(address, mask):
     return lowest, count * element_bytes(address.dtype)
 
 
+@gluon.constexpr_function
+def _thread_layout(warp_size, num_warps):
+    """One element per thread, in thread order (a block longer than the CTA wraps: still one owner each)."""
+    return gl.BlockedLayout([1], [warp_size], [num_warps], [0])
+
+
 @gluon.jit
 def _record_index():
     """Word numbers 0 .. RECORD_WORDS - 1 of a record block, a word per thread."""
-    layout: gl.constexpr = gl.BlockedLayout([1], [warp_size()], [gl.num_warps()], [0])
+    layout: gl.constexpr = _thread_layout(warp_size(), gl.num_warps())
     w = gl.arange(0, L.RECORD_WORDS, layout=layout)
     return w
 
@@ -99,10 +108,10 @@ def _program_words(cur_rank):
 
 
 @gluon.jit
-def _record_words(program, event_id, pid_m, pid_n, target_rank, lowest, duration, slot, nbytes, payload):
-    """Every word of a record but its timestamp, as one block: the program's words, then this event's. The
-    fields that are often the same at one call site come first, so the compiler can hoist them out of a loop;
-    the slot, known last, comes last."""
+def _record_words(program, event_id, pid_m, pid_n, target_rank, lowest, duration, slot, start, nbytes, payload):
+    """Every word of a record, as one block: the program's words, then this event's. The fields that are often
+    the same at one call site come first, so the compiler can hoist them out of a loop; the slot and the
+    timestamp, known last, come last."""
     w = _record_index()
     words = gl.where(w == L.FIELD_EVENT_ID, event_id, program)
     words = gl.where(w == L.FIELD_DURATION_CYCLES, duration, words)
@@ -114,22 +123,21 @@ def _record_words(program, event_id, pid_m, pid_n, target_rank, lowest, duration
     if payload is not None:
         words = gl.where(w == L.FIELD_PAYLOAD, payload, words)
     words = gl.where(w == L.FIELD_OP_INDEX, slot, words)
+    words = gl.where(w == L.FIELD_TIMESTAMP, start, words)
     return w, words
 
 
-@gluon.constexpr_function
-def _cursor_layouts(warp_size, num_warps):
-    """(shared layout of the cursor, register layout in which every thread holds both of its words)."""
-    return (gl.SwizzledSharedLayout(1, 1, 1, [0]),
-            gl.BlockedLayout([L.CURSOR_WORDS.value], [warp_size], [num_warps], [0]))
-
-
 @gluon.jit
-def _cursor_words(slot, end):
-    """The cursor's two words (slot, end) as a block in the register layout of ``_cursor_layouts``."""
-    layout: gl.constexpr = _cursor_layouts(warp_size(), gl.num_warps())[1]
-    w = gl.arange(0, L.CURSOR_WORDS, layout=layout)
-    return gl.where(w == 0, slot, end)
+def _refill(counters, chunk, cursor):
+    """Thread 0 claims the next chunk and points the cursor at it, with no barrier: the claim is a block atomic of
+    ``MAX_THREADS`` elements (one owner each, so no result is broadcast) masked to element 0, thread 0's."""
+    layout: gl.constexpr = _thread_layout(warp_size(), gl.num_warps())
+    i = gl.arange(0, MAX_THREADS, layout=layout)
+    first = i == 0
+    zero = i * 0
+    base = gl.atomic_add(counters + L.COUNTER_CLAIMED + zero, chunk + zero, mask=first, sem="relaxed")
+    gl.store(cursor + zero, base, mask=first)
+    gl.store(cursor + 1 + zero, base + chunk, mask=first)
 
 
 @aggregate
@@ -143,7 +151,7 @@ class GluonDeviceTracing:
     counters: gl.tensor
     records: gl.tensor
     base: gl.tensor
-    cursor: (gl.shared_memory_descriptor, gl.tensor)  # a tensor where tracing is compiled off (no cursor)
+    cursor: gl.tensor
     cur_rank: gl.tensor
     program: gl.tensor  # the words every record of the program shares (_program_words)
 
@@ -166,19 +174,21 @@ class GluonDeviceTracing:
         gl.static_assert(SOURCE_KEY == SOURCE_KEY, "keys the compile cache on iris's builtin sources")
         cur_rank = gl.load(context_tensor + L.CUR_RANK)
         if enabled:
-            shared: gl.constexpr = _cursor_layouts(warp_size(), gl.num_warps())[0]
-            cursor = gl.allocate_shared_memory(gl.int64, [L.CURSOR_WORDS], shared)
             active = gl.load(context_tensor + L.TRACE_ENABLED)
             max_events = gl.load(context_tensor + L.TRACE_MAX_EVENTS)
             chunk = gl.load(context_tensor + L.TRACE_CHUNK)
             counters = gl.load(context_tensor + L.TRACE_COUNTERS_PTR).to(gl.pointer_type(gl.int64))
             records = gl.load(context_tensor + L.TRACE_RECORDS_PTR).to(gl.pointer_type(gl.int64))
+            cursors = gl.load(context_tensor + L.TRACE_CURSORS_PTR).to(gl.pointer_type(gl.int64))
             base = max_events  # no room, unless the claim below finds some
             program = _program_words(cur_rank)
+            cursor = cursors
             if active != 0:
                 base = gl.atomic_add(counters + L.COUNTER_CLAIMED, chunk, sem="relaxed")
                 if base < max_events:
-                    cursor.store(_cursor_words(base, base + chunk))
+                    cursor = cursors + (base // chunk) * L.CURSOR_WORDS
+                    gl.store(cursor, base)
+                    gl.store(cursor + 1, base + chunk)
         else:
             active = cur_rank * 0
             max_events = active
@@ -187,24 +197,20 @@ class GluonDeviceTracing:
             records = context_tensor
             base = active
             program = active
-            cursor = context_tensor  # no shared memory: compiled off, there is no tracing code
+            cursor = context_tensor
         return GluonDeviceTracing(enabled, active, max_events, chunk, counters, records, base, cursor, cur_rank,
                                   program)
 
     @gluon.jit
     def _claim(self):
-        """The program's next slot from its cursor, claiming a new chunk when the current one is used up."""
-        layout: gl.constexpr = _cursor_layouts(warp_size(), gl.num_warps())[1]
-        gl.thread_barrier()  # the last write of the cursor is visible to every thread
-        words = self.cursor.load(layout)
-        w = gl.arange(0, L.CURSOR_WORDS, layout=layout)
-        slot = gl.sum(gl.where(w == 0, words, 0), axis=0)  # within each thread: it holds both words
-        end = gl.sum(gl.where(w == 1, words, 0), axis=0)
+        """The program's next slot from its cursor, claiming a new chunk when the current one is used up (the
+        values are thread 0's and warp 0's; see the module docstring)."""
+        slot = gl.load(self.cursor)
+        end = gl.load(self.cursor + 1)
         if slot == end:
-            slot = gl.atomic_add(self.counters + L.COUNTER_CLAIMED, self.chunk, sem="relaxed")
-            end = slot + self.chunk
-        gl.thread_barrier()  # every thread has read the cursor before it is written
-        self.cursor.store(_cursor_words(slot + 1, end))
+            _refill(self.counters, self.chunk, self.cursor)
+            slot = gl.load(self.cursor)
+        gl.store(self.cursor, slot + 1)
         return slot
 
     @gluon.jit
@@ -218,12 +224,10 @@ class GluonDeviceTracing:
                 if self.base < self.max_events:
                     slot = self._claim()
                 if slot < self.max_events:
-                    record = self.records + slot * L.RECORD_WORDS
-                    w, words = _record_words(self.program, event_id, pid_m, pid_n, target_rank, lowest, duration, slot,
-                                             nbytes, payload)
-                    gl.store(record + w, words)
                     start = hw.timestamp()
-                    gl.store(record + L.FIELD_TIMESTAMP, start)
+                    w, words = _record_words(self.program, event_id, pid_m, pid_n, target_rank, lowest, duration, slot,
+                                             start, nbytes, payload)
+                    gl.store(self.records + slot * L.RECORD_WORDS + w, words)
                 else:
                     gl.atomic_add(self.counters + L.COUNTER_DROPPED, 1, sem="relaxed")
         return slot, start

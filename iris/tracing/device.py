@@ -17,11 +17,15 @@ the two):
     payload_size = active lanes x element bytes (no mask: every element; scalar pointer: 1)
     duration     = end - start ticks for a range; DURATION_OPEN until ended; DURATION_INSTANT for an instant
 
-Triton has no shared memory, so the cursor is a cell in global memory, the one of the program's first chunk
-(``cursors[base // chunk]``): programs of kernels that run at once never share a cursor. Every thread reads the
-cell and thread 0 writes it; a CTA barrier before the read makes the last write visible, one before the write
-keeps it from landing before every thread has read. The record is one 16-word block store, then the timestamp.
-The words every record of a program shares (pid, cur_rank, xcc_id, cu_id) are built once, at ``initialize``.
+The cursor is a cell in global memory, the one of the program's first chunk (``cursors[base // chunk]``):
+programs of kernels that run at once never share a cursor. It needs no barrier: thread 0 writes it and thread 0
+reads it back (a thread sees its own writes), and every write a record makes is thread 0's or that of a lane of
+warp 0 (the 16-word block store), lanes that read the cell in the same load instruction as thread 0 and so get
+its value. Other warps read the cell too, may see an older value and may branch differently, but write nothing.
+A new chunk is claimed by thread 0 alone (``_refill``: a block atomic masked to the element thread 0 owns), so
+no barrier hides in a branch that only some warps take. The record, its timestamp (read just before)
+included, is one 16-word block store. The words every record of a program shares (pid, cur_rank, xcc_id,
+cu_id) are built once, at ``initialize``.
 
 With ``tracing`` compiled off every method is empty; compiled on but switched off at run time
 (context tracing block all zeros) it records nothing and touches no memory.
@@ -35,7 +39,7 @@ from iris import layout_constexpr as L
 from iris._aggregate import aggregate
 from iris.layout_constexpr import SOURCE_KEY
 from iris.tracing import hw
-from iris.tracing.record_constexpr import NO_ADDRESS, element_bytes
+from iris.tracing.record_constexpr import MAX_THREADS, NO_ADDRESS, element_bytes
 
 
 @triton.jit
@@ -97,10 +101,10 @@ def _program_words(cur_rank):
 
 
 @triton.jit
-def _record_words(program, event_id, pid_m, pid_n, target_rank, lowest, duration, slot, nbytes, payload):
-    """Every word of a record but its timestamp, as one block: the program's words, then this event's. The
-    fields that are often the same at one call site come first, so the compiler can hoist them out of a loop;
-    the slot, known last, comes last."""
+def _record_words(program, event_id, pid_m, pid_n, target_rank, lowest, duration, slot, start, nbytes, payload):
+    """Every word of a record, as one block: the program's words, then this event's. The fields that are often
+    the same at one call site come first, so the compiler can hoist them out of a loop; the slot and the
+    timestamp, known last, come last."""
     w = _record_index()
     words = tl.where(w == L.FIELD_EVENT_ID, event_id, program)
     words = tl.where(w == L.FIELD_DURATION_CYCLES, duration, words)
@@ -112,7 +116,20 @@ def _record_words(program, event_id, pid_m, pid_n, target_rank, lowest, duration
     if payload is not None:
         words = tl.where(w == L.FIELD_PAYLOAD, payload, words)
     words = tl.where(w == L.FIELD_OP_INDEX, slot, words)
+    words = tl.where(w == L.FIELD_TIMESTAMP, start, words)
     return w, words
+
+
+@triton.jit
+def _refill(counters, chunk, cursor):
+    """Thread 0 claims the next chunk and points the cursor at it, with no barrier: the claim is a block atomic of
+    ``MAX_THREADS`` elements (one owner each, so no result is broadcast) masked to element 0, thread 0's."""
+    i = tl.arange(0, MAX_THREADS)
+    first = i == 0
+    zero = i * 0
+    base = tl.atomic_add(counters + L.COUNTER_CLAIMED + zero, chunk + zero, mask=first, sem="relaxed")
+    tl.store(cursor + zero, base, mask=first)
+    tl.store(cursor + 1 + zero, base + chunk, mask=first)
 
 
 @aggregate
@@ -178,16 +195,14 @@ class DeviceTracing:
 
     @triton.jit
     def _claim(self):
-        """The program's next slot from its cursor, claiming a new chunk when the current one is used up."""
-        tl.debug_barrier()  # the last write of the cursor is visible to every thread
+        """The program's next slot from its cursor, claiming a new chunk when the current one is used up (the
+        values are thread 0's and warp 0's; see the module docstring)."""
         slot = tl.load(self.cursor)
         end = tl.load(self.cursor + 1)
         if slot == end:
-            slot = tl.atomic_add(self.counters + L.COUNTER_CLAIMED, self.chunk, sem="relaxed")
-            end = slot + self.chunk
-        tl.debug_barrier()  # every thread has read the cursor before thread 0 writes it
+            _refill(self.counters, self.chunk, self.cursor)
+            slot = tl.load(self.cursor)
         tl.store(self.cursor, slot + 1)
-        tl.store(self.cursor + 1, end)
         return slot
 
     @triton.jit
@@ -201,12 +216,10 @@ class DeviceTracing:
                 if self.base < self.max_events:
                     slot = self._claim()
                 if slot < self.max_events:
-                    record = self.records + slot * L.RECORD_WORDS
-                    w, words = _record_words(self.program, event_id, pid_m, pid_n, target_rank, lowest, duration, slot,
-                                             nbytes, payload)
-                    tl.store(record + w, words)
                     start = hw.timestamp()
-                    tl.store(record + L.FIELD_TIMESTAMP, start)
+                    w, words = _record_words(self.program, event_id, pid_m, pid_n, target_rank, lowest, duration, slot,
+                                             start, nbytes, payload)
+                    tl.store(self.records + slot * L.RECORD_WORDS + w, words)
                 else:
                     tl.atomic_add(self.counters + L.COUNTER_DROPPED, 1, sem="relaxed")
         return slot, start

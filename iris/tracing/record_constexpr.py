@@ -2,7 +2,8 @@
 
 ``DeviceTracing`` (Triton, ``iris/tracing/device.py``) and ``GluonDeviceTracing`` (Gluon,
 ``iris/experimental/tracing.py``) each write their own claim, guard, reductions and stores; what they
-compute from is defined here once: the bytes per element of a pointer block and the no-address sentinel.
+compute from is defined here once: the bytes per element of a pointer block, the no-address sentinel and the
+bound on a program's threads.
 """
 
 import triton
@@ -10,6 +11,10 @@ import triton.language as tl
 
 # Identity of the min-reduction over masked-off lanes; a block whose minimum is still this had no active lane.
 NO_ADDRESS = tl.constexpr(0x7FFFFFFFFFFFFFFF)
+
+# Threads a program has at most (1024 on every backend: 32 warps of 32, 16 waves of 64). A block of this many
+# elements has one owner per element in any program, which the Triton tracing's chunk claim relies on.
+MAX_THREADS = tl.constexpr(1024)
 
 
 @triton.constexpr_function
