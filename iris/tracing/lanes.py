@@ -35,10 +35,14 @@ def point_order(start: np.ndarray, end: np.ndarray, is_range: np.ndarray,
     ranges = np.flatnonzero(is_range)
     # Begins and ends sorted apart, then merged: a stable sort of two sorted runs is a linear merge.
     # The first two sorts need not be stable: every tie that matters is put in order below.
-    begins = np.argsort(start)
-    ends = ranges[np.argsort(end[ranges])]
-    slice_of = np.concatenate([begins, ends])
-    time = np.concatenate([start[begins], end[ends]])
+    ends = ranges[_argsort_ints(end[ranges])]
+    if bool(np.all(start[1:] >= start[:-1])):  # slices in time order already (records mostly are)
+        slice_of = np.concatenate([np.arange(n), ends])
+        time = np.concatenate([start, end[ends]])
+    else:
+        begins = np.argsort(start)
+        slice_of = np.concatenate([begins, ends])
+        time = np.concatenate([start[begins], end[ends]])
     order = np.argsort(time, kind="stable")
     slice_of, t = slice_of[order], time[order]
     is_end = order >= n
@@ -46,6 +50,19 @@ def point_order(start: np.ndarray, end: np.ndarray, is_range: np.ndarray,
     if len(same):
         _break_ties(slice_of, is_end, t, same, start, end, group)
     return slice_of, is_end
+
+
+def _argsort_ints(values: np.ndarray) -> np.ndarray:
+    """A stable argsort of int64 ``values``; within a 32-bit range by two 16-bit radix passes, 2x as fast."""
+    if not len(values):
+        return np.zeros(0, dtype=np.int64)
+    low = int(values.min())
+    if int(values.max()) - low >= 1 << 32:
+        return np.argsort(values, kind="stable")
+    v = values - low
+    order = np.argsort(v.astype(np.uint16), kind="stable")  # numpy sorts 16-bit keys by radix
+    high = (v[order] >> 16).astype(np.uint16)
+    return order[np.argsort(high, kind="stable")] if high.any() else order
 
 
 def _break_ties(slice_of: np.ndarray, is_end: np.ndarray, t: np.ndarray, same: np.ndarray, start: np.ndarray,
@@ -104,9 +121,12 @@ def dense_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _grouped(group_of_point: np.ndarray) -> np.ndarray:
     """Permutation that gathers the points of each group, keeping their order within the group."""
+    low = int(group_of_point.min(initial=0))
+    if low >= 0 and int(group_of_point.max(initial=0)) < 1 << 16:  # already small: no need to densify
+        return np.argsort(group_of_point.astype(np.uint16), kind="stable")  # a radix sort
     _, dense = dense_ids(group_of_point)
     if dense.max(initial=0) < 1 << 16:
-        return np.argsort(dense.astype(np.uint16), kind="stable")  # a radix sort
+        return np.argsort(dense.astype(np.uint16), kind="stable")
     return np.argsort(dense, kind="stable")
 
 
@@ -151,12 +171,16 @@ def _follow_one_another(slice_of_point: np.ndarray, is_end: np.ndarray, group: n
     those enclose every range that begins after them, so they only need that no range is open across
     their begin.
     """
-    begins = slice_of_point[~is_end]
-    begins = begins[is_range[begins]]
+    if bool(np.all(start[1:] >= start[:-1])):  # slices in time order: any order of equal starts will do
+        begins = np.flatnonzero(is_range)
+    else:
+        begins = slice_of_point[~is_end]
+        begins = begins[is_range[begins]]
     if not len(begins):
         return None
-    begins = begins[_grouped(group[begins])]
-    g, b_start, b_end = group[begins], start[begins], end[begins]
+    g = group[begins]
+    perm = _grouped(g)
+    g, b_start, b_end = g[perm], start[begins][perm], end[begins][perm]
     last = b_end == b_end.max()
     inner = np.flatnonzero(~last)
     gi = g[inner]

@@ -43,7 +43,7 @@ def _stack_fits(points, group, is_range) -> dict:
     return ok
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)  # timing varies on a loaded machine
 @given(_SLICES)
 def test_point_order(slices):
     group, start, end, is_range = _arrays(slices)
@@ -65,7 +65,7 @@ def test_point_order(slices):
         check("laminar ranges fit", _stack_fits(pts, np.zeros_like(group), is_range).get(0, True), True)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)  # timing varies on a loaded machine
 @given(_SLICES)
 def test_point_order_per_group_is_the_order_of_the_group_alone(slices):
     """With groups, each group's points come in the order ``point_order`` gives that group by itself."""
@@ -84,7 +84,7 @@ def test_point_order_per_group_is_the_order_of_the_group_alone(slices):
               list(zip(members[alone].tolist(), alone_end.tolist(), strict=True)), f"group {g}")
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)  # timing varies on a loaded machine
 @given(_SLICES)
 def test_fits_one_track_agrees_with_a_stack(slices):
     group, start, end, is_range = _arrays(slices)
@@ -96,7 +96,7 @@ def test_fits_one_track_agrees_with_a_stack(slices):
     check("instants always fit", bool(fits[~is_range].all()), True)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)  # timing varies on a loaded machine
 @given(_SLICES)
 def test_lanes_never_overlap_and_are_as_few_as_the_depth(slices):
     group, start, end, is_range = _arrays(slices)
