@@ -162,27 +162,37 @@ class _Annotations:
             rows = (s >= sset.lo) & (s < sset.hi)
             if rows.any():
                 members.append((k, sset, rows, begin & rows))
+        heads, values, present = [], [], []
+        clipped = {}  # per set in this chunk: its rows of ``s``, clipped into its columns
         for slot in range(self.width - 1):
             have = [m for m in members if slot < len(m[1].arg_names)]
             if not have:
                 continue
             if len(have) == 1:  # one argument set in this chunk (always, in a trace without arrows)
-                k, sset, _, present = have[0]
+                k, sset, _, p = have[0]
+                if k not in clipped:
+                    clipped[k] = np.clip(s - sset.lo, 0, sset.hi - sset.lo - 1)
                 head = self.heads[k][slot]
-                values = sset.args[slot][np.clip(s - sset.lo, 0, sset.hi - sset.lo - 1)]
+                v = sset.args[slot][clipped[k]]
             else:
                 head = np.zeros((len(s), 3), dtype=np.uint8)
-                values = np.zeros(len(s), dtype=np.int64)
-                present = np.zeros(len(s), dtype=bool)
+                v = np.zeros(len(s), dtype=np.int64)
+                p = np.zeros(len(s), dtype=bool)
                 for k, sset, rows, _ in have:
                     head[rows] = self.heads[k][slot]
-                    values[rows] = sset.args[slot][s[rows] - sset.lo]
-                    present |= rows
-                present &= begin
-            event.add_short_message(E_ANNOTATION, head, values, present)
+                    v[rows] = sset.args[slot][s[rows] - sset.lo]
+                    p |= rows
+                p &= begin
+            heads.append(head)
+            values.append(v)
+            present.append(p)
         unfinished = begin & (self.tl.kind[s] == KIND_UNFINISHED)
         if unfinished.any():
-            event.add_short_message(E_ANNOTATION, self.unfinished_head, np.ones(len(s), dtype=np.int64), unfinished)
+            heads.append(self.unfinished_head)
+            values.append(np.ones(len(s), dtype=np.int64))
+            present.append(unfinished)
+        if heads:
+            event.add_short_messages(E_ANNOTATION, heads, values, present)
 
 
 def _event_packets(tl: Timeline, annotations: _Annotations, lo: int, hi: int) -> np.ndarray:

@@ -87,24 +87,35 @@ def varint_block(values: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.
     always); it carries the continuation bit when the next byte is in use.
     """
     v = np.asarray(values).astype(np.uint64, copy=False)
-    width = int(varint_sizes(v.max(initial=0)[None])[0]) if len(v) else 1
+    width = max(1, -(-int(v.max(initial=0)).bit_length() // 7))
     if width == 1:
         return v.astype(np.uint8)[None, :], None, 1
     data = np.empty((width, len(v)), dtype=np.uint8)
     used = np.empty((width, len(v)), dtype=bool)
+    return data, used, _varint_into(v, data, used)
+
+
+def _varint_into(v: np.ndarray, data: np.ndarray, used: np.ndarray):
+    """Varints of uint64 ``v`` written into ``data``/``used`` ([width, n], width enough for the largest value);
+    returns the size per row (an int where every row takes the full width)."""
+    width = data.shape[0]
+    if width == 1:
+        data[0] = v
+        used[0] = True
+        return 1
     used[0] = True
-    rest = v.astype(np.uint32) if width <= 4 else v.copy()  # narrower words where the values allow
+    rest = v.astype(np.uint32) if width <= 4 else v.copy()
     seven = rest.dtype.type(7)
     size = np.ones(len(v), dtype=np.int64)
     for j in range(width):
-        data[j] = rest  # the low byte; its top bit is replaced below
+        data[j] = rest
         if j + 1 < width:
             rest >>= seven
             np.not_equal(rest, 0, out=used[j + 1])
             size += used[j + 1]
     data &= np.uint8(0x7F)
     data[:-1] |= used[1:].view(np.uint8) << 7
-    return data, used, size
+    return size
 
 
 class Rows:
@@ -164,28 +175,50 @@ class Rows:
         self._add(np.asarray(keys, dtype=np.uint8)[None, :], None, 1, present)
         self.add_raw_varint(values, present)
 
-    def add_short_message(self, field: int, head: np.ndarray, values: np.ndarray,
-                          present: np.ndarray | None = None) -> None:
-        """Field ``field`` holding a short message: ``head`` (uint8 [n, h], or [h] for every row: a few fields'
-        bytes, up to the last field's key), then one varint per row; e.g. a name id and a value's key, then
-        the value. Two blocks in all; the key must be one byte and the message under 128 bytes.
+    def add_short_messages(self, field: int, heads: list, values: list, present: list) -> None:
+        """Several short-message fields ``field`` (as ``add_short_message``) as one block: per message a
+        ``head`` (uint8 [h] or [n, h]), a column of ``values`` and a ``present`` mask (or None: every row).
+        One block instead of two per message; consecutive messages with the same mask are masked at once.
         """
-        head = np.asarray(head, dtype=np.uint8)
-        h = head.shape[-1]
-        v = np.asarray(values).astype(np.uint64, copy=False)
-        if present is not None:
-            v = np.where(present, v, np.uint64(0))
-        data, used, size = varint_block(v)
         field_key = key(field, LEN)
-        if len(field_key) != 1 or h + data.shape[0] > 127:
-            raise ValueError(f"short message field {field} with a {h}-byte head: needs a one-byte key "
-                             "and a message under 128 bytes")
-        prefix = np.empty((2 + h, self.n), dtype=np.uint8)
-        prefix[0] = field_key[0]
-        prefix[1] = h + size
-        prefix[2:] = head.T if head.ndim == 2 else head[:, None]
-        self._add(prefix, None, len(prefix), present)
-        self._add(data, used, size, present)
+        if len(field_key) != 1:
+            raise ValueError(f"short message field {field}: needs a one-byte key")
+        parts = []  # (head, values, present, width); absent rows may only widen the block, never a row
+        for head, v, p in zip(heads, values, present, strict=True):
+            head = np.asarray(head, dtype=np.uint8)
+            v = np.asarray(v).astype(np.uint64, copy=False)
+            width = max(1, -(-int(v.max(initial=0)).bit_length() // 7))
+            if head.shape[-1] + width > 127:
+                raise ValueError(f"short message field {field} with a {head.shape[-1]}-byte head: needs a "
+                                 "message under 128 bytes")
+            parts.append((head, v, p, width))
+        total = sum(2 + head.shape[-1] + width for head, _, _, width in parts)
+        data = np.empty((total, self.n), dtype=np.uint8)
+        used = np.empty((total, self.n), dtype=bool)
+        size = np.zeros(self.n, dtype=np.int64)
+        run_size, run_start, c = 0, 0, 0  # a run: consecutive messages with one mask
+
+        def end_run(p) -> None:
+            nonlocal size
+            if p is not None:
+                used[run_start:c] &= p
+                size += np.where(p, run_size, 0)
+            else:
+                size += run_size
+
+        for i, (head, v, p, width) in enumerate(parts):
+            h = head.shape[-1]
+            vsize = _varint_into(v, data[c + 2 + h:c + 2 + h + width], used[c + 2 + h:c + 2 + h + width])
+            data[c] = field_key[0]
+            data[c + 1] = vsize + h
+            data[c + 2:c + 2 + h] = head.T if head.ndim == 2 else head[:, None]
+            used[c:c + 2 + h] = True
+            run_size = run_size + vsize + 2 + h
+            c += 2 + h + width
+            if i + 1 == len(parts) or parts[i + 1][2] is not p:
+                end_run(p)
+                run_size, run_start = 0, c
+        self._add(data, used, size, None)
 
     def add_fixed64(self, field: int, values: np.ndarray, present: np.ndarray | None = None) -> None:
         """Field ``field`` as 8 little-endian bytes per row."""
@@ -219,8 +252,10 @@ class Rows:
             matrix[c:c + w] = data if data.ndim == 2 else data[:, None]
             if in_use is None:
                 used[c:c + w] = True if rows is None else rows
+            elif rows is None:
+                used[c:c + w] = in_use
             else:
-                np.logical_and(in_use, True if rows is None else rows, out=used[c:c + w])
+                np.logical_and(in_use, rows, out=used[c:c + w])
             c += w
         # One transpose each, then the bytes in use, row after row.
         return np.compress(np.ascontiguousarray(used.T).ravel(), np.ascontiguousarray(matrix.T).ravel())

@@ -64,3 +64,52 @@ def test_rows_equal_the_scalar_encoding_of_each_row(rows):
         body += pw.field_bytes(4, pw.field_varint(1, v) + bytes([k]) + pw.varint(f)) if hi else b""
         expected += pw.field_bytes(1, body + b"\x50\x01")
     check("bytes", wrapped.tobytes().hex(), expected.hex())
+
+
+_MESSAGE_ROW = st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 300), st.booleans(), st.booleans(),
+                         st.integers(0, 255))
+
+
+@settings(max_examples=60)
+@given(st.lists(_MESSAGE_ROW, min_size=1, max_size=40))
+def test_short_messages_equal_the_scalar_encoding_of_each_row(rows):
+    """Three short messages in one block: a shared head and a shared mask, then a per-row head and its own mask
+    (runs of one mask are masked together); values of absent rows must not change present rows' bytes."""
+    n = len(rows)
+    big = np.array([r[0] for r in rows], dtype=np.uint64)
+    small = np.array([r[1] for r in rows], dtype=np.int64)
+    shared, own = np.array([r[2] for r in rows]), np.array([r[3] for r in rows])
+    per_row_head = np.array([[0x08, r[4]] for r in rows], dtype=np.uint8)
+    head = np.array([0x08, 7, 0x20], dtype=np.uint8)
+    msg = pw.Rows(n)
+    msg.add_short_messages(4, [head, head, per_row_head], [big, small, small], [shared, shared, own])
+    msg.add_varint(9, small)
+    wrapped = pw.Rows(n)
+    wrapped.add_message(1, msg)
+    expected = b""
+    for v, s, has_shared, has_own, h in rows:
+        body = b""
+        if has_shared:
+            body += pw.field_bytes(4, bytes(head) + pw.varint(v)) + pw.field_bytes(4, bytes(head) + pw.varint(s))
+        if has_own:
+            body += pw.field_bytes(4, bytes([0x08, h]) + pw.varint(s))
+        expected += pw.field_bytes(1, body + pw.field_varint(9, s))
+    check("bytes", wrapped.tobytes().hex(), expected.hex())
+    check("size per row", msg.size.tolist(), [len(body) for body in _bodies(expected)])
+
+
+def _bodies(data: bytes) -> list[bytes]:
+    """The bodies of consecutive length-delimited fields of ``data`` (a one-byte key, a varint length)."""
+    out, i = [], 0
+    while i < len(data):
+        length, start, shift = 0, i + 1, 0
+        while True:
+            b = data[start]
+            length |= (b & 0x7F) << shift
+            start += 1
+            shift += 7
+            if b < 0x80:
+                break
+        out.append(data[start:start + length])
+        i = start + length
+    return out
