@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 
@@ -105,7 +106,9 @@ def test_stale_mutants_fail_the_run_with_their_name_and_file(capsys, monkeypatch
     assert report["probe-moved-text"]["message"] == (
         "stale mutant probe-moved-text: its old text 'text that is not in the file' is not found in "
         "iris/tracing/device.py (expected once)")
-    assert "is found 13 times in iris/tracing/device.py" in report["probe-twice"]["message"]
+    times = (Path(__file__).parents[2] / TRITON_TRACING).read_text().count("words = tl.where(w == L.FIELD_")
+    assert times > 1
+    assert f"is found {times} times in iris/tracing/device.py (expected once)" in report["probe-twice"]["message"]
     assert report["probe-missing-file"]["message"] == (
         "stale mutant probe-missing-file: iris/experimental/no_such_file.py does not exist")
     for name in report:
