@@ -9,7 +9,7 @@ Printed per device: ``events()``; per format (JSON, binary Perfetto) the export 
 ``events()`` (wall time, and CPU time summed over the encoding threads), and the file's bytes per event;
 then the CPU time of each step of a binary export on one thread (timeline, packet encoding, deflate),
 which with the thread count tells what a bigger machine will take. Goals for 1,000,000 events on a GPU
-host: ``events()`` plus the binary export within 1 s, the JSON export within 2 s, the binary file within
+host: ``events()`` plus the binary export within 0.5 s, the JSON export within 2 s, the binary file within
 40 bytes per event.
 
 Needs iris importable (``pip install -e .``, or ``PYTHONPATH=.`` from the repository root):

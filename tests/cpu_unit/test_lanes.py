@@ -127,3 +127,14 @@ def test_dense_ids_match_unique():
         want_u, want_i = np.unique(v, return_inverse=True)
         check("uniques", uniq.tolist(), want_u.tolist(), str(values))
         check("inverse", inverse.tolist(), want_i.tolist(), str(values))
+
+
+def test_argsort_ints_is_a_stable_argsort_at_every_span():
+    """The radix sort of ends: one pass within 16 bits, two within 32, numpy's stable sort beyond; ties keep
+    their order, negative and large values included."""
+    rng = np.random.default_rng(3)
+    for low, span, n in [(0, 10, 50), (-5, 11, 100), (10**12, 70_000, 2000), (-(2**40), 2**31, 5000),
+                         (0, 2**40, 300), (7, 1, 10), (2**62, 2**20, 100)]:
+        v = low + rng.integers(0, span, n)
+        check("order", lanes._argsort_ints(v).tolist(), np.argsort(v, kind="stable").tolist(), f"span {span}")
+    check("empty", lanes._argsort_ints(np.zeros(0, dtype=np.int64)).tolist(), [])
