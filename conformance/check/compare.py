@@ -140,14 +140,27 @@ def _physical(api: str, rank: int, rows: list[dict], obs: dict) -> list[Divergen
     return []
 
 
-def _op_indices(check: str, rank: int, rows: list[dict], max_events: int) -> list[Divergence]:
-    """Every event's op_index is the slot it was found in (so unique per rank), below the max_events."""
+def _op_indices(check: str, rank: int, rows: list[dict], max_events: int, chunk: int) -> list[Divergence]:
+    """Every event's op_index is the slot it was found in (so unique per rank), below the max_events; and the
+    slots fill whole chunks, each chunk one program's: a program id's lowest slot starts a chunk (a program's
+    first record takes the first slot of the chunk it claimed at initialize), and no chunk holds the records of
+    two program ids (programs that share a cursor, or a chunk handed out twice, break one or the other)."""
+    owner: dict[int, int] = {}
+    lowest: dict[int, int] = {}
     for r in rows:
         where = f"slot {r['slot']} (pid {r['pid']})"
         if r["op_index"] != r["slot"]:
             return [Divergence(check, rank, where, "op_index", r["op_index"], r["slot"])]
         if not 0 <= r["slot"] < max_events:
             return [Divergence(check, rank, where, "slot", r["slot"], f"in [0, {max_events})")]
+        first = owner.setdefault(r["slot"] // chunk, r["pid"])
+        if first != r["pid"]:
+            return [Divergence(check, rank, where, "chunk owner", r["pid"], f"pid {first} (chunk {chunk})")]
+        lowest[r["pid"]] = min(lowest.get(r["pid"], r["slot"]), r["slot"])
+    for pid, slot in sorted(lowest.items()):
+        if slot % chunk:
+            return [Divergence(check, rank, f"slot {slot} (pid {pid})", "first slot", slot,
+                               f"a multiple of the chunk {chunk}")]
     return []
 
 
@@ -216,7 +229,7 @@ def compare(model: Model, observations: list[dict], apis: tuple[str, ...], heap_
             if model.claimed is not None and a["claimed"] != model.claimed[r]:
                 out.append(Divergence(check, r, "whole launch", "claimed slots", a["claimed"], model.claimed[r]))
             out += _compare_programs(check, r, got, want, prefix_only=overflow)
-            out += _op_indices(check, r, rows, a["max_events"])
+            out += _op_indices(check, r, rows, a["max_events"], a["chunk"])
             out += _physical(api, r, rows, obs)
             out += _memory(check, r, a["memory"], model.memory.get(r, {}))
             # v2: under overflow, how many are kept depends on which programs claimed first (and on holes); every

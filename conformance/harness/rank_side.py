@@ -147,6 +147,7 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
                 "claimed": shmem.tracing.claimed,
                 "exported": _exported(shmem),
                 "max_events": max_events,
+                "chunk": chunk,
                 "layout": rank.layout(),
                 "window": (t0, t1),
                 "compiles": _compiles(kernel) - compiles_before,

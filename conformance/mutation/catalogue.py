@@ -149,14 +149,10 @@ CATALOGUE: tuple[Mutant, ...] = (
             "_refill(self.counters, self.chunk, self.cursor)\n            slot = {m}.load(self.cursor)\n",
             "_refill(self.counters, self.chunk, self.cursor)\n",
             "after claiming a new chunk the record takes the used-up cursor's slot (the first of the next chunk, "
-            "another program's) instead of the new chunk's first", "chunked_claims@1", "overflow@1"),
-    *(Mutant(f"{api}-trace-cursor-shared", file,
-             "cursor = cursors + (base // chunk) * L.CURSOR_WORDS", "cursor = cursors",
-             "every program's cursor is the same cell: programs that run at once take each other's slots",
-             ("chunked_claims@1",), backends=("gpu",),
-             why_not_cpu="the interpreter runs a launch's programs one after another, and each one sets the shared "
-                         "cell to its own chunk at initialize before it records: no two programs ever use it at once")
-      for api, file in (("triton", TRITON_TRACING), ("gluon", GLUON_TRACING))),
+            "another program's) instead of the new chunk's first", "two_views@1", "chunked_claims@1"),
+    *_twins("cursor-shared", "cursor = cursors + (base // chunk) * L.CURSOR_WORDS", "cursor = cursors",
+            "every cursor is the same cell: views or programs that record at once take each other's slots",
+            "two_views@1", "chunked_claims@1"),
     # Gluon only: Triton's source names no layout (its compiler picks one). Under the CPU interpreter layouts are
     # erased, so this bug keys on what the interpreter keeps of a layout: elements per thread of the CTA.
     _m("gluon-trace-address-per-thread", GLUON_TRACING,

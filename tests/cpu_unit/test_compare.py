@@ -1,5 +1,6 @@
-"""conformance.check.compare on hand-built observations: op_index must be the slot each event was kept in; memory is
-compared element by element; what the host reports (dropped, the exported file) must agree with the model."""
+"""conformance.check.compare on hand-built observations: op_index must be the slot each event was kept in, and the
+slots must fill chunks of one program each, from a chunk's start; memory is compared element by element; what the
+host reports (dropped, the exported file) must agree with the model."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def _exported(rows: list[dict]) -> dict:
 def _observation(op_indices: list[int]) -> dict:
     rows = [_row(pid, k, 100 + pid) for pid, k in enumerate(op_indices)]  # slot 2 pid: every other slot a hole
     api = {"rows": rows, "attempted": len(rows), "dropped": 0, "exported": _exported(rows), "max_events": 16,
-           "layout": {"buf": (0, 4, 8)}, "memory": {}, "window": (50, 500)}
+           "chunk": 2, "layout": {"buf": (0, 4, 8)}, "memory": {}, "window": (50, 500)}
     return {"rank": 0, "heap_bases": [BASE], "cu_limit": 1, "backend": "interpreter", "apis": {"triton": api}}
 
 
@@ -59,6 +60,31 @@ def test_a_slot_at_or_past_the_capacity_is_a_divergence():
     obs["apis"]["triton"]["max_events"] = 4
     (d,) = compare(_model(3), [obs], ("triton",), HEAP)
     assert (d.where, d.field, d.actual, d.expected) == ("slot 4 (pid 2)", "slot", 4, "in [0, 4)")
+
+
+def _at_slots(slots: list[int], chunk: int) -> dict:
+    """The observation of ``_observation`` with program p's event found in ``slots[p]``, in chunks of ``chunk``."""
+    obs = _observation([0] * len(slots))
+    api = obs["apis"]["triton"]
+    for r, slot in zip(api["rows"], slots, strict=True):
+        r["slot"] = r["op_index"] = slot
+    api["chunk"] = chunk
+    return obs
+
+
+def test_programs_in_chunks_of_their_own_pass():
+    assert compare(_model(3), [_at_slots([0, 4, 8], 4)], ("triton",), HEAP) == []
+
+
+def test_a_chunk_holding_two_programs_records_is_a_divergence():
+    (d,) = compare(_model(3), [_at_slots([0, 1, 8], 4)], ("triton",), HEAP)
+    assert (d.where, d.field, d.actual, d.expected) == ("slot 1 (pid 1)", "chunk owner", 1, "pid 0 (chunk 4)")
+
+
+def test_a_program_whose_first_record_is_inside_a_chunk_is_a_divergence():
+    (d,) = compare(_model(3), [_at_slots([0, 4, 9], 4)], ("triton",), HEAP)
+    assert (d.where, d.field, d.actual, d.expected) == ("slot 9 (pid 2)", "first slot", 9,
+                                                        "a multiple of the chunk 4")
 
 
 def _with_memory(memory: dict) -> dict:
