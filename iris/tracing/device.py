@@ -203,7 +203,7 @@ class DeviceTracing:
             _refill(self.counters, self.chunk, self.cursor)
             slot = tl.load(self.cursor)
         tl.store(self.cursor, slot + 1)
-        return slot
+        return hw.lane0(slot)  # thread 0's slot, for every lane of warp 0 (the lanes of the record block)
 
     @triton.jit
     def _record(self, event_id, target_rank, address, pid_m, pid_n, mask, payload, duration):

@@ -46,6 +46,7 @@ _ASM: dict[str, dict[str, tuple[str, str, object]]] = {
         # HW_ID bits: CU_ID [11:8], SH_ID [12], SE_ID [15:13]; decoded below in Triton arithmetic.
         "cu_id": ("s_getreg_b32 $0, hwreg(HW_REG_HW_ID)", "=s", tl.int32),
         "xcc_id": ("s_getreg_b32 $0, hwreg(HW_REG_XCC_ID)", "=s", tl.int32),
+        "lane0": ("v_readlane_b32 $0, $1, 0", "=s,v", tl.int32),
     },
 }
 
@@ -67,9 +68,10 @@ def _host_scalar(value: int, dtype) -> tl.tensor:
     return tl.tensor(TensorHandle(np.array([value], dtype=np_dtype), dtype), dtype)
 
 
-def _asm(name: str, what: str, _semantic) -> tl.tensor:
+def _asm(name: str, what: str, _semantic, *args, pure: bool = False) -> tl.tensor:
     asm, constraint, dtype = _ASM[name][what]
-    return tl.inline_asm_elementwise(asm, constraint, [], dtype=dtype, is_pure=False, pack=1, _semantic=_semantic)
+    return tl.inline_asm_elementwise(asm, constraint, list(args), dtype=dtype, is_pure=pure, pack=1,
+                                     _semantic=_semantic)
 
 
 @builtin
@@ -106,3 +108,23 @@ def xcc_id(_semantic=None):
     if name == "interpreter":
         return _host_scalar(0, tl.int32)
     return _semantic.to_tensor(0)
+
+
+@builtin
+def lane0(x, _semantic=None):
+    """``x`` (an int64 scalar) as lane 0 of the calling warp holds it, for every lane of the warp.
+
+    The tracing cursor is thread 0's: its other lanes must take thread 0's value, not their own view of memory.
+    hip: ``v_readlane`` of each half (LLVM forwards a lane's loads and stores per lane, so after a store only
+    thread 0 made, another lane's reload may be its earlier load). cuda: ``x`` itself: the loads are ``ld``
+    instructions LLVM cannot forward through, a warp's load of one address gives all its lanes one value, and
+    ptxas treats it so (it removes a shuffle of such a load).
+    """
+    name = backend_name(_semantic)
+    if name != "hip":
+        return x
+    lo = _asm(name, "lane0", _semantic, _semantic.cast(x, tl.int32), pure=True)
+    hi = _asm(name, "lane0", _semantic, _semantic.cast(_semantic.lshr(x, _semantic.to_tensor(32)), tl.int32),
+              pure=True)
+    low_bits = _semantic.and_(_semantic.cast(lo, tl.int64), _semantic.to_tensor(0xFFFFFFFF))
+    return _semantic.or_(_semantic.shl(_semantic.cast(hi, tl.int64), _semantic.to_tensor(32)), low_bits)

@@ -332,3 +332,27 @@ def test_known_backends_pass_through():
         semantic = SimpleNamespace(builder=SimpleNamespace(options=SimpleNamespace(backend_name=name)))
         assert hw.backend_name(semantic) == name
     assert hw.backend_name(None) == "interpreter"
+
+
+# ---- 5. a record takes no barrier -------------------------------------------------------------------
+
+BARRIER = {"ptx": r"(bar|barrier)\.sync\b", "amdgcn": r"s_barrier\b"}
+
+
+@pytest.mark.parametrize("target", ALL_TARGETS)
+@pytest.mark.parametrize("api", API_PARAMS)
+def test_a_record_takes_no_barrier(api, target):
+    """Thread 0 owns the trace cursor, so records need no CTA barrier: a kernel recording 3 x 2 events on scalar
+    addresses (no reduction) has one barrier, initialize's (its claim's result reaches every thread). On hip
+    every record takes its slot from lane 0 (``hw.lane0``: a ``v_readlane_b32`` of each half, at every copy of a
+    claim site the compiler makes); on cuda there is no such instruction."""
+    kind = _kind(target)
+    asm = compile_kernel(api, "trace_loop_kernel", target, _cx(ITERS=3))
+    lines = normalize(asm[kind], kind, "trace_loop_kernel")
+    barriers = [line for line in lines if re.match(BARRIER[kind], line)]
+    assert len(barriers) == 1, f"trace_loop_kernel on {target}: {len(barriers)} barriers, expected initialize's only"
+    readlanes = [line for line in lines if line.startswith("v_readlane_b32")]
+    if kind == "amdgcn":
+        assert readlanes and len(readlanes) % 2 == 0, f"trace_loop_kernel on {target}: {readlanes}"
+    else:
+        assert not readlanes, f"trace_loop_kernel on {target}: {readlanes}"
