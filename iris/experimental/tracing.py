@@ -21,8 +21,8 @@ and the record constexprs (``iris.tracing.record_constexpr``).
 
 The cursor is a cell in global memory, the one of the program's first chunk (``cursors[base // chunk]``), as in
 the Triton twin, and needs no barrier for the same reason: thread 0 writes it and reads it back, and every write
-a record makes is thread 0's or that of a lane of warp 0 (the record block, one word per lane), lanes that read
-the cell in the same load instruction as thread 0. Other warps may see an older value and branch differently,
+a record makes is thread 0's or that of a lane of warp 0 (the record block, one word per lane), lanes that take
+thread 0's slot (``hw.lane0``). Other warps may see an older value and branch differently,
 but write nothing; a new chunk is claimed by thread 0 alone (``_refill``), so no barrier hides in such a branch.
 The record, its timestamp (read just before) included, is one 16-word block store.
 The words every record of a program shares (pid, cur_rank, xcc_id, cu_id) are built once, at ``initialize``.

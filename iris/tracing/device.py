@@ -20,8 +20,8 @@ the two):
 The cursor is a cell in global memory, the one of the program's first chunk (``cursors[base // chunk]``):
 programs of kernels that run at once never share a cursor. It needs no barrier: thread 0 writes it and thread 0
 reads it back (a thread sees its own writes), and every write a record makes is thread 0's or that of a lane of
-warp 0 (the 16-word block store), lanes that read the cell in the same load instruction as thread 0 and so get
-its value. Other warps read the cell too, may see an older value and may branch differently, but write nothing.
+warp 0 (the 16-word block store), lanes that take thread 0's slot (``hw.lane0``). Other warps read the cell too,
+may see an older value and may branch differently, but write nothing.
 A new chunk is claimed by thread 0 alone (``_refill``: a block atomic masked to the element thread 0 owns), so
 no barrier hides in a branch that only some warps take. The record, its timestamp (read just before)
 included, is one 16-word block store. The words every record of a program shares (pid, cur_rank, xcc_id,
