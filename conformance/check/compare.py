@@ -8,7 +8,8 @@ event's position within its program (programs claim slots in program order, so s
 Logical fields must be equal; physical fields (timestamps, durations, SM/CU/XCC ids) must be valid:
 inside the launch window, ordered, in range for the device. ``op_index`` must be the slot the event
 was found in (record semantics v2: unique per rank, increasing in program order, not dense: slots a program
-claimed and never used are holes). What the host reports is checked too:
+claimed and never used are holes), and each chunk of slots holds one program's records, its lowest slot a chunk
+start. What the host reports is checked too:
 ``dropped``, and the exported trace file's counts and events (``conformance.check.exported``) against the model.
 Memory is compared exactly. Each
 divergence names the check, rank, program, event, field and both values, and carries the first

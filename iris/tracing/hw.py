@@ -1,13 +1,13 @@
-"""Where and when an event happened: the one per-backend module for clocks and chip ids.
+"""Where and when an event happened: the one per-backend module for clocks, chip ids and the one lane read.
 
 Each reader is a Triton builtin, so the same function serves Triton and Gluon kernels and
 cross-compiles for every target from one machine. The target is read from the compiler
 options; the interpreter (no compiler, ``_semantic`` is None) gets a host fallback.
 
-| backend | timestamp                       | cu_id                          | xcc_id          |
-| cuda    | ``%globaltimer`` (ns)           | ``%smid``                      | 0               |
-| hip     | ``s_memrealtime`` (100 MHz)     | HW_REG_HW_ID: (SE, SH, CU)     | HW_REG_XCC_ID   |
-| interp. | host monotonic clock (ns)       | 0                              | 0               |
+| backend | timestamp                   | cu_id                      | xcc_id        | lane0 (lane 0's value)  |
+| cuda    | ``%globaltimer`` (ns)       | ``%smid``                  | 0             | the value itself        |
+| hip     | ``s_memrealtime`` (100 MHz) | HW_REG_HW_ID: (SE, SH, CU) | HW_REG_XCC_ID | ``v_readlane_b32`` x 2  |
+| interp. | host monotonic clock (ns)   | 0                          | 0             | the value itself        |
 """
 
 from __future__ import annotations
