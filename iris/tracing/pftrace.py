@@ -197,7 +197,8 @@ class _Annotations:
             event.add_short_messages(E_ANNOTATION, heads, values, present)
 
 
-def _event_packets(tl: Timeline, annotations: _Annotations, lo: int, hi: int) -> np.ndarray:
+def _event_packets(tl: Timeline, annotations: _Annotations, lo: int, hi: int,
+                   scratch: pw.Scratch | None = None) -> np.ndarray:
     """Packets of the points ``[lo, hi)`` of the viewer order, as bytes (uint8)."""
     s, is_end = tl.point_slice[lo:hi], tl.point_is_end[lo:hi]
     n, begin = hi - lo, ~is_end
@@ -220,7 +221,7 @@ def _event_packets(tl: Timeline, annotations: _Annotations, lo: int, hi: int) ->
     packet.add_message(P_TRACK_EVENT, event)
     trace = pw.Rows(n)
     trace.add_message(TRACE_PACKET, packet)
-    return trace.encode()
+    return trace.encode(scratch)
 
 
 def compressed_packets(data) -> bytes:
@@ -237,9 +238,11 @@ class Encoder:
         self.annotations = _Annotations(tl)
         self.chunk = chunk_size(chunks.workers())
         self.starts = range(0, len(tl.point_slice), self.chunk)
+        self.scratch = pw.Scratch()  # each encoding thread's matrices, reused chunk after chunk
 
     def packets(self, lo: int) -> np.ndarray:
-        return _event_packets(self.tl, self.annotations, lo, min(lo + self.chunk, len(self.tl.point_slice)))
+        hi = min(lo + self.chunk, len(self.tl.point_slice))
+        return _event_packets(self.tl, self.annotations, lo, hi, self.scratch)
 
 
 def write(f: IO[bytes], tl: Timeline, metadata: dict, compress: bool = True) -> None:

@@ -9,6 +9,8 @@ a few numpy operations per field, never a Python step per message.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 VARINT, FIXED64, LEN = 0, 1, 2
@@ -116,6 +118,27 @@ def _varint_into(v: np.ndarray, data: np.ndarray, used: np.ndarray):
     data &= np.uint8(0x7F)
     data[:-1] |= used[1:].view(np.uint8) << 7
     return size
+
+
+class Scratch:
+    """Reusable buffers for ``Rows.encode``, one set per thread: chunk after chunk reuses the same memory
+    instead of taking fresh matrices from the allocator, whose first touch faults in every page again."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def get(self, name: str, shape: tuple[int, int], dtype) -> np.ndarray:
+        """This thread's buffer ``name`` as an uninitialized ``shape`` array of ``dtype``."""
+        nbytes = shape[0] * shape[1] * np.dtype(dtype).itemsize
+        buf = getattr(self._local, name, None)
+        if buf is None or buf.size < nbytes:
+            buf = np.empty(nbytes, dtype=np.uint8)
+            setattr(self._local, name, buf)
+        return buf[:nbytes].view(dtype).reshape(shape)
+
+
+def _empty(scratch: Scratch | None, name: str, shape: tuple[int, int], dtype) -> np.ndarray:
+    return np.empty(shape, dtype=dtype) if scratch is None else scratch.get(name, shape, dtype)
 
 
 class Rows:
@@ -236,16 +259,17 @@ class Rows:
         self._blocks.extend((data, used, _within(rows, present)) for data, used, rows in inner._blocks)
         self._sizes.append((size, present))
 
-    def encode(self) -> np.ndarray:
-        """Every row's bytes, rows one after another, as a uint8 array."""
+    def encode(self, scratch: Scratch | None = None) -> np.ndarray:
+        """Every row's bytes, rows one after another, as a (new) uint8 array; ``scratch`` lends the working
+        matrices."""
         width = self.width
         if self.n == 0 or width == 0:
             return np.zeros(0, dtype=np.uint8)
         # Rows of the matrix an odd number of cache lines apart: a power-of-two stride (a chunk of 2**k rows)
         # maps every byte of one message to the same cache set, which made the transposes 5x slower.
         stride = -(-self.n // 128) * 128 + 64
-        matrix = np.empty((width, stride), dtype=np.uint8)[:, :self.n]
-        used = np.empty((width, stride), dtype=bool)[:, :self.n]
+        matrix = _empty(scratch, "matrix", (width, stride), np.uint8)[:, :self.n]
+        used = _empty(scratch, "used", (width, stride), bool)[:, :self.n]
         c = 0
         for data, in_use, rows in self._blocks:
             w = data.shape[0]
@@ -258,7 +282,11 @@ class Rows:
                 np.logical_and(in_use, rows, out=used[c:c + w])
             c += w
         # One transpose each, then the bytes in use, row after row.
-        return np.compress(np.ascontiguousarray(used.T).ravel(), np.ascontiguousarray(matrix.T).ravel())
+        by_row = _empty(scratch, "by_row", (self.n, width), np.uint8)
+        used_by_row = _empty(scratch, "used_by_row", (self.n, width), bool)
+        np.copyto(by_row, matrix.T)
+        np.copyto(used_by_row, used.T)
+        return np.compress(used_by_row.ravel(), by_row.ravel())
 
     def tobytes(self) -> bytes:
         """Every row's bytes, rows one after another."""
