@@ -285,8 +285,10 @@ class Rows:
         by_row = _empty(scratch, "by_row", (self.n, width), np.uint8)
         used_by_row = _empty(scratch, "used_by_row", (self.n, width), bool)
         np.copyto(by_row, matrix.T)
-        np.copyto(used_by_row, used.T)
-        return np.compress(used_by_row.ravel(), by_row.ravel())
+        np.copyto(used_by_row.view(np.uint8), used.view(np.uint8).T)  # as bytes: a bool transpose is 2x slower
+        # A boolean subscript copies run by run and makes no index array (np.compress takes one of 8 bytes per
+        # byte kept, whose fresh pages every thread faults in): 2x faster on one thread, and threads scale.
+        return by_row.ravel()[used_by_row.ravel()]
 
     def tobytes(self) -> bytes:
         """Every row's bytes, rows one after another."""
