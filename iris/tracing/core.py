@@ -15,6 +15,7 @@ from iris import layout
 from iris.checks import is_int
 from iris.tracing import hw
 from iris.tracing.events import EMPTY_EVENT, FIELD_INDEX, TRACE_FIELDS
+from iris.tracing.readback import Readback
 from iris.tracing.records import TraceRecords
 from iris.world import synchronize
 
@@ -46,6 +47,7 @@ class Tracing:
         self._counters: torch.Tensor | None = None
         self._cursors: torch.Tensor | None = None
         self._chunk = DEFAULT_CHUNK
+        self._readback = Readback()
         self.enabled = False
 
     @property
@@ -124,6 +126,7 @@ class Tracing:
         """Free the trace buffers (the owner closes; the context must not point at them any more)."""
         self.enabled = False
         self._records = self._guarded = self._counters = self._cursors = None
+        self._readback.release()
 
     def _read_counters(self) -> tuple[int, int]:
         """(slots claimed, records dropped), from the device."""
@@ -188,12 +191,12 @@ class Tracing:
         return MappingProxyType({field: self._records[:, word] for word, field in enumerate(TRACE_FIELDS)})
 
     def events(self) -> TraceRecords:
-        """This rank's events, decoded (the claimed slots transposed to one row per field on the device, then one
-        bulk device-to-host copy; holes skipped)."""
+        """This rank's events, decoded (the claimed slots transposed to one row per field, then copied to the host
+        in bulk, ``readback``; holes skipped)."""
         self._require_buffers("events")
         claimed, dropped = self._read_counters()
         n = min(claimed, self.max_events)
-        fields = self._records[:n, : len(TRACE_FIELDS)].t().contiguous().cpu().numpy()  # transposed on the device
+        fields = self._readback.fields(self._records[:n, : len(TRACE_FIELDS)])
         return TraceRecords.from_written(fields, dropped, self.max_events, rank=self._owner.rank,
                                          backend=self.backend, ticks_per_second=self.ticks_per_second)
 
