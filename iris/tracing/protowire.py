@@ -1,10 +1,12 @@
 """Protobuf wire encoding, written by hand: scalars for the few header messages, numpy columns for events.
 
 Only what a Perfetto trace needs: field keys, varints (uint64; int64 as its two's complement), fixed64
-and length-delimited fields. ``Rows`` lays out one message per row as a byte matrix, field by field
-(each field a block of columns, and a mask of the bytes in use; kept transposed, so a column is one
-contiguous numpy row), and compacts it once (one transpose, one masked copy): encoding N messages costs
-a few numpy operations per field, never a Python step per message.
+and length-delimited fields. ``Rows`` describes one message per row as a list of segments (constant bytes,
+per-row bytes, varints, lengths of nested messages) and encodes them all at once into a byte matrix, a row
+of the matrix per byte position (and a mask of the bytes in use), which it compacts once (one transpose,
+one masked copy). The varints of every field are computed together, byte position by byte position, so
+encoding N messages costs a few dozen numpy calls whatever the number of fields, never a Python step per
+message; few calls matter when several threads encode at once, since each call holds the GIL a while.
 """
 
 from __future__ import annotations
@@ -67,59 +69,6 @@ def varint_sizes(values: np.ndarray) -> np.ndarray:
     return size
 
 
-# A block: a field's bytes in every row, stored transposed as [width, n] (or one [width] column for all
-# rows), which of them are in use (None: all; else a bool [width, n] matrix), and the rows that have the
-# field at all (None: every row). Transposed, each byte position of a field is one contiguous numpy row.
-_Block = tuple[np.ndarray, "np.ndarray | None", "np.ndarray | None"]
-
-
-def _within(rows: np.ndarray | None, present: np.ndarray | None) -> np.ndarray | None:
-    """The rows of ``rows`` that are also ``present``."""
-    if present is None or rows is present:
-        return rows
-    if rows is None:
-        return present
-    return rows & present
-
-
-def varint_block(values: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | int]:
-    """Varints of a uint64 column as a block: ``(bytes [width, n], used [width, n] or None, size per row)``.
-
-    Byte j holds bits 7j..7j+6 of the value and is in use when some bit at 7j or above is set (byte 0
-    always); it carries the continuation bit when the next byte is in use.
-    """
-    v = np.asarray(values).astype(np.uint64, copy=False)
-    width = max(1, -(-int(v.max(initial=0)).bit_length() // 7))
-    if width == 1:
-        return v.astype(np.uint8)[None, :], None, 1
-    data = np.empty((width, len(v)), dtype=np.uint8)
-    used = np.empty((width, len(v)), dtype=bool)
-    return data, used, _varint_into(v, data, used)
-
-
-def _varint_into(v: np.ndarray, data: np.ndarray, used: np.ndarray):
-    """Varints of uint64 ``v`` written into ``data``/``used`` ([width, n], width enough for the largest value);
-    returns the size per row (an int where every row takes the full width)."""
-    width = data.shape[0]
-    if width == 1:
-        data[0] = v
-        used[0] = True
-        return 1
-    used[0] = True
-    rest = v.astype(np.uint32) if width <= 4 else v.copy()
-    seven = rest.dtype.type(7)
-    size = np.ones(len(v), dtype=np.int64)
-    for j in range(width):
-        data[j] = rest
-        if j + 1 < width:
-            rest >>= seven
-            np.not_equal(rest, 0, out=used[j + 1])
-            size += used[j + 1]
-    data &= np.uint8(0x7F)
-    data[:-1] |= used[1:].view(np.uint8) << 7
-    return size
-
-
 class Scratch:
     """Reusable buffers for ``Rows.encode``, one set per thread: chunk after chunk reuses the same memory
     instead of taking fresh matrices from the allocator, whose first touch faults in every page again."""
@@ -141,52 +90,45 @@ def _empty(scratch: Scratch | None, name: str, shape: tuple[int, int], dtype) ->
     return np.empty(shape, dtype=dtype) if scratch is None else scratch.get(name, shape, dtype)
 
 
-class Rows:
-    """N messages of one shape, built field by field as blocks of a (transposed) byte matrix.
+_CONST, _BYTES, _VARINT, _LENGTH = range(4)
 
-    Every ``add_*`` takes an optional ``present`` mask: where it is False the field takes no bytes.
-    ``size`` is each row's encoded length so far, which is what a parent needs to wrap it.
+
+class _Segment:
+    """Bytes of every row at one place of the message: ``kind`` (``_CONST``: ``data`` uint8 [w], the same in
+    every row; ``_BYTES``: ``data`` uint8 [w, n]; ``_VARINT``: ``data`` the values, [n]; ``_LENGTH``: the varint
+    length of the nested message made of the ``data`` segments that follow), and the rows that have them
+    (``present``: a bool [n] mask, or None for every row). ``width`` and ``row`` are set by the layout."""
+
+    __slots__ = ("kind", "data", "present", "width", "row")
+
+    def __init__(self, kind: int, data, present: np.ndarray | None, width: int = 0) -> None:
+        self.kind, self.data, self.present, self.width, self.row = kind, data, present, width, 0
+
+
+def _bytes_for(bits: int) -> int:
+    """Varint bytes of a value of ``bits`` significant bits."""
+    return max(1, -(-bits // 7))
+
+
+class Rows:
+    """N messages of one shape, described field by field, encoded at once (``encode``).
+
+    Every ``add_*`` takes an optional ``present`` mask: where it is False the field takes no bytes. Values
+    of rows where a field is absent are ignored.
     """
 
     def __init__(self, n: int) -> None:
         self.n = n
-        self._blocks: list[_Block] = []
-        self._sizes: list = []  # per field: (bytes per row: an int or an array, present)
-
-    @property
-    def width(self) -> int:
-        return sum(data.shape[0] for data, _, _ in self._blocks)
-
-    @property
-    def size(self) -> np.ndarray:
-        total = np.zeros(self.n, dtype=np.int64)
-        constant: dict[int, list] = {}  # fixed-width fields that share a presence mask: their widths summed
-        for size, present in self._sizes:
-            if present is None:
-                total += size
-            elif isinstance(size, int):
-                constant.setdefault(id(present), [present, 0])[1] += size
-            else:
-                total += np.where(present, size, 0)
-        for present, size in constant.values():
-            total += present * size
-        return total
-
-    def _add(self, data: np.ndarray, used: np.ndarray | None, size, present: np.ndarray | None) -> None:
-        self._blocks.append((data, used, present))
-        self._sizes.append((size, present))
+        self._segments: list[_Segment] = []
 
     def add_bytes(self, data: bytes, present: np.ndarray | None = None) -> None:
         """The same bytes in every row (a key, or a whole constant field)."""
         if data:
-            self._add(np.frombuffer(data, dtype=np.uint8), None, len(data), present)
+            self._segments.append(_Segment(_CONST, np.frombuffer(data, dtype=np.uint8), present, len(data)))
 
     def add_raw_varint(self, values: np.ndarray, present: np.ndarray | None = None) -> None:
-        """A varint per row (no key): a length prefix or a field's value."""
-        v = np.asarray(values).astype(np.uint64, copy=False)
-        if present is not None:
-            v = np.where(present, v, np.uint64(0))  # absent rows must not widen the block
-        self._add(*varint_block(v), present)
+        """A varint per row (no key): a field's value (uint64, or int64 as two's complement)."""
+        self._segments.append(_Segment(_VARINT, np.asarray(values), present))
 
     def add_varint(self, field: int, values: np.ndarray, present: np.ndarray | None = None) -> None:
         """Field ``field`` as a varint per row (uint64, or int64 as two's complement)."""
@@ -195,53 +137,22 @@ class Rows:
 
     def add_tagged_varint(self, keys: np.ndarray, values: np.ndarray, present: np.ndarray | None = None) -> None:
         """A varint field whose one-byte key differs per row (e.g. int_value or pointer_value)."""
-        self._add(np.asarray(keys, dtype=np.uint8)[None, :], None, 1, present)
+        self._segments.append(_Segment(_BYTES, np.asarray(keys, dtype=np.uint8)[None, :], present, 1))
         self.add_raw_varint(values, present)
 
     def add_short_messages(self, field: int, heads: list, values: list, present: list) -> None:
-        """Several short-message fields ``field`` (as ``add_short_message``) as one block: per message a
-        ``head`` (uint8 [h] or [n, h]), a column of ``values`` and a ``present`` mask (or None: every row).
-        One block instead of two per message; consecutive messages with the same mask are masked at once.
-        """
+        """Several messages in fields ``field``, each a ``head`` (uint8 [h], or [n, h] per row) then a varint of
+        its column of ``values``, in the rows of its ``present`` mask (or None: every row)."""
         field_key = key(field, LEN)
-        if len(field_key) != 1:
-            raise ValueError(f"short message field {field}: needs a one-byte key")
-        parts = []  # (head, values, present, width); absent rows may only widen the block, never a row
         for head, v, p in zip(heads, values, present, strict=True):
             head = np.asarray(head, dtype=np.uint8)
-            v = np.asarray(v).astype(np.uint64, copy=False)
-            width = max(1, -(-int(v.max(initial=0)).bit_length() // 7))
-            if head.shape[-1] + width > 127:
-                raise ValueError(f"short message field {field} with a {head.shape[-1]}-byte head: needs a "
-                                 "message under 128 bytes")
-            parts.append((head, v, p, width))
-        total = sum(2 + head.shape[-1] + width for head, _, _, width in parts)
-        data = np.empty((total, self.n), dtype=np.uint8)
-        used = np.empty((total, self.n), dtype=bool)
-        size = np.zeros(self.n, dtype=np.int64)
-        run_size, run_start, c = 0, 0, 0  # a run: consecutive messages with one mask
-
-        def end_run(p) -> None:
-            nonlocal size
-            if p is not None:
-                used[run_start:c] &= p
-                size += np.where(p, run_size, 0)
+            self.add_bytes(field_key, p)
+            self._segments.append(_Segment(_LENGTH, 2, p))
+            if head.ndim == 2:
+                self._segments.append(_Segment(_BYTES, np.ascontiguousarray(head.T), p, head.shape[1]))
             else:
-                size += run_size
-
-        for i, (head, v, p, width) in enumerate(parts):
-            h = head.shape[-1]
-            vsize = _varint_into(v, data[c + 2 + h:c + 2 + h + width], used[c + 2 + h:c + 2 + h + width])
-            data[c] = field_key[0]
-            data[c + 1] = vsize + h
-            data[c + 2:c + 2 + h] = head.T if head.ndim == 2 else head[:, None]
-            used[c:c + 2 + h] = True
-            run_size = run_size + vsize + 2 + h
-            c += 2 + h + width
-            if i + 1 == len(parts) or parts[i + 1][2] is not p:
-                end_run(p)
-                run_size, run_start = 0, c
-        self._add(data, used, size, None)
+                self._segments.append(_Segment(_CONST, head, p, head.shape[0]))
+            self.add_raw_varint(v, p)
 
     def add_fixed64(self, field: int, values: np.ndarray, present: np.ndarray | None = None) -> None:
         """Field ``field`` as 8 little-endian bytes per row."""
@@ -249,47 +160,136 @@ class Rows:
             return
         self.add_bytes(key(field, FIXED64), present)
         block = np.ascontiguousarray(values, dtype="<u8").view(np.uint8).reshape(self.n, 8).T
-        self._add(block, None, 8, present)
+        self._segments.append(_Segment(_BYTES, block, present, 8))
 
     def add_message(self, field: int, inner: Rows, present: np.ndarray | None = None) -> None:
         """Field ``field`` holding ``inner``'s row as a length-delimited message."""
-        size = inner.size
         self.add_bytes(key(field, LEN), present)
-        self.add_raw_varint(size, present)
-        self._blocks.extend((data, used, _within(rows, present)) for data, used, rows in inner._blocks)
-        self._sizes.append((size, present))
+        self._segments.append(_Segment(_LENGTH, len(inner._segments), present))
+        within: dict = {}  # one mask per (inner mask, present) pair
+        for seg in inner._segments:
+            mask = seg.present
+            if present is not None:
+                if mask is None:
+                    mask = present
+                elif mask is not present:
+                    mask = within.get(id(mask))
+                    if mask is None:
+                        mask = within[id(seg.present)] = seg.present & present
+            self._segments.append(_Segment(seg.kind, seg.data, mask, seg.width))
+
+    @property
+    def size(self) -> np.ndarray:
+        """Each row's encoded length (int64)."""
+        if self.n == 0 or not self._segments:
+            return np.zeros(self.n, dtype=np.int64)
+        _, used = self._fill(None)
+        return used.sum(axis=0, dtype=np.int64)
 
     def encode(self, scratch: Scratch | None = None) -> np.ndarray:
         """Every row's bytes, rows one after another, as a (new) uint8 array; ``scratch`` lends the working
         matrices."""
-        width = self.width
-        if self.n == 0 or width == 0:
+        if self.n == 0 or not self._segments:
             return np.zeros(0, dtype=np.uint8)
-        # Rows of the matrix an odd number of cache lines apart: a power-of-two stride (a chunk of 2**k rows)
-        # maps every byte of one message to the same cache set, which made the transposes 5x slower.
-        stride = -(-self.n // 128) * 128 + 64
-        matrix = _empty(scratch, "matrix", (width, stride), np.uint8)[:, :self.n]
-        used = _empty(scratch, "used", (width, stride), bool)[:, :self.n]
-        c = 0
-        for data, in_use, rows in self._blocks:
-            w = data.shape[0]
-            matrix[c:c + w] = data if data.ndim == 2 else data[:, None]
-            if in_use is None:
-                used[c:c + w] = True if rows is None else rows
-            elif rows is None:
-                used[c:c + w] = in_use
-            else:
-                np.logical_and(in_use, rows, out=used[c:c + w])
-            c += w
-        # One transpose each, then the bytes in use, row after row.
+        matrix, used = self._fill(scratch)
+        width = matrix.shape[0]
+        # One transpose each, then the bytes in use, row after row. A boolean subscript copies run by run and
+        # makes no index array (np.compress takes one of 8 bytes per byte kept, freshly faulted in every chunk).
         by_row = _empty(scratch, "by_row", (self.n, width), np.uint8)
         used_by_row = _empty(scratch, "used_by_row", (self.n, width), bool)
         np.copyto(by_row, matrix.T)
         np.copyto(used_by_row.view(np.uint8), used.view(np.uint8).T)  # as bytes: a bool transpose is 2x slower
-        # A boolean subscript copies run by run and makes no index array (np.compress takes one of 8 bytes per
-        # byte kept, whose fresh pages every thread faults in): 2x faster on one thread, and threads scale.
         return by_row.ravel()[used_by_row.ravel()]
 
     def tobytes(self) -> bytes:
         """Every row's bytes, rows one after another."""
         return self.encode().tobytes()
+
+    def _fill(self, scratch: Scratch | None) -> tuple[np.ndarray, np.ndarray]:
+        """The byte matrix and its mask of bytes in use, both [width, n]: a row per byte position."""
+        n, segs = self.n, self._segments
+        varints = [s for s in segs if s.kind == _VARINT]
+        values = _empty(scratch, "values", (len(varints), n), np.uint64)
+        for s, row in zip(varints, values, strict=True):  # absent rows are 0, so they widen nothing
+            if s.present is None:
+                np.copyto(row, s.data, casting="unsafe")
+            else:
+                np.multiply(s.data, s.present, out=row, casting="unsafe")
+        if varints:
+            for s, top in zip(varints, values.max(axis=1).tolist(), strict=True):
+                s.width = _bytes_for(int(top).bit_length())
+        # Lengths: wide enough for the largest message their segments can make; the segments follow them.
+        lengths = [i for i, s in enumerate(segs) if s.kind == _LENGTH]
+        depth = [0] * len(segs)
+        for i in reversed(lengths):
+            covered = range(i + 1, i + 1 + segs[i].data)
+            segs[i].width = _bytes_for(sum(segs[j].width for j in covered).bit_length())
+            for j in covered:
+                depth[j] += 1
+        row = 0
+        for s in segs:
+            s.row = row
+            row += s.width
+        width = row
+        stride = -(-n // 128) * 128 + 64  # rows an odd number of cache lines apart (see Scratch)
+        matrix = _empty(scratch, "matrix", (width, stride), np.uint8)[:, :n]
+        used = _empty(scratch, "used", (width + 1, stride), bool)[:, :n]  # row ``width``: never in use
+        used[width] = False
+        consts = [s for s in segs if s.kind == _CONST]
+        if consts:
+            matrix[np.concatenate([np.arange(s.row, s.row + s.width) for s in consts])] = np.concatenate(
+                [s.data for s in consts])[:, None]
+        for s in segs:
+            if s.kind == _BYTES:
+                matrix[s.row:s.row + s.width] = s.data
+        _mark_present(used, [s for s in segs if s.kind in (_CONST, _BYTES)], all_bytes=True)
+        _varint_planes(matrix, used, varints, values)
+        for d in sorted({depth[i] for i in lengths}, reverse=True):  # innermost messages first
+            level = [i for i in lengths if depth[i] == d]
+            sums = np.empty((len(level), n), dtype=np.uint16 if width < 1 << 16 else np.uint64)
+            for i, out in zip(level, sums, strict=True):  # a message's length: its bytes in use
+                last = segs[i + segs[i].data]  # the segment itself where it covers none
+                used[segs[i].row + segs[i].width:last.row + last.width].view(np.uint8).sum(axis=0, out=out)
+            _varint_planes(matrix, used, [segs[i] for i in level], sums)
+        # Bit 7 of a varint byte: set when the next byte is in use (bytes in use are a prefix; after the last byte
+        # of a varint comes row ``width``, never in use).
+        var = [s for s in segs if s.kind in (_VARINT, _LENGTH)]
+        if var:
+            rows = np.concatenate([np.arange(s.row, s.row + s.width) for s in var])
+            after = rows + 1
+            after[np.cumsum([s.width for s in var]) - 1] = width
+            matrix[rows] = (matrix[rows] & np.uint8(0x7F)) | (used[after].view(np.uint8) << np.uint8(7))
+        return matrix, used[:width]
+
+
+def _mark_present(used: np.ndarray, segs: list, all_bytes: bool) -> None:
+    """``used`` of the segments' bytes (all of them, or the first) where each is present, a call per mask."""
+    by_mask: dict = {}
+    for s in segs:
+        rows = range(s.row, s.row + (s.width if all_bytes else 1))
+        by_mask.setdefault(id(s.present), (s.present, []))[1].extend(rows)
+    for mask, rows in by_mask.values():
+        used[rows] = True if mask is None else mask
+
+
+def _varint_planes(matrix: np.ndarray, used: np.ndarray, segs: list, values: np.ndarray) -> None:
+    """Varint bytes of ``values`` (uint64 [len(segs), n], 0 where absent) into the segments' rows, byte
+    position by byte position: byte j holds bits 7j..7j+6 (and bit 7j+7, which the caller replaces by the
+    continuation bit) and is in use when some bit at 7j or above is set (byte 0: where present)."""
+    if not segs:
+        return
+    _mark_present(used, segs, all_bytes=False)
+    rest = values  # shifted in place: the caller's values are spent
+    keep = list(range(len(segs)))
+    for j in range(max(s.width for s in segs)):
+        if j:
+            now = [k for k, i in enumerate(keep) if segs[i].width > j]
+            if len(now) < len(keep):
+                rest = rest[now]
+                keep = [keep[k] for k in now]
+            np.right_shift(rest, rest.dtype.type(7), out=rest)
+            rows = [segs[i].row + j for i in keep]
+            used[rows] = rest != 0
+        else:
+            rows = [s.row for s in segs]
+        matrix[rows] = rest  # the low 8 bits; bit 7 is the continuation bit, set by the caller
