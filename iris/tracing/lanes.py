@@ -16,6 +16,7 @@ two ranges of a lane overlap. Both run as a handful of sorts and prefix sums, wi
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 # Phase of a point at one instant: ends of ranges that began earlier, begins and instants, ends of empty ranges.
 _END_EARLIER, _BEGIN, _END_EMPTY = 0, 1, 2
@@ -35,16 +36,16 @@ def point_order(start: np.ndarray, end: np.ndarray, is_range: np.ndarray,
     ranges = np.flatnonzero(is_range)
     # Begins and ends sorted apart, then merged: a stable sort of two sorted runs is a linear merge.
     # The first two sorts need not be stable: every tie that matters is put in order below.
-    ends = ranges[_argsort_ints(end[ranges])]
+    ends = ranges[stable_argsort(end[ranges])]
     if bool(np.all(start[1:] >= start[:-1])):  # slices in time order already (records mostly are)
         slice_of = np.concatenate([np.arange(n), ends])
         time = np.concatenate([start, end[ends]])
     else:
-        begins = np.argsort(start)
+        begins = stable_argsort(start)
         slice_of = np.concatenate([begins, ends])
         time = np.concatenate([start[begins], end[ends]])
-    order = np.argsort(time, kind="stable")
-    slice_of, t = slice_of[order], time[order]
+    t, order = stable_sort(time)
+    slice_of = slice_of[order]
     is_end = order >= n
     same = np.flatnonzero(t[1:] == t[:-1])
     if len(same):
@@ -52,21 +53,22 @@ def point_order(start: np.ndarray, end: np.ndarray, is_range: np.ndarray,
     return slice_of, is_end
 
 
-def _argsort_ints(values: np.ndarray) -> np.ndarray:
-    """A stable argsort of int64 ``values``; within a 32-bit range by 16-bit radix passes, 2x as fast."""
-    if not len(values):
-        return np.zeros(0, dtype=np.int64)
-    low = int(values.min())
-    span = int(values.max()) - low
-    if span >= 1 << 32:
-        return np.argsort(values, kind="stable")
-    digit = values.astype(np.uint16)  # the low 16 bits of values - low (the cast keeps the low bits)
-    digit -= np.uint16(low & 0xFFFF)
-    order = np.argsort(digit, kind="stable")  # numpy sorts 16-bit keys by radix
-    if span < 1 << 16:
-        return order
-    high = ((values[order] - low) >> 16).astype(np.uint16)
-    return order[np.argsort(high, kind="stable")]
+def stable_sort(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` sorted (as int64) and the stable permutation that sorts them.
+
+    On torch's CPU sort, a radix sort on every core this process may use: on one 16-CPU host 17 ms for 2M
+    int64 keys, where numpy's stable sort took 121 ms and its 16-bit radix passes 93 ms.
+    """
+    keys = np.ascontiguousarray(values, dtype=np.int64)
+    if not keys.flags.writeable:  # torch shares the memory and wants it writable (it does not write it)
+        keys = keys.copy()
+    ordered, order = torch.sort(torch.from_numpy(keys), stable=True)
+    return ordered.numpy(), order.numpy()
+
+
+def stable_argsort(values: np.ndarray) -> np.ndarray:
+    """The stable permutation that sorts the integers ``values`` (``stable_sort``)."""
+    return stable_sort(values)[1]
 
 
 def _break_ties(slice_of: np.ndarray, is_end: np.ndarray, t: np.ndarray, same: np.ndarray, start: np.ndarray,
@@ -125,13 +127,7 @@ def dense_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _grouped(group_of_point: np.ndarray) -> np.ndarray:
     """Permutation that gathers the points of each group, keeping their order within the group."""
-    low = int(group_of_point.min(initial=0))
-    if low >= 0 and int(group_of_point.max(initial=0)) < 1 << 16:  # already small: no need to densify
-        return np.argsort(group_of_point.astype(np.uint16), kind="stable")  # a radix sort
-    _, dense = dense_ids(group_of_point)
-    if dense.max(initial=0) < 1 << 16:
-        return np.argsort(dense.astype(np.uint16), kind="stable")
-    return np.argsort(dense, kind="stable")
+    return stable_argsort(group_of_point)
 
 
 def fits_one_track(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.ndarray, is_range: np.ndarray,
@@ -153,7 +149,7 @@ def fits_one_track(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.nda
     _, dense = dense_ids(group[slice_of_point[kept]])
     pos_bits = int(kept[-1]).bit_length()
     key = (dense << (pos_bits + 1)) | (kept << 1) | is_end[kept]
-    key.sort()
+    key = stable_sort(key)[0]
     e = (key & 1).astype(bool)
     s = slice_of_point[(key >> 1) & ((1 << pos_bits) - 1)]
     depth_after = np.cumsum(np.where(e, -1, 1))  # every group is balanced: it starts and ends at depth 0
@@ -220,7 +216,7 @@ def lanes(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.ndarray, is_
     level = np.where(e, after, after + 1)  # a begin's level is the count before it takes a lane
     _, g_dense = dense_ids(g)
     span = 2 * len(s) + 1
-    bucket = np.argsort(g_dense.astype(np.int64) * span + (level + len(s)), kind="stable")
+    bucket = stable_argsort(g_dense.astype(np.int64) * span + (level + len(s)))
     bs, be, bl = s[bucket], e[bucket], level[bucket]
     same_bucket = np.zeros(len(bucket), dtype=bool)
     same_bucket[1:] = (g_dense[bucket][1:] == g_dense[bucket][:-1]) & (bl[1:] == bl[:-1])

@@ -38,18 +38,9 @@ SEQUENCE = 1
 CLOCK_DELTA = 64  # the first sequence-scoped clock id: an incremental clock in ns
 CLOCK_BOOTTIME = 6  # the trace clock of a Perfetto trace
 # Packets encoded (and compressed) together. One thread is fastest at 32768 (the byte matrices stay in cache:
-# 1M events took 0.53 s against 0.63 s at 16384 and 0.58 s at 65536); many threads gain from larger chunks (fewer
-# numpy calls holding the GIL), so a chunk grows with the threads up to CHUNK_MAX, which bounds memory: encoding
-# peaks at about 1 KB per packet, per thread (64 MB per thread at CHUNK_MAX).
-CHUNK_MIN = 1 << 15
-CHUNK_PER_THREAD = 1 << 12
-CHUNK_MAX = 1 << 16
-CHUNK: int | None = None  # packets per chunk; None: chunk_size(chunks.workers())
-
-
-def chunk_size(threads: int) -> int:
-    """Packets per chunk when ``threads`` encode (``CHUNK``, where set, overrides)."""
-    return CHUNK or min(CHUNK_MAX, max(CHUNK_MIN, CHUNK_PER_THREAD * max(1, threads)))
+# 1M events took 0.53 s against 0.63 s at 16384 and 0.58 s at 65536); 65536 takes fresh pages on every chunk
+# (70K page faults for 1M events on one 16-CPU host). Encoding peaks at about 1 KB per packet, per thread.
+CHUNK = 1 << 15
 
 # Field numbers (perfetto/trace/trace_packet.proto, track_event/*.proto).
 TRACE_PACKET = 1
@@ -236,7 +227,7 @@ class Encoder:
     def __init__(self, tl: Timeline) -> None:
         self.tl = tl
         self.annotations = _Annotations(tl)
-        self.chunk = chunk_size(chunks.workers())
+        self.chunk = CHUNK
         self.starts = range(0, len(tl.point_slice), self.chunk)
         self.scratch = pw.Scratch()  # each encoding thread's matrices, reused chunk after chunk
 

@@ -129,12 +129,18 @@ def test_dense_ids_match_unique():
         check("inverse", inverse.tolist(), want_i.tolist(), str(values))
 
 
-def test_argsort_ints_is_a_stable_argsort_at_every_span():
-    """The radix sort of ends: one pass within 16 bits, two within 32, numpy's stable sort beyond; ties keep
-    their order, negative and large values included."""
+def test_stable_sort_is_numpys_stable_sort_at_every_span():
+    """Sorted keys and the stable permutation, as numpy's stable sort gives them: ties keep their order,
+    negative and large values, 16-bit keys and read-only arrays included."""
     rng = np.random.default_rng(3)
     for low, span, n in [(0, 10, 50), (-5, 11, 100), (10**12, 70_000, 2000), (-(2**40), 2**31, 5000),
                          (0, 2**40, 300), (7, 1, 10), (2**62, 2**20, 100)]:
         v = low + rng.integers(0, span, n)
-        check("order", lanes._argsort_ints(v).tolist(), np.argsort(v, kind="stable").tolist(), f"span {span}")
-    check("empty", lanes._argsort_ints(np.zeros(0, dtype=np.int64)).tolist(), [])
+        ordered, order = lanes.stable_sort(v)
+        check("order", order.tolist(), np.argsort(v, kind="stable").tolist(), f"span {span}")
+        check("sorted", ordered.tolist(), np.sort(v).tolist(), f"span {span}")
+    small = rng.integers(0, 9, 40).astype(np.uint16)
+    small.flags.writeable = False
+    check("order of read-only uint16 keys", lanes.stable_argsort(small).tolist(),
+          np.argsort(small, kind="stable").tolist())
+    check("empty", lanes.stable_argsort(np.zeros(0, dtype=np.int64)).tolist(), [])
