@@ -22,7 +22,7 @@ import numpy as np
 
 from iris.tracing import lanes
 from iris.tracing.events import EXPORT_ARGS, event_name
-from iris.tracing.records import KIND_INSTANT, KIND_RANGE, KIND_UNFINISHED, TraceRecords
+from iris.tracing.records import KIND_INSTANT, KIND_UNFINISHED, TraceRecords
 
 EVENT_ARGS = EXPORT_ARGS  # every field an event's slice carries as an argument (``events.FIELDS``)
 INCOMING_ARGS = ("from_rank", "from_program", "op_index", "address", "payload_size")
@@ -94,9 +94,16 @@ class Timeline:
 def ticks_to_ns(ticks: np.ndarray, ticks_per_second: float) -> np.ndarray:
     """Integer ns of ``ticks`` (exact when a tick is a whole number of ns)."""
     ns_per_tick = 1e9 / ticks_per_second
+    if ns_per_tick == 1:
+        return ticks.astype(np.int64, copy=False)
     if ns_per_tick == int(ns_per_tick):
-        return ticks.astype(np.int64) * int(ns_per_tick)
+        return ticks.astype(np.int64, copy=False) * int(ns_per_tick)
     return np.rint(ticks * ns_per_tick).astype(np.int64)
+
+
+def _then(first: np.ndarray, rest: np.ndarray) -> np.ndarray:
+    """``first`` then ``rest`` (``first`` itself, no copy, when ``rest`` is empty)."""
+    return np.concatenate([first, rest]) if len(rest) else first
 
 
 def _check_traces(traces: list[RankTrace]) -> None:
@@ -119,12 +126,13 @@ def build(traces: list[RankTrace], flows: bool = True) -> Timeline:
                             for t in traces])
     dur = np.concatenate([ticks_to_ns(np.maximum(t.records["duration_cycles"], 0), t.records.ticks_per_second)
                           for t in traces])
-    kind = cols["kind"].astype(np.int64)
+    kind = cols["kind"]
     shift = min(0, int(start.min(initial=0)))  # an event before its origin moves every time up, to start at 0
-    start = start - shift
-    end = np.where(kind == KIND_RANGE, start + dur, start)
+    if shift:
+        start = start - shift
+    end = start + dur  # dur is 0 for instants and unfinished ranges
     window_end = int(end.max(initial=0))
-    end = np.where(kind == KIND_UNFINISHED, window_end, end)
+    end[kind == KIND_UNFINISHED] = window_end
     rank_of = np.array([t.records.rank for t in traces], dtype=np.int64)
 
     # Arrows: to the target's process, where (api, target_rank) is in the file and is not the issuer.
@@ -144,7 +152,7 @@ def build(traces: list[RankTrace], flows: bool = True) -> Timeline:
     ev_ids, ev_dense = lanes.dense_ids(cols["event_id"])
     unfinished = (kind == KIND_UNFINISHED).astype(np.int64)
     base = (ev_dense.astype(np.int64) * 2 + unfinished) * (len(traces) + 1)
-    keys, name = lanes.dense_ids(np.concatenate([base, base[src] + 1 + proc[src]]))
+    keys, name = lanes.dense_ids(_then(base, base[src] + 1 + proc[src]))
     names = []
     for k in keys.tolist():
         ev, source = divmod(k, len(traces) + 1)
@@ -153,16 +161,14 @@ def build(traces: list[RankTrace], flows: bool = True) -> Timeline:
         names.append(text + (UNFINISHED_SUFFIX if unf else ""))
 
     # Slices: the events, then their incoming copies on the target processes.
-    s_proc = np.concatenate([proc, target_proc[src]])
-    s_start, s_end, s_kind = (np.concatenate([a, a[src]]) for a in (start, end, kind))
+    s_start, s_end, s_kind = (_then(a, a[src]) for a in (start, end, kind))
     is_range = s_kind != KIND_INSTANT
 
     # Tracks: (process, class, program, lane); a program whose ranges do not nest, and "incoming", get lanes.
     programs, prog_dense = lanes.dense_ids(cols["pid"])
-    klass = np.concatenate([np.full(n_ev, _PROGRAM), np.full(n_in, _INCOMING)])
-    prog = np.concatenate([prog_dense.astype(np.int64), np.zeros(n_in, dtype=np.int64)])
-    group = (s_proc * 2 + klass) * max(len(programs), 1) + prog
-    incoming = klass == _INCOMING
+    per_class = max(len(programs), 1)
+    group = _then((proc * 2 + _PROGRAM) * per_class + prog_dense, (target_proc[src] * 2 + _INCOMING) * per_class)
+    incoming = np.arange(n_ev + n_in) >= n_ev
     point_slice, point_is_end = lanes.point_order(s_start, s_end, is_range, group)
     fits = lanes.fits_one_track(point_slice, point_is_end, group, is_range & ~incoming, s_start, s_end)
     spread = np.isin(group, group[~fits]) | incoming
@@ -182,16 +188,16 @@ def build(traces: list[RankTrace], flows: bool = True) -> Timeline:
     flow_out[src] = flow_ids
     return Timeline(
         process_names=[t.name for t in traces],
-        track_process=t_proc.astype(np.int64),
+        track_process=t_proc.astype(np.int64, copy=False),
         track_names=track_names,
         names=names,
-        track=track.astype(np.int64),
-        name=name.astype(np.int64),
+        track=track.astype(np.int64, copy=False),
+        name=name.astype(np.int64, copy=False),
         kind=s_kind,
         start=s_start,
         end=s_end,
         flow_out=flow_out,
-        flow_in=np.concatenate([np.zeros(n_ev, dtype=np.int64), flow_ids]),
+        flow_in=_then(np.zeros(n_ev, dtype=np.int64), flow_ids),
         sets=[SliceSet(0, n_ev, EVENT_ARGS, ev_args), SliceSet(n_ev, n_ev + n_in, INCOMING_ARGS, in_args)],
         window_end=window_end,
         point_slice=point_slice,
