@@ -104,7 +104,17 @@ def _line(what: str, n: int, seconds: float, cpu: float | None = None, extra: st
 
 
 def binary_steps(records, repeat: int) -> None:
-    """CPU seconds of each step of a binary export, one after another on one thread (median of ``repeat``)."""
+    """CPU seconds of each step of a binary export, one after another on one thread (median of ``repeat``;
+    torch's sorts, which run on every core in an export, on one thread here)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        _binary_steps(records, repeat)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _binary_steps(records, repeat: int) -> None:
     traces = [RankTrace(records, 0)]
     _, build, line = _time(lambda: timeline.build(traces), repeat)
     encoder = pftrace.Encoder(line)
@@ -113,7 +123,7 @@ def binary_steps(records, repeat: int) -> None:
     raw = sum(len(p) for p in packets)
     print(f"  one thread:    timeline {build * 1e3:.0f} ms, packets {encode * 1e3:.0f} ms "
           f"({raw / len(records):.1f} B/event), deflate ({deflate.COMPRESSOR}) {squeeze * 1e3:.0f} ms; "
-          f"encoding threads: {chunks.workers()}")
+          f"encoding threads: {chunks.workers()} (and as many deflating)")
 
 
 def bench(device: torch.device, n: int, repeat: int, out_dir: str) -> None:
@@ -155,7 +165,7 @@ def main() -> None:
         devices.append("cuda")
     if "cuda" in devices and not torch.cuda.is_available():
         parser.error("--device cuda: torch sees no GPU (torch.cuda.is_available() is False)")
-    print(f"torch {torch.__version__}, {os.cpu_count()} cpus" +
+    print(f"torch {torch.__version__}, {os.cpu_count()} cpus, {torch.get_num_threads()} torch threads" +
           (f", {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ", no GPU"))
     if args.out:
         os.makedirs(args.out, exist_ok=True)

@@ -1,6 +1,7 @@
 """Encode a file in chunks on a thread pool and write the chunks in order (numpy and deflate release the GIL).
 
-At most ``2 * workers`` chunks are in flight, so memory stays bounded however long the file is.
+An optional second step (deflate) runs on a pool of its own, so encoding threads never wait for it. At most
+``2 * workers`` chunks are in flight, so memory stays bounded however long the file is.
 """
 
 from __future__ import annotations
@@ -26,17 +27,23 @@ def workers() -> int:
     return max(1, min(MAX_WORKERS, cpus))
 
 
-def write_in_order(f: IO[bytes], encode: Callable[[T], bytes], items: Iterable[T]) -> None:
-    """``f.write(encode(item))`` for every item, in order; the encoding runs on a thread pool."""
+def write_in_order(f: IO[bytes], encode: Callable[[T], bytes], items: Iterable[T],
+                   finish: Callable[[bytes], bytes] | None = None) -> None:
+    """``f.write(finish(encode(item)))`` for every item, in order (``encode(item)`` without ``finish``); ``encode``
+    runs on a thread pool, ``finish`` on another."""
     n = workers()
     if n == 1:
         for item in items:
-            f.write(encode(item))
+            data = encode(item)
+            f.write(data if finish is None else finish(data))
         return
-    with ThreadPoolExecutor(max_workers=n) as pool:
+    with ThreadPoolExecutor(max_workers=n) as pool, ThreadPoolExecutor(max_workers=n) as after:
         pending: deque = deque()
         for item in items:
-            pending.append(pool.submit(encode, item))
+            job = pool.submit(encode, item)
+            if finish is not None:  # an ``after`` thread waits for its chunk's encoding, holding no GIL
+                job = after.submit(lambda job=job: finish(job.result()))
+            pending.append(job)
             if len(pending) >= 2 * n:
                 f.write(pending.popleft().result())
         while pending:

@@ -125,11 +125,6 @@ def dense_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.nonzero(present)[0] + low, rank[values - low]
 
 
-def _grouped(group_of_point: np.ndarray) -> np.ndarray:
-    """Permutation that gathers the points of each group, keeping their order within the group."""
-    return stable_argsort(group_of_point)
-
-
 def fits_one_track(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.ndarray, is_range: np.ndarray,
                    start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """Per slice: False for a range whose end would close another slice on its group's single track.
@@ -178,9 +173,9 @@ def _follow_one_another(slice_of_point: np.ndarray, is_end: np.ndarray, group: n
         begins = begins[is_range[begins]]
     if not len(begins):
         return None
-    g = group[begins]
-    perm = _grouped(g)
-    g, b_start, b_end = g[perm], start[begins][perm], end[begins][perm]
+    g, order = stable_sort(group[begins])  # the ranges grouped, in begin order within a group
+    begins = begins[order]
+    b_start, b_end = start[begins], end[begins]
     last = b_end == b_end.max()
     inner = np.flatnonzero(~last)
     gi = g[inner]
@@ -210,8 +205,8 @@ def lanes(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.ndarray, is_
     s, e = slice_of_point[keep], is_end[keep]
     if not len(s):
         return out
-    perm = _grouped(group[s])
-    s, e, g = s[perm], e[perm], group[s[perm]]
+    g, perm = stable_sort(group[s])  # the points gathered per group, in order within a group
+    s, e = s[perm], e[perm]
     after = np.cumsum(np.where(e, 1, -1))  # free lanes, relative to the group's start
     level = np.where(e, after, after + 1)  # a begin's level is the count before it takes a lane
     _, g_dense = dense_ids(g)

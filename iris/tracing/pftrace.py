@@ -19,8 +19,8 @@ Layout, all on one packet sequence (``trusted_packet_sequence_id`` 1):
 
 Event packets are encoded in chunks of rows through ``protowire.Rows``; with ``compress`` each chunk
 is deflated into a ``compressed_packets`` packet (a zlib stream, as Perfetto's own tracing service
-writes them; ``deflate`` picks the compressor); the header and the chunks are encoded on a thread pool
-(``chunks``).
+writes them; ``deflate`` picks the compressor); the header and the chunks are encoded on a thread pool and
+deflated on another (``chunks``).
 """
 
 from __future__ import annotations
@@ -241,7 +241,6 @@ def write(f: IO[bytes], tl: Timeline, metadata: dict, compress: bool = True) -> 
     encoder = Encoder(tl)
 
     def encode(lo: int | None):  # None: the header, encoded on the pool too, alongside the first chunks
-        data = _header(tl, metadata) if lo is None else encoder.packets(lo)
-        return compressed_packets(data) if compress else data
+        return _header(tl, metadata) if lo is None else encoder.packets(lo)
 
-    chunks.write_in_order(f, encode, [None, *encoder.starts])
+    chunks.write_in_order(f, encode, [None, *encoder.starts], compressed_packets if compress else None)
