@@ -8,9 +8,10 @@ broken within a group (the slices that share a track or its lanes) only: what ha
 on different tracks needs no order. Every exporter uses this one order.
 
 A group of ranges (the ranges of one program) *fits* one track when, in that order, every range's end
-finds its own begin on top of the stack (``fits_one_track``). A group that does not fit is spread over
-lanes (``lanes``): greedy interval colouring, a lane freed by an end reused by the next begin, so no
-two ranges of a lane overlap. Both run as a handful of sorts and prefix sums, with no per-slice step.
+finds its own begin on top of the stack (``fits_one_track``; ``doubtful`` settles most groups without the
+order). A group that does not fit is spread over lanes (``lanes``): greedy interval colouring, a lane freed
+by an end reused by the next begin, so no two ranges of a lane overlap. Both run as a handful of sorts and
+prefix sums, with no per-slice step.
 """
 
 from __future__ import annotations
@@ -126,15 +127,18 @@ def dense_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def fits_one_track(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.ndarray, is_range: np.ndarray,
-                   start: np.ndarray, end: np.ndarray) -> np.ndarray:
+                   start: np.ndarray, end: np.ndarray, doubt: np.ndarray | None | str = "compute") -> np.ndarray:
     """Per slice: False for a range whose end would close another slice on its group's single track.
 
     ``slice_of_point``/``is_end`` come from ``point_order``; ``group``, ``start`` and ``end`` are per
-    slice. Most groups are settled by ``_follow_one_another``; in the others an end closes its own begin
-    exactly when the stack depth after the begin equals the depth before the end.
+    slice. Most groups are settled by ``doubtful`` (``doubt``: its result, where it was computed ahead); in the
+    others an end closes its own begin exactly when the stack depth after the begin equals the depth before the
+    end.
     """
     ok = np.ones(len(group), dtype=bool)
-    doubt = _follow_one_another(slice_of_point, is_end, group, is_range, start, end)
+    if isinstance(doubt, str):
+        in_order = bool(np.all(start[1:] >= start[:-1]))
+        doubt = doubtful(group, is_range, start, end, None if in_order else slice_of_point[~is_end])
     if doubt is None:
         return ok
     kept = np.flatnonzero((is_range & doubt)[slice_of_point])
@@ -157,20 +161,19 @@ def fits_one_track(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.nda
     return ok
 
 
-def _follow_one_another(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.ndarray, is_range: np.ndarray,
-                        start: np.ndarray, end: np.ndarray) -> np.ndarray | None:
-    """Per slice, whether its group still needs the full test; None when no group does.
+def doubtful(group: np.ndarray, is_range: np.ndarray, start: np.ndarray, end: np.ndarray,
+             begins: np.ndarray | None = None) -> np.ndarray | None:
+    """Per slice, whether its group may not fit one track and needs the full test; None when no group does.
+
+    ``begins``: the slices in begin order (``point_order``'s begins); None where the slices are in start order
+    already, so this needs no point order and can run beside ``point_order``.
 
     A group fits for sure when, in begin order, each of its ranges ends before the next one begins,
     leaving out the ranges that end last of all (at the trace window's end, as unfinished ranges do):
     those enclose every range that begins after them, so they only need that no range is open across
     their begin.
     """
-    if bool(np.all(start[1:] >= start[:-1])):  # slices in time order: any order of equal starts will do
-        begins = np.flatnonzero(is_range)
-    else:
-        begins = slice_of_point[~is_end]
-        begins = begins[is_range[begins]]
+    begins = np.flatnonzero(is_range) if begins is None else begins[is_range[begins]]
     if not len(begins):
         return None
     g, order = stable_sort(group[begins])  # the ranges grouped, in begin order within a group

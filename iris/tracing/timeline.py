@@ -16,6 +16,7 @@ One model, built with numpy from the decoded records of one or more ranks, writt
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -115,6 +116,23 @@ def _check_traces(traces: list[RankTrace]) -> None:
         raise ValueError(f"ranks {dupes} appear more than once in one export; each (api, rank) may appear once")
 
 
+def _names(traces: list[RankTrace], event_id: np.ndarray, kind: np.ndarray, src: np.ndarray, proc: np.ndarray,
+           rank_of: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """The slice names ("<op>", "<op> (unfinished)", "<op> from rank R" (+ the suffix)), one table for every
+    slice, and each slice's index into it (events first, then the incoming copies of events ``src``)."""
+    ev_ids, ev_dense = lanes.dense_ids(event_id)
+    unfinished = (kind == KIND_UNFINISHED).astype(np.int64)
+    base = (ev_dense.astype(np.int64) * 2 + unfinished) * (len(traces) + 1)
+    keys, name = lanes.dense_ids(_then(base, base[src] + 1 + proc[src]))
+    names = []
+    for k in keys.tolist():
+        ev, source = divmod(k, len(traces) + 1)
+        event, unf = divmod(ev, 2)
+        text = event_name(ev_ids[event]) + (f" from rank {int(rank_of[source - 1])}" if source else "")
+        names.append(text + (UNFINISHED_SUFFIX if unf else ""))
+    return names, name
+
+
 def build(traces: list[RankTrace], flows: bool = True) -> Timeline:
     """The timeline of ``traces`` (one per process, in file order); ``flows=False`` draws no arrows."""
     _check_traces(traces)
@@ -148,18 +166,6 @@ def build(traces: list[RankTrace], flows: bool = True) -> Timeline:
     n_ev, n_in = len(start), len(src)
     flow_ids = np.arange(1, n_in + 1, dtype=np.int64)
 
-    # Names: "<op>", "<op> (unfinished)", "<op> from rank R" (+ the suffix), one table for every slice.
-    ev_ids, ev_dense = lanes.dense_ids(cols["event_id"])
-    unfinished = (kind == KIND_UNFINISHED).astype(np.int64)
-    base = (ev_dense.astype(np.int64) * 2 + unfinished) * (len(traces) + 1)
-    keys, name = lanes.dense_ids(_then(base, base[src] + 1 + proc[src]))
-    names = []
-    for k in keys.tolist():
-        ev, source = divmod(k, len(traces) + 1)
-        event, unf = divmod(ev, 2)
-        text = event_name(ev_ids[event]) + (f" from rank {int(rank_of[source - 1])}" if source else "")
-        names.append(text + (UNFINISHED_SUFFIX if unf else ""))
-
     # Slices: the events, then their incoming copies on the target processes.
     s_start, s_end, s_kind = (_then(a, a[src]) for a in (start, end, kind))
     is_range = s_kind != KIND_INSTANT
@@ -169,8 +175,18 @@ def build(traces: list[RankTrace], flows: bool = True) -> Timeline:
     per_class = max(len(programs), 1)
     group = _then((proc * 2 + _PROGRAM) * per_class + prog_dense, (target_proc[src] * 2 + _INCOMING) * per_class)
     incoming = np.arange(n_ev + n_in) >= n_ev
-    point_slice, point_is_end = lanes.point_order(s_start, s_end, is_range, group)
-    fits = lanes.fits_one_track(point_slice, point_is_end, group, is_range & ~incoming, s_start, s_end)
+    own = is_range & ~incoming  # the ranges that stay on their program's track where they nest
+    # Beside the viewer order (numpy and torch work without the GIL): the slice names and, where the slices are
+    # in start order already, which groups may not fit one track.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        named = pool.submit(_names, traces, cols["event_id"], kind, src, proc, rank_of)
+        in_order = bool(np.all(s_start[1:] >= s_start[:-1]))
+        doubt = pool.submit(lanes.doubtful, group, own, s_start, s_end) if in_order else None
+        point_slice, point_is_end = lanes.point_order(s_start, s_end, is_range, group)
+        doubt = lanes.doubtful(group, own, s_start, s_end, point_slice[~point_is_end]) if doubt is None \
+            else doubt.result()
+        names, name = named.result()
+    fits = lanes.fits_one_track(point_slice, point_is_end, group, own, s_start, s_end, doubt)
     spread = np.isin(group, group[~fits]) | incoming
     lane = lanes.lanes(point_slice, point_is_end, group, is_range, spread)
     n_lanes = int(lane.max(initial=0)) + 1

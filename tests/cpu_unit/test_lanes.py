@@ -94,6 +94,14 @@ def test_fits_one_track_agrees_with_a_stack(slices):
     for g, ok in want.items():
         check("group fits", bool(fits[group == g].all()), ok, f"group {g}")
     check("instants always fit", bool(fits[~is_range].all()), True)
+    # The doubt computed ahead from the viewer order's begins (as the timeline does) decides the same.
+    ahead = lanes.doubtful(group, is_range, start, end, s[~is_end])
+    check("fits with the doubt computed ahead", lanes.fits_one_track(s, is_end, group, is_range, start, end,
+                                                                     ahead).tolist(), fits.tolist())
+    if bool(np.all(start[1:] >= start[:-1])):  # in start order: the doubt needs no viewer order
+        check("fits with the doubt of start order", lanes.fits_one_track(
+            s, is_end, group, is_range, start, end, lanes.doubtful(group, is_range, start, end)).tolist(),
+            fits.tolist())
 
 
 @settings(max_examples=200, deadline=None)  # timing varies on a loaded machine
