@@ -34,11 +34,11 @@ class Readback:
         flat = slots.t().contiguous().view(-1)  # transposed on the device
         if self._pinned is None:
             self._pinned = torch.empty(PIECE_WORDS, dtype=torch.int64, pin_memory=True)
-        dest = torch.from_numpy(out.reshape(-1))
+        host, dest = self._pinned.numpy(), out.reshape(-1)
         for lo in range(0, flat.numel(), PIECE_WORDS):
             k = min(PIECE_WORDS, flat.numel() - lo)
             self._pinned[:k].copy_(flat[lo:lo + k])  # waits for the copy: the buffer is read next
-            dest[lo:lo + k].copy_(self._pinned[:k])  # torch's host copy runs on several cores
+            dest[lo:lo + k] = host[:k]  # numpy's copy: torch's would leave its worker threads spinning
         return out
 
     def release(self) -> None:
