@@ -137,16 +137,20 @@ def test_dense_ids_match_unique():
         check("inverse", inverse.tolist(), want_i.tolist(), str(values))
 
 
-def test_stable_sort_is_numpys_stable_sort_at_every_span():
-    """Sorted keys and the stable permutation, as numpy's stable sort gives them: ties keep their order,
-    negative and large values, 16-bit keys and read-only arrays included."""
+@pytest.mark.parametrize("threads", [1, lanes.TORCH_SORT_THREADS], ids=["radix", "torch"])
+def test_stable_sort_is_numpys_stable_sort_at_every_span(monkeypatch, threads):
+    """Sorted keys and the stable permutation, as numpy's stable sort gives them, on both paths (numpy's radix
+    passes, torch's sort): ties keep their order, negative and large values, 16-bit keys and read-only arrays
+    included."""
+    monkeypatch.setattr(lanes.torch, "get_num_threads", lambda: threads)
     rng = np.random.default_rng(3)
     for low, span, n in [(0, 10, 50), (-5, 11, 100), (10**12, 70_000, 2000), (-(2**40), 2**31, 5000),
                          (0, 2**40, 300), (7, 1, 10), (2**62, 2**20, 100)]:
         v = low + rng.integers(0, span, n)
-        ordered, order = lanes.stable_sort(v)
-        check("order", order.tolist(), np.argsort(v, kind="stable").tolist(), f"span {span}")
-        check("sorted", ordered.tolist(), np.sort(v).tolist(), f"span {span}")
+        for runs in (False, True):
+            ordered, order = lanes.stable_sort(v, runs=runs)
+            check("order", order.tolist(), np.argsort(v, kind="stable").tolist(), f"span {span}, runs={runs}")
+            check("sorted", ordered.tolist(), np.sort(v).tolist(), f"span {span}, runs={runs}")
     small = rng.integers(0, 9, 40).astype(np.uint16)
     small.flags.writeable = False
     check("order of read-only uint16 keys", lanes.stable_argsort(small).tolist(),
