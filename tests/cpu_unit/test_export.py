@@ -9,7 +9,7 @@ import stat
 import numpy as np
 import pytest
 
-from iris.tracing import chrome_json, export
+from iris.tracing import chrome_json, chunks, export, lanes
 from iris.tracing.timeline import RankTrace
 from tests.cpu_unit import trace_cases as tc
 from tests.cpu_unit.checks import check, check_raises, check_that
@@ -26,7 +26,12 @@ def _write(path, ticks_per_second=1e9, backend="cuda", **kw) -> dict:
 
 
 @pytest.mark.parametrize("backend,ticks_per_second", [("cuda", 1e9), ("hip", 1e8)])
-def test_slices_tracks_and_arrows(tmp_path, backend, ticks_per_second):
+@pytest.mark.parametrize("cpus", [1, 8])
+def test_slices_tracks_and_arrows(tmp_path, monkeypatch, backend, ticks_per_second, cpus):
+    """On a machine of 1 CPU and of 8 (the timeline's jobs in turn, or on a second thread beside the viewer
+    order; numpy's sorts, or torch's)."""
+    monkeypatch.setattr(chunks, "workers", lambda: cpus)
+    monkeypatch.setattr(lanes.torch, "get_num_threads", lambda: cpus)
     trace = _write(tmp_path / "trace.json", ticks_per_second, backend)
     tc.check_slices(check, read_json(trace), tc.expected_slices(ticks_per_second), backend)
 
