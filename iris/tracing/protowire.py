@@ -166,16 +166,15 @@ class Rows:
         """Field ``field`` holding ``inner``'s row as a length-delimited message."""
         self.add_bytes(key(field, LEN), present)
         self._segments.append(_Segment(_LENGTH, len(inner._segments), present))
-        within: dict = {}  # one mask per (inner mask, present) pair
+        both: dict = {}  # id of an inner mask -> that mask & present, made once
         for seg in inner._segments:
             mask = seg.present
-            if present is not None:
-                if mask is None:
-                    mask = present
-                elif mask is not present:
-                    mask = within.get(id(mask))
-                    if mask is None:
-                        mask = within[id(seg.present)] = seg.present & present
+            if mask is None or present is None or mask is present:
+                mask = present if mask is None else mask
+            elif id(mask) in both:
+                mask = both[id(mask)]
+            else:
+                mask = both[id(mask)] = mask & present
             self._segments.append(_Segment(seg.kind, seg.data, mask, seg.width))
 
     @property
@@ -273,7 +272,7 @@ def _mark_present(used: np.ndarray, segs: list, all_bytes: bool) -> None:
 
 
 def _varint_planes(matrix: np.ndarray, used: np.ndarray, segs: list, values: np.ndarray) -> None:
-    """Varint bytes of ``values`` (uint64 [len(segs), n], 0 where absent) into the segments' rows, byte
+    """Varint bytes of ``values`` (unsigned ints [len(segs), n], 0 where absent) into the segments' rows, byte
     position by byte position: byte j holds bits 7j..7j+6 (and bit 7j+7, which the caller replaces by the
     continuation bit) and is in use when some bit at 7j or above is set (byte 0: where present)."""
     if not segs:
