@@ -38,7 +38,7 @@ def point_order(start: np.ndarray, end: np.ndarray, is_range: np.ndarray,
     # Begins and ends sorted apart, then merged: a stable sort of two sorted runs is a linear merge.
     # The first two sorts need not be stable: every tie that matters is put in order below.
     ends = ranges[stable_argsort(end[ranges])]
-    if bool(np.all(start[1:] >= start[:-1])):  # slices in time order already (records mostly are)
+    if in_start_order(start):  # records mostly are
         slice_of = np.concatenate([np.arange(n), ends])
         time = np.concatenate([start, end[ends]])
     else:
@@ -52,6 +52,11 @@ def point_order(start: np.ndarray, end: np.ndarray, is_range: np.ndarray,
     if len(same):
         _break_ties(slice_of, is_end, t, same, start, end, group)
     return slice_of, is_end
+
+
+def in_start_order(start: np.ndarray) -> bool:
+    """Whether the slices are in start order already (then no sort finds their begin order)."""
+    return bool(np.all(start[1:] >= start[:-1]))
 
 
 TORCH_SORT_THREADS = 4  # torch's sort from this many threads up; numpy's radix passes below
@@ -162,8 +167,7 @@ def fits_one_track(slice_of_point: np.ndarray, is_end: np.ndarray, group: np.nda
     """
     ok = np.ones(len(group), dtype=bool)
     if isinstance(doubt, str):
-        in_order = bool(np.all(start[1:] >= start[:-1]))
-        doubt = doubtful(group, is_range, start, end, None if in_order else slice_of_point[~is_end])
+        doubt = doubtful(group, is_range, start, end, None if in_start_order(start) else slice_of_point[~is_end])
     if doubt is None:
         return ok
     kept = np.flatnonzero((is_range & doubt)[slice_of_point])
