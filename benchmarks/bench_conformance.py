@@ -19,9 +19,8 @@ import argparse
 import time
 
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from conformance.harness.host_side import detect_backend, run_example
+from conformance.harness.host_side import detect_backend, example_params, run_example
 from conformance.kit.scenario import load, names
 from conformance.report.output import variants_cell
 from iris.ranks import Pools
@@ -35,9 +34,8 @@ def bench(pools: Pools, name: str, backend: str, world_size: int, examples: int)
 
     @settings(max_examples=examples + 1, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(data=st.data())
-    def run(data):
-        params = data.draw(scenario.params(world_size))
+    @given(params=example_params(scenario, world_size))
+    def run(params):
         keys.append(scenario.compile_key(params))
         results.append(run_example(pools, scenario, world_size, params, backend))
 

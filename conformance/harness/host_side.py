@@ -77,6 +77,16 @@ def detect_backend() -> str:
     return "gpu" if torch.cuda.is_available() else "cpu"
 
 
+@st.composite
+def example_params(draw: st.DrawFn, scenario: Scenario, world_size: int) -> dict:
+    """A strategy of one example's params: ``scenario.params(world_size)`` plus the trace ``chunk`` (one of
+    ``CHUNK_SIZES``), drawn under the labels "params" and "chunk" (what ``run_case`` draws)."""
+    data = draw(st.data())  # the test's data object: a failing example prints both draws under their labels
+    p = data.draw(scenario.params(world_size), label="params")
+    p["chunk"] = data.draw(st.sampled_from(CHUNK_SIZES), label="chunk")
+    return p
+
+
 class ConformanceFailure(AssertionError):
     """An example whose Triton, Gluon and model results disagree (the message is the full report)."""
 
@@ -122,10 +132,8 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
         else:
 
             @settings(profile)
-            @given(data=st.data())
-            def check(data):
-                p = data.draw(scenario.params(world_size), label="params")
-                p["chunk"] = data.draw(st.sampled_from(CHUNK_SIZES), label="chunk")
+            @given(p=example_params(scenario, world_size))
+            def check(p):
                 note(f"replay: {replay_command(ref, world_size, backend, p)}")
                 one(p)
 
