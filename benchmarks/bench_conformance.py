@@ -1,83 +1,195 @@
 """Conformance throughput and JIT compiles per example after warm-up (goal: 0).
 
     python -m benchmarks.bench_conformance [--backend cpu|gpu] [--ranks 2] [--examples 20] [--scenario NAME ...]
+                                           [--cold-warm N]
 
-For each scenario: N drawn examples on one pooled world (after a first example that starts the pool).
+For each scenario that accepts the world size: a first example, then N more, drawn as the harness draws them
+(``host_side.example_params``: the scenario's params and the trace chunk), on one pooled world started
+beforehand (start-up is nobody's example time). examples/s counts the N examples after the first.
 An example is warm once an earlier one had the same compile-time values (``Scenario.compile_key``:
 block sizes, dtypes); the compile column is kernel variants compiled per warm example, summed over
 ranks and both APIs. The variants column is the most compiled variants of the Triton / Gluon kernel
-across the ranks for one configuration (``runner.variants_per_config``): Gluon must be 1 (one compile
+across the ranks for one configuration (``host_side.variants_per_config``): Gluon must be 1 (one compile
 serves every rank), Triton is R (rank and world size are constexprs). Under the interpreter nothing is
 compiled ("-"), so both columns are meaningful on a GPU.
+
+``--cold-warm N`` adds the wall seconds of the scenario's first N examples (the same params) run again on fresh
+rank processes (no kernel in memory), pool start-up excluded: cold with an empty Triton cache
+(``TRITON_CACHE_DIR``, a new temporary folder), then warm on the cache the cold run filled. Under the
+interpreter nothing is compiled or cached, so both are plain wall seconds. Its failures count in ``failures``.
 
 Milliseconds per example by phase, on the rank whose kernels took longest: ``compile`` is the time inside
 Triton's compiler (cold compiles and loads from its disk cache, through its compilation listener), carved out
 of ``launch``, which keeps the rest of the launch calls (specialization, module load, enqueue).
 """
 
+from __future__ import annotations
+
 import argparse
+import dataclasses
+import os
+import tempfile
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from hypothesis import HealthCheck, given, settings
 
 from conformance.harness.host_side import detect_backend, example_params, run_example
-from conformance.kit.scenario import load, names
+from conformance.kit.scenario import Scenario, load, names
 from conformance.report.output import variants_cell
+from conformance.results import ExampleResult
 from iris.ranks import Pools
 
 PHASES = ("dispatch", "reset", "setup", "barriers", "compile", "launch", "kernel", "readback", "model", "compare")
+COLUMNS = (("scenario", 28), ("examples/s", 10), ("compiles/example", 17), ("variants t/g", 12),
+           ("failures", 8), ("cold/warm s", 13))
+MS_LABEL = "ms per example:"
 
 
-def bench(pools: Pools, name: str, backend: str, world_size: int, examples: int) -> tuple[float, str, str, int, dict]:
-    scenario = load(name)
-    results, keys = [], []
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One scenario's figures (``cold``/``warm``: seconds, None when not measured)."""
 
-    @settings(max_examples=examples + 1, deadline=None, database=None,
+    name: str
+    rate: float
+    compiles: str
+    variants: str
+    failures: int
+    phases: dict[str, float]
+    cold: float | None = None
+    warm: float | None = None
+
+
+def draw_and_run(pools: Pools, scenario: Scenario, backend: str, world_size: int, count: int) -> list[ExampleResult]:
+    """Run ``count`` examples drawn as the harness draws them, one after another, on ``pools``."""
+    results: list[ExampleResult] = []
+
+    @settings(max_examples=count, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(params=example_params(scenario, world_size))
     def run(params):
-        keys.append(scenario.compile_key(params))
         results.append(run_example(pools, scenario, world_size, params, backend))
 
+    run()
+    return results
+
+
+@contextmanager
+def triton_cache(path: str) -> Iterator[None]:
+    """``TRITON_CACHE_DIR=path`` in this process's environment meanwhile: rank processes started meanwhile
+    inherit it (a pool spawns its ranks with a copy of ``os.environ``)."""
+    saved = os.environ.get("TRITON_CACHE_DIR")
+    os.environ["TRITON_CACHE_DIR"] = path
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("TRITON_CACHE_DIR", None)
+        else:
+            os.environ["TRITON_CACHE_DIR"] = saved
+
+
+def fresh_run(scenario: Scenario, backend: str, world_size: int, params: Sequence[dict],
+              cache_dir: str) -> tuple[float, int]:
+    """Wall seconds of ``params`` on a new pool whose ranks use the Triton cache ``cache_dir`` (start-up excluded),
+    and how many of them failed."""
+    with triton_cache(cache_dir), Pools() as pools:
+        pools.get(world_size, backend).start()
+        start = time.perf_counter()
+        results = [run_example(pools, scenario, world_size, p, backend) for p in params]
+        return time.perf_counter() - start, sum(not r.ok for r in results)
+
+
+def cold_warm(scenario: Scenario, backend: str, world_size: int, params: Sequence[dict]) -> tuple[float, float, int]:
+    """Seconds of ``params`` with an empty Triton cache, then with the cache that run filled; failures of both."""
+    with tempfile.TemporaryDirectory(prefix="iris-triton-cache-") as cache_dir:
+        cold, cold_failures = fresh_run(scenario, backend, world_size, params, cache_dir)
+        warm, warm_failures = fresh_run(scenario, backend, world_size, params, cache_dir)
+    return cold, warm, cold_failures + warm_failures
+
+
+def bench(pools: Pools, name: str, backend: str, world_size: int, examples: int, cold_warm_examples: int = 0) -> Row:
+    """One scenario's row: a first example and ``examples`` more; ``cold_warm_examples`` > 0 adds cold/warm."""
+    scenario = load(name)
     pools.get(world_size, backend).start()  # the pool's start-up is nobody's example time
     start = time.perf_counter()
-    run()
+    results = draw_and_run(pools, scenario, backend, world_size, examples + 1)
     elapsed = time.perf_counter() - start - results[0].seconds
-    rate = (len(results) - 1) / max(elapsed, 1e-9)
+    keys = [scenario.compile_key(r.params) for r in results]
     warm = [r for i, r in enumerate(results) if keys[i] in keys[:i]]
     compiles = f"{sum(sum(r.compiles.values()) for r in warm) / len(warm):.2f}" if warm else "-"
-    failures = sum(not r.ok for r in results)
     variants = {api: max((r.variants[api] for r in results if r.variants.get(api) is not None), default=None)
                 for api in ("triton", "gluon")}
     timed = results[1:] or results
     phases = {k: 1e3 * sum(r.timings.get(k, 0.0) for r in timed) / len(timed) for k in PHASES}
-    return rate, f"{compiles} ({len(warm)} warm)", variants_cell(variants), failures, phases
+    row = Row(name, (len(results) - 1) / max(elapsed, 1e-9), f"{compiles} ({len(warm)} warm)",
+              variants_cell(variants), sum(not r.ok for r in results), phases)
+    if cold_warm_examples > 0:
+        first = [r.params for r in results[:cold_warm_examples]]
+        cold, warm_s, failures = cold_warm(scenario, backend, world_size, first)
+        row = dataclasses.replace(row, failures=row.failures + failures, cold=cold, warm=warm_s)
+    return row
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__)
+def rows(scenarios: Sequence[str], backend: str, world_size: int, examples: int,
+         cold_warm_examples: int = 0) -> Iterator[Row]:
+    """A row per scenario of ``scenarios`` that accepts ``world_size``, in order, on one set of pools."""
+    with Pools() as pools:
+        for name in scenarios:
+            if load(name).refusal(world_size) is None:
+                yield bench(pools, name, backend, world_size, examples, cold_warm_examples)
+
+
+def header() -> str:
+    """The table's column titles."""
+    return _cells([title for title, _ in COLUMNS]) + f"   {MS_LABEL} " + " ".join(f"{k:>8s}" for k in PHASES)
+
+
+def line(row: Row) -> str:
+    """One scenario's line of the table."""
+    cold_warm_cell = "-" if row.cold is None else f"{row.cold:.2f}/{row.warm:.2f}"
+    cells = (row.name, f"{row.rate:.2f}", row.compiles, row.variants, str(row.failures), cold_warm_cell)
+    return _with_phases(cells, row.phases)
+
+
+def mean_line(table: Sequence[Row]) -> str:
+    """The phases' mean over the rows of ``table``."""
+    phases = {k: sum(r.phases[k] for r in table) / len(table) for k in PHASES}
+    return _with_phases(("mean over scenarios",) + ("",) * (len(COLUMNS) - 1), phases)
+
+
+def _cells(cells: Sequence[str]) -> str:
+    """``cells`` in the table's columns: the first left-aligned, the others right-aligned."""
+    pairs = enumerate(zip(cells, [w for _, w in COLUMNS], strict=True))
+    return " ".join(f"{c:<{w}s}" if i == 0 else f"{c:>{w}s}" for i, (c, w) in pairs)
+
+
+def _with_phases(cells: Sequence[str], phases: dict[str, float]) -> str:
+    return _cells(cells) + f"   {'':{len(MS_LABEL)}s} " + " ".join(f"{phases[k]:8.1f}" for k in PHASES)
+
+
+def main(argv: Sequence[str] | None = None) -> list[Row]:
+    """Print the table (a line per scenario as it finishes, then the mean); return its rows."""
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backend", choices=("cpu", "gpu"), default=None)
     p.add_argument("--ranks", type=int, default=2)
     p.add_argument("--examples", type=int, default=20)
     p.add_argument("--scenario", action="append")
-    args = p.parse_args()
+    p.add_argument("--cold-warm", type=int, default=0, metavar="N",
+                   help="also time the first N examples on fresh ranks, with an empty then a warm Triton cache")
+    args = p.parse_args(argv)
     backend = args.backend or detect_backend()
-    print(f"backend {backend}, {args.ranks} ranks, {args.examples} examples after one warm-up")
-    print(f"{'scenario':28s} {'examples/s':>10s} {'compiles/example':>17s} {'variants t/g':>12s} {'failures':>8s}   "
-          "ms per example: " + " ".join(f"{k:>8s}" for k in PHASES))
-    totals = dict.fromkeys(PHASES, 0.0)
-    count = 0
-    with Pools() as pools:
-        for name in args.scenario or names():
-            if load(name).refusal(args.ranks):
-                continue
-            rate, compiles, variants, failures, phases = bench(pools, name, backend, args.ranks, args.examples)
-            print(f"{name:28s} {rate:10.2f} {compiles:>17s} {variants:>12s} {failures:8d}   {'':15s}"
-                  + " ".join(f"{phases[k]:8.1f}" for k in PHASES), flush=True)
-            totals = {k: totals[k] + phases[k] for k in PHASES}
-            count += 1
-    if count:
-        print(f"{'mean over scenarios':87s}   {'':15s}" + " ".join(f"{totals[k] / count:8.1f}" for k in PHASES))
+    print(f"backend {backend}, {args.ranks} ranks, {args.examples} examples after a first one"
+          + (f", cold/warm: the first {args.cold_warm}" if args.cold_warm > 0 else ""))
+    print(header(), flush=True)
+    table = []
+    for row in rows(args.scenario or names(), backend, args.ranks, args.examples, args.cold_warm):
+        print(line(row), flush=True)
+        table.append(row)
+    if table:
+        print(mean_line(table))
+    return table
 
 
 if __name__ == "__main__":
