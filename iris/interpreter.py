@@ -7,11 +7,18 @@ reads the element instead, inside every interpreted run.
 The interpreter also re-patches ``triton.language`` on every device-function call inside a kernel (a scan of the
 module per call: a third of a traced kernel's run time). Inside a run whose patches already cover the caller's
 language modules, a call now reuses them.
+
+Every interpreted op also builds Triton's type objects from scratch, which dominates a traced kernel's run time
+once the ops themselves are numpy calls (``_install_cheaper_types``; a call-shapes example on one rank: 4.2 s of
+CPU before, 2.3 s after). The same values come out, built with less work: the numpy dtype of a Triton dtype is
+looked up once, and a tensor's or block type's shape tuple and a block type's name are made once per shape.
 """
 
 from __future__ import annotations
 
+import builtins
 import inspect
+import math
 
 _installed = False
 _patched: set[int] | None = None  # ids of the language modules the running kernel patched; None outside a run
@@ -59,4 +66,69 @@ def install() -> None:
         return scope
 
     interpreter._patch_lang = patch_lang
+    _install_cheaper_types(core, interpreter)
     _installed = True
+
+
+def _install_cheaper_types(core, interpreter) -> None:
+    """Replace Triton's constructors of type values by ones that build equal values with less work."""
+    from triton._utils import validate_block_shape
+
+    np_dtype = interpreter._get_np_dtype
+    np_dtypes: dict = {}
+
+    def get_np_dtype(tt_dtype):
+        try:
+            found = np_dtypes.get(tt_dtype)
+        except TypeError:  # an unhashable type (pointer_type): not cached
+            return np_dtype(tt_dtype)
+        if found is None:
+            found = np_dtypes[tt_dtype] = np_dtype(tt_dtype)
+        return found
+
+    shapes: dict[tuple, object] = {}
+
+    def shape_tuple(shape: tuple):
+        found = shapes.get(shape)
+        if found is None:
+            found = shapes[shape] = core.tuple([core.constexpr(s) for s in shape])
+        return found
+
+    def tensor_init(self, handle, type) -> None:  # core.tensor.__init__, its shape tuple shared per shape
+        self.handle = handle
+        shape = tuple(type.shape) if type.is_block() else ()
+        self.numel = core.constexpr(math.prod(shape))
+        self.type = type
+        self.dtype = type.scalar
+        self.shape = shape_tuple(shape)
+
+    def unwrap_shape(shape) -> list:  # core._unwrap_shape without building a tuple per level
+        if isinstance(shape, core.constexpr):
+            shape = shape.value
+        if isinstance(shape, core.tuple):
+            shape = shape.values
+        return [s.value if isinstance(s, core.constexpr) else s for s in shape]
+
+    blocks: dict[tuple, tuple] = {}  # shape -> (the shape as Triton's tuple of ints, elements)
+    block_names: dict[tuple, str] = {}
+
+    def block_type_init(self, element_ty, shape) -> None:  # core.block_type.__init__, shared shape tuples
+        self.element_ty = element_ty
+        assert isinstance(shape, (list, builtins.tuple, core.tuple))
+        key = builtins.tuple(unwrap_shape(shape))
+        found = blocks.get(key)
+        if found is None:
+            if not key:
+                raise TypeError("0d block_type is forbidden")
+            found = blocks[key] = (core.tuple(list(key)), validate_block_shape(key))
+        self.shape, self.numel = found
+        name_key = (key, str(element_ty))
+        name = block_names.get(name_key)
+        if name is None:
+            name = block_names[name_key] = f"<{self.shape}, {element_ty}>"
+        self.name = name
+
+    interpreter._get_np_dtype = get_np_dtype
+    core.tensor.__init__ = tensor_init
+    core._unwrap_shape = unwrap_shape
+    core.block_type.__init__ = block_type_init
