@@ -1,0 +1,14 @@
+"""Deprecated: the old path of ``conformance.check.model``, kept for one release and removed in the next.
+
+Importing it warns (once per process, pointing at the importer) and gives the new module itself, so every name,
+private ones too, is the same object.
+"""
+
+import sys
+import warnings
+
+import conformance.check.model
+
+warnings.warn("conformance.model is deprecated: import conformance.check.model "
+              "(the old path is removed in the next release)", DeprecationWarning, stacklevel=2)
+sys.modules[__name__] = conformance.check.model
