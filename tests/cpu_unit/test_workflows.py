@@ -229,15 +229,26 @@ def test_a_missing_command_is_caught(tmp_path, command, problem):
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_gpu_jobs_keep_tritons_compiled_kernels_between_runs(path):
+    """Restored once Triton is installed (its version is part of the key, with a hash of iris/ and conformance/),
+    before the job's work; saved after it, even after a failure, unless the key was restored as it is."""
     workflow = _load(path)
     gpu_jobs = {name: job for name, job in workflow["jobs"].items() if "nvidia_runner" in job["runs-on"]}
     assert gpu_jobs, f"{path.name}: no GPU job"
     for name, job in gpu_jobs.items():
         assert job["env"]["TRITON_CACHE_DIR"] == "${{ github.workspace }}/.triton-cache", (name, job.get("env"))
-        steps = [s for s in job["steps"] if s.get("uses", "").startswith("actions/cache/")]
-        kinds = [s["uses"].split("@")[0] for s in steps if ".triton-cache" in s["with"]["path"].split()]
-        assert kinds == ["actions/cache/restore", "actions/cache/save"], (name, kinds)
-        runs = [i for i, s in enumerate(job["steps"]) if "run" in s]
-        cached = [i for i, s in enumerate(job["steps"]) if s in steps]
-        assert cached[0] < runs[0] and cached[-1] > runs[-1], f"{name}: restore before every run step, save after"
-        assert job["steps"][cached[-1]].get("if") == "always()", f"{name}: the save must run after a failure too"
+        steps = job["steps"]
+        key_step = next(s for s in steps if s.get("id") == "kernels")
+        assert "triton.__version__" in key_step["run"] and "$SOURCES" in key_step["run"], key_step["run"]
+        assert key_step["env"]["SOURCES"] == "${{ hashFiles('iris/**/*.py', 'conformance/**/*.py') }}"
+        cached = [s for s in steps if s.get("uses", "").startswith("actions/cache/")
+                  and ".triton-cache" in s["with"]["path"].split()]
+        assert [s["uses"].split("@")[0] for s in cached] == ["actions/cache/restore", "actions/cache/save"], name
+        assert all(s["with"]["key"] == "${{ steps.kernels.outputs.key }}" and "restore-keys" not in s["with"]
+                   for s in cached), name
+        at = {id(s): i for i, s in enumerate(steps)}
+        install = next(i for i, s in enumerate(steps) if "INSTALL" in s.get("run", ""))
+        work = [i for i, s in enumerate(steps) if "run" in s and i > at[id(key_step)]]
+        assert install < at[id(key_step)] < at[id(cached[0])] < work[0], f"{name}: install, key, restore, then work"
+        assert at[id(cached[1])] > work[-1] if work else True
+        assert cached[1].get("if") == "always() && steps.restore-kernels.outputs.cache-hit != 'true'", name
+        assert cached[0].get("id") == "restore-kernels", name
