@@ -71,8 +71,9 @@ OPS: tuple[Op, ...] = (
     _atomic("max", "maximum with `val`"),
 )  # fmt: skip
 
-# The fields each device context declares, in order. Triton's rank and world size are constexprs (one compile
-# per rank); Gluon's are tensors read from the context tensor at run time (``iris.parity.FIELD_DIFFERENCES``).
+# The fields each device context declares, in order. Triton's rank and world size are constexprs when
+# ``initialize`` is given them (one compile per rank), else tensors read from the context tensor at run time;
+# Gluon's are always such tensors (``iris.parity.FIELD_DIFFERENCES``).
 FIELDS: dict[str, tuple[str, ...]] = {
     "DeviceContext": ("rank", "world_size", "heap_bases", "tracing"),
     "IrisDeviceCtx": ("cur_rank", "num_ranks", "heap_bases", "tracing"),

@@ -26,8 +26,9 @@ TWINS: tuple[tuple[str, str], ...] = (
 DIFFERENCES: dict[str, dict[str, str]] = {
     "IrisDeviceCtx": {
         "initialize": (
-            "Triton takes rank and world_size as constexprs, so translation indexes the heap bases with "
-            "constants; Gluon reads both from the context tensor at run time (one compile serves every rank)."
+            "Triton takes optional rank and world_size (upstream's form): given as constexprs, translation indexes "
+            "the heap bases with constants (one compile per rank); left out, they are read from the context tensor "
+            "at run time. Gluon always reads both at run time (one compile serves every rank)."
         ),
     },
     "GluonDeviceTracing": {},  # none: the two tracing implementations share every name, parameter and default
@@ -36,8 +37,9 @@ DIFFERENCES: dict[str, dict[str, str]] = {
 # Gluon class -> why its fields (names, in order) differ from its Triton twin's; a class not listed must match.
 FIELD_DIFFERENCES: dict[str, str] = {
     "IrisDeviceCtx": (
-        "Triton holds rank and world_size as constexprs; Gluon holds cur_rank and num_ranks, tensors read from the "
-        "context tensor at run time (see DIFFERENCES['IrisDeviceCtx']['initialize'])."
+        "Triton holds rank and world_size (upstream's names), constexprs when initialize was given them, else "
+        "tensors read from the context; Gluon holds cur_rank and num_ranks, always tensors read from the context "
+        "tensor at run time (see DIFFERENCES['IrisDeviceCtx']['initialize'])."
     ),
 }
 

@@ -22,32 +22,46 @@ from iris.tracing.device import DeviceTracing
 
 @aggregate
 class DeviceContext:
-    """This rank's view of the symmetric heap inside a Triton kernel."""
+    """This rank's view of the symmetric heap inside a Triton kernel (rank and world size: compile-time constants
+    when ``initialize`` is given them, else read from the context at run time)."""
 
-    rank: tl.constexpr
-    world_size: tl.constexpr
+    # A tl.constexpr when initialize() was given it (one compile per value), else a tl.tensor read from the
+    # context tensor at run time (one compile serves every rank).
+    rank: tl.constexpr | tl.tensor
+    world_size: tl.constexpr | tl.tensor
     heap_bases: tl.tensor
     tracing: DeviceTracing
 
     @triton.constexpr_function
     def __init__(self, rank, world_size, heap_bases, tracing):
-        self.rank = tl.constexpr(rank)
-        self.world_size = tl.constexpr(world_size)
+        # A run-time tensor stays one; anything else (an int, unwrapped from a constexpr) becomes a constexpr again.
+        self.rank = rank if isinstance(rank, tl.tensor) else tl.constexpr(rank)
+        self.world_size = world_size if isinstance(world_size, tl.tensor) else tl.constexpr(world_size)
         self.heap_bases = heap_bases
         self.tracing = tracing
 
     @staticmethod
     @triton.jit
-    def initialize(context_tensor, rank: tl.constexpr, world_size: tl.constexpr, tracing: tl.constexpr = False):
-        """Build the context from ``iris.get_device_context()``; ``rank``/``world_size`` must match it.
+    def initialize(context_tensor, rank=None, world_size=None, tracing: tl.constexpr = False):
+        """Build the context from ``iris.get_device_context()``.
 
-        The match is checked by a device assertion, active in debug builds (``TRITON_DEBUG=1``)
-        and always under the interpreter.
+        ``rank``/``world_size`` given (ints or constexprs, upstream iris's form): compile-time constants, so the
+        kernel compiles once per rank and world size; they must match the context, which a device assertion
+        checks in debug builds (``TRITON_DEBUG=1``) and always under the interpreter. Left out (None): read from
+        the context tensor at run time, as ``IrisDeviceCtx`` does, so one compile serves every rank. Run-time
+        tensors (loaded by the caller) are accepted too, and checked against the context like constants.
         """
-        context_assert(tl.load(context_tensor + L.CUR_RANK) == rank, "DeviceContext: rank differs from the context")
-        context_assert(
-            tl.load(context_tensor + L.NUM_RANKS) == world_size, "DeviceContext: world_size differs from the context"
-        )
+        if rank is None:
+            rank = tl.load(context_tensor + L.CUR_RANK)
+        else:
+            context_assert(tl.load(context_tensor + L.CUR_RANK) == rank, "DeviceContext: rank differs from the context")
+        if world_size is None:
+            world_size = tl.load(context_tensor + L.NUM_RANKS)
+        else:
+            context_assert(
+                tl.load(context_tensor + L.NUM_RANKS) == world_size,
+                "DeviceContext: world_size differs from the context",
+            )
         device_tracing = DeviceTracing.initialize(context_tensor, tracing)
         return DeviceContext(rank, world_size, context_tensor + L.HEAP_BASES, device_tracing)
 

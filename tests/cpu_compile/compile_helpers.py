@@ -78,11 +78,15 @@ SIGNATURES: dict[str, dict[str, str]] = {
     "trace_shapes_kernel": _SHAPES,
     "untraced_shapes_kernel": _SHAPES,
     "rank_check_kernel": {"ctx_t": "*i64", "rank": "constexpr", "world": "constexpr"},
+    "rank_forms_kernel": {"ctx_t": "*i64", "buf": "*i32", "out": "*i64", "rank_arg": "i32", "world_arg": "i32",
+                          "FORM": "constexpr"},
 }  # fmt: skip
 
 # Kernels with no Gluon twin, and why (tests/ops/test_tracing.py runs rank_check_kernel for Triton only).
 TRITON_ONLY: dict[str, str] = {
     "rank_check_kernel": "Gluon's IrisDeviceCtx reads rank and world from the context (no constexpr copy to check)",
+    "rank_forms_kernel": "Gluon's IrisDeviceCtx.initialize has one form (rank and world read from the context), "
+                         "which every Gluon kernel uses",
 }
 
 WORLD_CONSTEXPRS = ("rank", "world")  # Triton kernels only: Gluon reads both from the context at run time

@@ -1,7 +1,8 @@
 """cpu-compile tier: the op and tracing kernels of tests/ops cross-compiled for sm_90, sm_100, gfx942 and
 gfx950 through both device APIs, with checks on the machine code (no GPU needed).
 
-Checks: every kernel compiles for every target; traced kernels read the backend's clock and chip ids;
+Checks: every kernel compiles for every target, the run-time forms of the Triton context's rank and world size
+included; traced kernels read the backend's clock and chip ids;
 kernels compiled with tracing off carry no tracing code (same machine code as the untraced twin, no
 clock/id reads, no atomics beyond the op's own), every layout of the call-shape family at every num_warps
 included; the trace slot claim is a relaxed atomic; an unknown backend is refused by name.
@@ -144,6 +145,18 @@ def test_signature_table_matches_kernels(api):
 def test_kernel_compiles(api, kernel, constexprs, target):
     _skip_if_triton_only(api, kernel)
     _check_stages(api, compile_kernel(api, kernel, target, constexprs), kernel, target)
+
+
+@pytest.mark.parametrize("target", ALL_TARGETS)
+@pytest.mark.parametrize("form", ["context", "tensor"])
+def test_run_time_rank_forms_compile(form, target):
+    """Triton ``DeviceContext.initialize`` with rank/world_size left out (read from the context: the kernel takes no
+    rank, so one compile serves every rank) or given as run-time values compiles, traced."""
+    code = compile_kernel("triton", "rank_forms_kernel", target, {"FORM": form})
+    _check_stages("triton", code, "rank_forms_kernel", target)
+    backend = TARGETS[target].backend
+    missing = [s for s in CLOCK_AND_IDS[backend] if s not in code[MACHINE_CODE[backend]]]
+    assert not missing, f"rank_forms_kernel[FORM={form}] on {target}: traced {MACHINE_CODE[backend]} lacks {missing}"
 
 
 @pytest.mark.parametrize("op, target", OPS, ids=[f"{op}-{t}" for op, t in OPS])

@@ -277,3 +277,40 @@ def test_rank_world_mismatch_is_reported(rank_offset, world_offset, message, api
     for q, err in enumerate(errors):
         if message not in err:
             pytest.fail(f"rank {q}: error={err!r}, but should mention {message!r}")
+
+
+@pytest.mark.parametrize("world_size", WORLD_SIZES)
+@pytest.mark.parametrize("backend", backends())
+def test_device_context_reads_rank_and_world_at_run_time(backend, world_size):
+    """Triton ``DeviceContext.initialize`` without rank/world_size reads both from the context, and takes them as
+    run-time values too: the kernel sees this rank's values, stores to the next rank, records the event, and every
+    rank launches the same compiled variant (on a GPU; the interpreter compiles nothing)."""
+    results = run_world(ts.rank_forms_job, backend, world_size, 0, 0)
+    for form in ("context", "tensor"):
+        for q, res in enumerate(results):
+            c, where = res[form], f"rank {q} {form}"
+            prev, nxt = (q - 1) % world_size, (q + 1) % world_size
+            _check(f"{where}: error", c["error"], "")
+            _check(f"{where}: (ctx.rank, ctx.world_size)", c["seen"], [q, world_size])
+            _check(f"{where}: buf", c["buf"], [100 + prev if j == prev else 0 for j in range(world_size)])
+            _check(f"{where}: events", len(c["rows"]), 1)
+            row = c["rows"][0]
+            expected = {"name": "store", "kind": "range", "cur_rank": q, "target_rank": nxt,
+                        "address": c["buf_ptr"] + 4 * q, "payload_size": 4, "payload": world_size}
+            for field, value in expected.items():
+                _check(f"{where}: {field}", row[field], value)
+        _check(f"{form}: compiled variants over the ranks", len({res[form]["variant"] for res in results}), 1)
+
+
+@pytest.mark.parametrize(("rank_offset", "world_offset", "message"),
+                         [(1, 0, "rank differs"), (0, 1, "world_size differs")])
+@pytest.mark.cpu_interpret
+def test_run_time_rank_world_mismatch_is_reported(rank_offset, world_offset, message):
+    """Run-time rank/world_size given to ``DeviceContext.initialize`` are checked against the context like constexprs
+    (interpreter: always); left out, they are the context's."""
+    for q, res in enumerate(run_world(ts.rank_forms_job, "cpu", 2, rank_offset, world_offset)):
+        err = res["tensor"]["error"]
+        if message not in err:
+            pytest.fail(f"rank {q} tensor: error={err!r}, but should mention {message!r}")
+        _check(f"rank {q} context: error", res["context"]["error"], "")
+        _check(f"rank {q} context: (ctx.rank, ctx.world_size)", res["context"]["seen"], [q, 2])

@@ -145,3 +145,31 @@ def rank_check_job(api: str, rank_offset: int, world_offset: int) -> str:
         return repr(e)
     finally:
         shmem.close()
+
+
+def rank_forms_job(rank_offset: int, world_offset: int) -> dict:
+    """Launch ``rank_forms_kernel`` (Triton) in each form, the run-time rank/world off by the offsets; per form:
+    ``ctx.rank``/``ctx.world_size`` as the kernel saw them, ``buf`` afterwards, the events, the compiled variant's
+    hash (None under the interpreter) and the error a mismatch raised ("" if none)."""
+    k = kernels("triton")
+    shmem = host("triton")
+    r, w = shmem.get_rank(), shmem.get_num_ranks()
+    ctx = shmem.get_device_context()
+    out = {}
+    for form in ("context", "tensor"):
+        seen = shmem.zeros(2, dtype=torch.int64)
+        buf = shmem.zeros(w, dtype=torch.int32)
+        shmem.tracing.enable(MAX_EVENTS, 1)
+        shmem.barrier()
+        compiled, error = None, ""
+        try:
+            compiled = k.rank_forms_kernel[(1,)](ctx, buf, seen, r + rank_offset, w + world_offset, FORM=form,
+                                                 num_warps=NUM_WARPS)
+        except Exception as e:  # the interpreter raises the device assertion as an exception
+            error = repr(e)
+        shmem.barrier()
+        ev = shmem.tracing.events()
+        out[form] = {"seen": seen.cpu().tolist(), "buf": buf.cpu().tolist(), "buf_ptr": buf.data_ptr(),
+                     "rows": ev.rows(), "variant": getattr(compiled, "hash", None), "error": error}
+    shmem.close()
+    return out

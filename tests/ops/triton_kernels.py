@@ -161,6 +161,25 @@ def rank_check_kernel(ctx_t, rank: tl.constexpr, world: tl.constexpr):
     DeviceContext.initialize(ctx_t, rank, world)
 
 
+@triton.jit(do_not_specialize=["rank_arg", "world_arg"])
+def rank_forms_kernel(ctx_t, buf, out, rank_arg, world_arg, FORM: tl.constexpr):
+    """``DeviceContext.initialize`` with rank and world size read from the context (``FORM="context"``: one compile
+    serves every rank) or given as run-time values (``FORM="tensor"``, checked against the context); writes
+    ``ctx.rank``/``ctx.world_size`` to ``out`` (int64) and, traced, ``100 + rank`` to ``buf[rank]`` (int32) on the
+    next rank. ``rank_arg``/``world_arg`` are not specialized: a 1 would be compiled in as a constant."""
+    if FORM == "context":
+        ctx = DeviceContext.initialize(ctx_t, tracing=True)
+    else:
+        tl.static_assert(FORM == "tensor", "FORM is 'context' or 'tensor'")
+        ctx = DeviceContext.initialize(ctx_t, rank_arg, world_arg, tracing=True)
+    tl.store(out, ctx.rank)
+    tl.store(out + 1, ctx.world_size)
+    target = (ctx.rank + 1) % ctx.world_size
+    h = ctx.tracing.record_event_start(TraceEvent().store, target, buf + ctx.rank, 0, 0, payload=ctx.world_size)
+    ctx.store(buf + ctx.rank, (100 + ctx.rank).to(tl.int32), target)
+    ctx.tracing.record_event_end(h)
+
+
 @triton.jit
 def trace_shapes_kernel(ctx_t, buf, bits, rank: tl.constexpr, world: tl.constexpr, TRACING: tl.constexpr):
     """A traced masked store range on every block of ``call_shapes.LAYOUT_SITES``: 1-D, a tile's row and column,
