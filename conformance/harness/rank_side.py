@@ -21,7 +21,7 @@ import torch
 import triton
 
 from conformance.check import exported
-from conformance.kit.scenario import APIS, ScenarioError, load
+from conformance.kit.scenario import APIS, ScenarioError, load, world_constexprs
 from iris.ranks import progress
 from iris.tracing.core import DEFAULT_CHUNK
 from iris.world import synchronize
@@ -41,13 +41,15 @@ def torch_dtype(name: str) -> torch.dtype:
 
 
 class Rank:
-    """One rank's side of an example for one API: the host object, its context tensor and the named buffers."""
+    """One rank's side of an example for one API: the host object, its context tensor and the named buffers;
+    ``kernel`` is the API's kernel of the scenario (what ``world_constexprs`` looks at)."""
 
-    def __init__(self, shmem, api: str) -> None:
+    def __init__(self, shmem, api: str, kernel) -> None:
         if api not in APIS:
             raise ValueError(f"api={api!r}, expected one of {APIS}")
         self.shmem = shmem
         self.api = api
+        self.kernel = kernel
         self.rank = shmem.get_rank()
         self.world_size = shmem.get_num_ranks()
         self.ctx = shmem.get_device_context()
@@ -55,13 +57,12 @@ class Rank:
 
     @property
     def world_constexprs(self) -> dict[str, int]:
-        """The rank and world-size constexprs the API's kernel takes, as keyword arguments of its launch.
-
-        Triton: ``{"rank": r, "world": R}`` (``DeviceContext.initialize`` takes both at compile time);
-        Gluon: ``{}`` (``IrisDeviceCtx`` reads both from the context, so one compile serves every rank).
+        """The rank and world-size constexprs the kernel takes, as keyword arguments of its launch
+        (``conformance.kit.scenario.world_constexprs``): ``{"rank": r, "world": R}`` for a Triton kernel in the
+        compile-time-rank form, ``{}`` for one that reads both from the context (one compile serves every rank).
         Launch with ``kernel[grid](..., **rank.world_constexprs, BLOCK=...)``.
         """
-        return {"rank": self.rank, "world": self.world_size} if self.api == "triton" else {}
+        return world_constexprs(self.kernel, self.rank, self.world_size)
 
     def buffer(self, name: str, shape, dtype: str, fill=0) -> torch.Tensor:
         """Allocate heap buffer ``name`` (same offset on every rank) filled with ``fill`` (scalar or values)."""
@@ -116,7 +117,7 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
            "backend": shmem.tracing.backend, "ticks_per_second": shmem.tracing.ticks_per_second, "apis": {}}
     with clock("reset"):
         shmem.heap.reset()
-        ranks = {api: Rank(shmem, api) for api in apis}
+        ranks = {api: Rank(shmem, api, scenario.kernel(api)) for api in apis}
         chunk = params.get("chunk", DEFAULT_CHUNK)
         max_events = scenario.trace_slots(params, chunk)
     with clock("setup"):

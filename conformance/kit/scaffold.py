@@ -29,8 +29,8 @@ from iris.experimental.layouts import blocked_1d, warp_size
 
 
 @triton.jit(do_not_specialize=["n", "target"])
-def triton_kernel(ctx_t, buf, n, target, rank: tl.constexpr, world: tl.constexpr, BLOCK: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+def triton_kernel(ctx_t, buf, n, target, BLOCK: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, tracing=True)  # ctx.rank, ctx.world_size: read at run time
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n

@@ -3,13 +3,17 @@
 A scenario module in ``conformance/scenarios/`` defines ``SCENARIO = Scenario(...)``:
 
 - ``triton_kernel`` / ``gluon_kernel``: the same work through ``DeviceContext`` and ``IrisDeviceCtx``,
-  with the same parameter names, except that only the Triton kernel takes ``rank: tl.constexpr,
-  world: tl.constexpr`` (``IrisDeviceCtx`` reads both from the context: one Gluon compile serves every rank);
+  with the same parameter names. Both read rank and world size from the context at run time
+  (``DeviceContext.initialize(ctx_t, tracing=...)``, then ``ctx.rank``/``ctx.world_size``, as the Gluon kernel
+  uses ``ctx.cur_rank``/``ctx.num_ranks``), so one compile serves every rank. A Triton kernel may instead take
+  both ``rank: tl.constexpr, world: tl.constexpr`` and pass them to ``DeviceContext.initialize``: the
+  compile-time form upstream code uses, one compile per rank; its module docstring says why it needs it
+  (``tracing_1d_address`` keeps it to check that form). The Gluon kernel never takes them;
 - ``params(world_size)``: a Hypothesis strategy of one example's parameters (a dict of plain values);
 - ``setup(rank, p)``: allocates and fills named heap buffers on every rank (``rank.buffer(...)``);
 - ``launch(kernel, rank, p)``: launches ``kernel`` (either API's) with those buffers, passing
-  ``**rank.world_constexprs`` (the Triton kernel's ``rank``/``world``; nothing for Gluon) before the other
-  constexpr keywords;
+  ``**rank.world_constexprs`` (``world_constexprs``: the ``rank``/``world`` the kernel takes, if any; nothing
+  otherwise) before the other constexpr keywords;
 - ``model(p, world_size)``: the events each rank must record and the memory each rank must end
   with, in plain Python (``conformance.check.model``).
 
@@ -31,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 APIS = ("triton", "gluon")
-WORLD_CONSTEXPRS = ("rank", "world")  # taken by the Triton kernel only (see Rank.world_constexprs)
+WORLD_CONSTEXPRS = ("rank", "world")  # a Triton kernel's compile-time rank and world size, if it takes them
 BASE_WORLD_SIZES = (1, 2, 4)
 MANY_GPUS = 8  # from this many visible GPUs on, the default world sizes add one rank per GPU
 
@@ -123,6 +127,16 @@ def _parameters(kernel) -> list[str]:
     return list(inspect.signature(fn).parameters)
 
 
+def world_constexprs(kernel, rank: int, world_size: int) -> dict[str, int]:
+    """The launch keywords for the ``WORLD_CONSTEXPRS`` ``kernel`` takes: ``{"rank": rank, "world": world_size}``
+    for a Triton kernel in the compile-time-rank form, ``{}`` for one that reads both from the context (every
+    Gluon kernel, and most Triton kernels). Launch with ``kernel[grid](..., **world_constexprs(...), BLOCK=...)``.
+    """
+    values = {"rank": rank, "world": world_size}
+    taken = _parameters(kernel)
+    return {name: values[name] for name in WORLD_CONSTEXPRS if name in taken}
+
+
 def check(scenario: Scenario, where: str) -> None:
     """Raise :class:`ScenarioError` naming ``where`` if ``scenario`` breaks the scenario contract."""
     for member in ("params", "setup", "launch", "model"):
@@ -132,12 +146,19 @@ def check(scenario: Scenario, where: str) -> None:
     if constraint is not None and not (isinstance(constraint, WorldConstraint) and callable(constraint.accepts)
                                        and constraint.reason):
         raise ScenarioError(f"{where}: world_constraint must be WorldConstraint(accepts, reason), got {constraint!r}")
-    triton = [n for n in _parameters(scenario.triton_kernel) if n not in WORLD_CONSTEXPRS]
+    triton_all = _parameters(scenario.triton_kernel)
+    taken = [n for n in WORLD_CONSTEXPRS if n in triton_all]
+    if taken and len(taken) != len(WORLD_CONSTEXPRS):
+        raise ScenarioError(
+            f"{where}: triton_kernel takes {taken[0]} but not the other of {', '.join(WORLD_CONSTEXPRS)}; take both "
+            "(compile-time rank) or neither (DeviceContext.initialize(ctx_t, ...) reads them from the context)"
+        )
+    triton = [n for n in triton_all if n not in WORLD_CONSTEXPRS]
     gluon = _parameters(scenario.gluon_kernel)
     if triton != gluon:
         raise ScenarioError(
-            f"{where}: triton_kernel and gluon_kernel must take the same parameters (the Triton kernel also takes "
-            f"{', '.join(WORLD_CONSTEXPRS)}); triton has {triton}, gluon has {gluon}"
+            f"{where}: triton_kernel and gluon_kernel must take the same parameters (the Triton kernel may also "
+            f"take {', '.join(WORLD_CONSTEXPRS)}); triton has {triton}, gluon has {gluon}"
         )
 
 

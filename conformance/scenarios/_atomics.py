@@ -94,14 +94,13 @@ def _triton_atomic(ctx, OP: tl.constexpr, SEM: tl.constexpr, SCOPE: tl.constexpr
 
 
 @triton.jit(do_not_specialize=["n", "target", "ordering"])
-def triton_kernel(ctx_t, buf, vals, cmps, old, bits, n, target, ordering, rank: tl.constexpr, world: tl.constexpr,
-                  OP: tl.constexpr, BLOCK: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+def triton_kernel(ctx_t, buf, vals, cmps, old, bits, n, target, ordering, OP: tl.constexpr, BLOCK: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, tracing=True)
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = (offs < n) & (tl.load(bits + offs) != 0)
     if OP == "atomic_xchg" or OP == "atomic_cas":
-        mask = mask & (offs % world == rank)
+        mask = mask & (offs % ctx.world_size == ctx.rank)
     val = tl.load(vals + offs)
     h = ctx.tracing.record_event_start(_event_id(OP), target, buf + offs, pid, 0, mask=mask, payload=target)
     for k in tl.static_range(ORDERINGS):

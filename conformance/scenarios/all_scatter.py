@@ -26,19 +26,19 @@ OUT_FILL = -1  # every element must be overwritten
 
 
 @triton.jit(do_not_specialize=["M", "N"])
-def triton_kernel(ctx_t, out, M, N, rank: tl.constexpr, world: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-                  TRACING: tl.constexpr = True, HINT: tl.constexpr = None):
-    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=TRACING)
+def triton_kernel(ctx_t, out, M, N, BM: tl.constexpr, BN: tl.constexpr, TRACING: tl.constexpr = True,
+                  HINT: tl.constexpr = None):
+    ctx = DeviceContext.initialize(ctx_t, tracing=TRACING)
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rm = pid_m * BM + tl.arange(0, BM)
     rn = pid_n * BN + tl.arange(0, BN)
     mask = (rm[:, None] < M) & (rn[None, :] < N)
-    tile = (rank * 1000000 + rm[:, None] * 1000 + rn[None, :]).to(out.dtype.element_ty)
-    ptrs = out + (rank * M + rm[:, None]) * N + rn[None, :]
+    tile = (ctx.rank * 1000000 + rm[:, None] * 1000 + rn[None, :]).to(out.dtype.element_ty)
+    ptrs = out + (ctx.rank * M + rm[:, None]) * N + rn[None, :]
     i = M * 0
-    while i < world:
-        t = (rank + i) % world
+    while i < ctx.world_size:
+        t = (ctx.rank + i) % ctx.world_size
         h = ctx.tracing.record_event_start(TraceEvent().put, t, ptrs, pid_m, pid_n, mask=mask, payload=i)
         ctx.store(ptrs, tile, t, mask=mask, hint=HINT)
         ctx.tracing.record_event_end(h)

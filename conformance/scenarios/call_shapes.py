@@ -44,9 +44,8 @@ RUN_TIME = ["part", "step", "ld", "loop_pid", "loop_reps"]
 
 
 @triton.jit(do_not_specialize=RUN_TIME)
-def triton_kernel(ctx_t, buf, bits, gather, origins, plan, pays, part, step, ld, loop_pid, loop_reps,
-                  rank: tl.constexpr, world: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+def triton_kernel(ctx_t, buf, bits, gather, origins, plan, pays, part, step, ld, loop_pid, loop_reps):
+    ctx = DeviceContext.initialize(ctx_t, tracing=True)
     sources = triton_pid_sources()
     pid = sources[3]
     others = (pid != 0).to(tl.int32)  # gate 1: program 0 only; gate 2: every program

@@ -28,10 +28,10 @@ RUN_TIME = ["lo", "target", "base"]
 
 
 @triton.jit(do_not_specialize=RUN_TIME)
-def triton_kernel(ctx_t, buf, counts, lo, target, base, rank: tl.constexpr, world: tl.constexpr):
+def triton_kernel(ctx_t, buf, counts, lo, target, base):
     pid = tl.program_id(0)
     if pid >= lo:
-        ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+        ctx = DeviceContext.initialize(ctx_t, tracing=True)
         n = tl.load(counts + pid)
         i = n * 0
         while i < n:

@@ -23,9 +23,8 @@ from iris.experimental.layouts import blocked_1d, warp_size
 
 
 @triton.jit(do_not_specialize=["n", "source", "target"])
-def triton_kernel(ctx_t, src, dst, bits, n, source, target, rank: tl.constexpr, world: tl.constexpr,
-                  BLOCK: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+def triton_kernel(ctx_t, src, dst, bits, n, source, target, BLOCK: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, tracing=True)
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = (offs < n) & (tl.load(bits + offs) != 0)

@@ -29,11 +29,10 @@ SPIN_LIMIT = {"cpu": 50_000, "cuda": 20_000_000}
 
 
 @triton.jit(do_not_specialize=["n", "limit"])
-def triton_kernel(ctx_t, src, dst, result, flag, n, limit, rank: tl.constexpr, world: tl.constexpr,
-                  BLOCK: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
-    nxt = (rank + 1) % world
-    prv = (rank + world - 1) % world
+def triton_kernel(ctx_t, src, dst, result, flag, n, limit, BLOCK: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, tracing=True)
+    nxt = (ctx.rank + 1) % ctx.world_size
+    prv = (ctx.rank + ctx.world_size - 1) % ctx.world_size
     k = n * 0
     while k * BLOCK < n:
         offs = k * BLOCK + tl.arange(0, BLOCK)
@@ -46,11 +45,11 @@ def triton_kernel(ctx_t, src, dst, result, flag, n, limit, rank: tl.constexpr, w
     h = ctx.tracing.record_event_start(TraceEvent().atomic_xchg, nxt, flag, 0, 0, payload=1)
     ctx.atomic_xchg(flag, 1, nxt, sem="release", scope="sys")
     ctx.tracing.record_event_end(h)
-    h = ctx.tracing.record_event_start(TraceEvent().wait, rank, flag, 0, 0, payload=prv)
-    seen = ctx.atomic_cas(flag, 1, 1, rank, sem="acquire", scope="sys")
+    h = ctx.tracing.record_event_start(TraceEvent().wait, ctx.rank, flag, 0, 0, payload=prv)
+    seen = ctx.atomic_cas(flag, 1, 1, ctx.rank, sem="acquire", scope="sys")
     spins = limit * 0
     while (seen != 1) & (spins < limit):
-        seen = ctx.atomic_cas(flag, 1, 1, rank, sem="acquire", scope="sys")
+        seen = ctx.atomic_cas(flag, 1, 1, ctx.rank, sem="acquire", scope="sys")
         spins += 1
     ctx.tracing.record_event_end(h)
     tl.debug_barrier()
@@ -59,8 +58,8 @@ def triton_kernel(ctx_t, src, dst, result, flag, n, limit, rank: tl.constexpr, w
     while k * BLOCK < n:
         offs = k * BLOCK + tl.arange(0, BLOCK)
         mask = offs < n
-        tl.store(result + offs, ctx.load(dst + offs, rank, mask=mask, volatile=True), mask=mask)
-        ctx.tracing.record_event(TraceEvent().load, rank, dst + offs, 0, 0, mask=mask, payload=got)
+        tl.store(result + offs, ctx.load(dst + offs, ctx.rank, mask=mask, volatile=True), mask=mask)
+        ctx.tracing.record_event(TraceEvent().load, ctx.rank, dst + offs, 0, 0, mask=mask, payload=got)
         k += 1
 
 

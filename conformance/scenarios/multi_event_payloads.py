@@ -23,12 +23,12 @@ from iris.experimental.iris_gluon import IrisDeviceCtx
 
 
 @triton.jit(do_not_specialize=["target"])
-def triton_kernel(ctx_t, cnt, src, dst, target, rank: tl.constexpr, world: tl.constexpr, ITERS: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+def triton_kernel(ctx_t, cnt, src, dst, target, ITERS: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, tracing=True)
     pid = tl.program_id(0)
     for i in range(ITERS):
         h = ctx.tracing.record_event_start(TraceEvent().atomic_add, target, cnt + i, pid, 0, payload=i)
-        ctx.atomic_add(cnt + i, pid + 1 + 100 * rank, target)
+        ctx.atomic_add(cnt + i, pid + 1 + 100 * ctx.rank, target)
         ctx.tracing.record_event_end(h)
         k = pid * ITERS + i
         h = ctx.tracing.record_event_start(TraceEvent().put, target, dst + k, pid, 0, payload=i)

@@ -28,13 +28,12 @@ from iris.experimental.layouts import blocked_1d, warp_size
 
 
 @triton.jit(do_not_specialize=["n", "target", "source"])
-def triton_kernel(ctx_t, src, dst, back, bits, n, target, source, rank: tl.constexpr, world: tl.constexpr,
-                  BLOCK: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+def triton_kernel(ctx_t, src, dst, back, bits, n, target, source, BLOCK: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, tracing=True)
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = (offs < n) & (tl.load(bits + offs) != 0)
-    outer = ctx.tracing.record_event_start(TraceEvent().compute, rank, dst + offs, pid, 0, payload=0)
+    outer = ctx.tracing.record_event_start(TraceEvent().compute, ctx.rank, dst + offs, pid, 0, payload=0)
     inner = ctx.tracing.record_event_start(TraceEvent().put, target, dst + offs, pid, 0, mask=mask, payload=1)
     ctx.put(src + offs, dst + offs, target, mask=mask)
     ctx.tracing.record_event_end(inner)

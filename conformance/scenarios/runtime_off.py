@@ -21,13 +21,13 @@ from iris.experimental.layouts import blocked_1d, warp_size
 
 
 @triton.jit(do_not_specialize=["n", "target", "payload"])
-def triton_kernel(ctx_t, buf, n, target, payload, rank: tl.constexpr, world: tl.constexpr, BLOCK: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+def triton_kernel(ctx_t, buf, n, target, payload, BLOCK: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, tracing=True)
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     h = ctx.tracing.record_event_start(TraceEvent().store, target, buf + offs, pid, 0, mask=mask, payload=payload)
-    ctx.store(buf + offs, (offs + 1000 * rank + 1).to(buf.dtype.element_ty), target, mask=mask)
+    ctx.store(buf + offs, (offs + 1000 * ctx.rank + 1).to(buf.dtype.element_ty), target, mask=mask)
     ctx.tracing.record_event_end(h)
     ctx.tracing.record_event(TraceEvent().user, target, buf + pid * BLOCK, pid, 0, payload=payload)
 

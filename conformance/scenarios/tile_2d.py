@@ -23,9 +23,8 @@ from iris.experimental.layouts import blocked_2d, warp_size
 
 
 @triton.jit(do_not_specialize=["M", "N", "stride", "target"])
-def triton_kernel(ctx_t, buf, rows, M, N, stride, target, rank: tl.constexpr, world: tl.constexpr,
-                  BM: tl.constexpr, BN: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+def triton_kernel(ctx_t, buf, rows, M, N, stride, target, BM: tl.constexpr, BN: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, tracing=True)
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rm = pid_m * BM + tl.arange(0, BM)
@@ -34,7 +33,7 @@ def triton_kernel(ctx_t, buf, rows, M, N, stride, target, rank: tl.constexpr, wo
     mask = row_on[:, None] & (rn[None, :] < N)
     index = rm[:, None] * stride + rn[None, :]
     h = ctx.tracing.record_event_start(TraceEvent().store, target, buf + index, pid_m, pid_n, mask=mask)
-    ctx.store(buf + index, (index % 512 + 1 + 512 * rank).to(buf.dtype.element_ty), target, mask=mask)
+    ctx.store(buf + index, (index % 512 + 1 + 512 * ctx.rank).to(buf.dtype.element_ty), target, mask=mask)
     ctx.tracing.record_event_end(h)
 
 

@@ -27,10 +27,10 @@ RUN_TIME = ["target", "base"]
 
 
 @triton.jit(do_not_specialize=RUN_TIME)
-def triton_kernel(ctx_t, buf, counts, target, base, rank: tl.constexpr, world: tl.constexpr):
+def triton_kernel(ctx_t, buf, counts, target, base):
     pid = tl.program_id(0)
-    a = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
-    b = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+    a = DeviceContext.initialize(ctx_t, tracing=True)
+    b = DeviceContext.initialize(ctx_t, tracing=True)
     n = tl.load(counts + pid)
     i = n * 0
     while i < n:

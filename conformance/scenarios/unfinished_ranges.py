@@ -25,13 +25,12 @@ from iris.experimental.layouts import blocked_1d, warp_size
 
 
 @triton.jit(do_not_specialize=["n", "target", "payload"])
-def triton_kernel(ctx_t, src, dst, bits, n, target, payload, rank: tl.constexpr, world: tl.constexpr,
-                  BLOCK: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+def triton_kernel(ctx_t, src, dst, bits, n, target, payload, BLOCK: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, tracing=True)
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = (offs < n) & (tl.load(bits + offs) != 0)
-    ctx.tracing.record_event_start(TraceEvent().compute, rank, dst + offs, pid, 0, payload=payload + pid)
+    ctx.tracing.record_event_start(TraceEvent().compute, ctx.rank, dst + offs, pid, 0, payload=payload + pid)
     h = ctx.tracing.record_event_start(TraceEvent().put, target, dst + offs, pid, 1, mask=mask, payload=payload)
     ctx.put(src + offs, dst + offs, target, mask=mask)
     ctx.tracing.record_event_end(h)

@@ -1,8 +1,12 @@
-"""cpu-compile tier: every conformance scenario's Triton and Gluon kernels compile (NVIDIA or AMD target).
+"""cpu-compile tier: every conformance scenario's Triton and Gluon kernels compile (NVIDIA or AMD target), and
+one compiled variant of each serves every rank.
 
 The launch is captured, not run: the scenario sets up its buffers on a stand-in rank (CPU tensors of the drawn
 dtypes) and launches through a recorder, whose arguments give the signature (pointer and scalar types) and the
 constexprs. The example is Hypothesis's simplest for 2 ranks, so the compile is the same on every run.
+A launch's compiled variant is keyed on its specialization and options (``triton.runtime.jit``'s binder, made
+here for a target's backend, as a launch on that GPU makes it): where rank 0's and rank 1's launches agree, one
+compile serves both.
 """
 
 from __future__ import annotations
@@ -13,9 +17,11 @@ from types import SimpleNamespace
 import pytest
 import torch
 from hypothesis import Phase, find, settings
+from triton.compiler import make_backend
+from triton.runtime.jit import create_function_from_signature
 
 from conformance.harness.rank_side import torch_dtype
-from conformance.kit.scenario import APIS, all_scenarios
+from conformance.kit.scenario import APIS, WORLD_CONSTEXPRS, all_scenarios, world_constexprs
 from tests.cpu_compile.compile_helpers import MACHINE_CODE, TARGETS, compile_function
 
 pytestmark = pytest.mark.cpu_compile
@@ -29,8 +35,8 @@ _TYPES = {torch.int8: "i8", torch.int16: "i16", torch.int32: "i32", torch.int64:
 class _StandInRank:
     """What a scenario's setup and launch use of a rank, with CPU tensors and no world."""
 
-    def __init__(self, api: str) -> None:
-        self.api, self.rank, self.world_size = api, 0, WORLD
+    def __init__(self, api: str, kernel, rank: int = 0) -> None:
+        self.api, self.kernel, self.rank, self.world_size = api, kernel, rank, WORLD
         self.ctx = torch.zeros(16, dtype=torch.int64)
         self.buffers: dict[str, torch.Tensor] = {}
         nothing = lambda *args, **kwargs: None  # noqa: E731  (host calls a launch makes between kernels)
@@ -39,7 +45,7 @@ class _StandInRank:
 
     @property
     def world_constexprs(self) -> dict[str, int]:
-        return {"rank": self.rank, "world": self.world_size} if self.api == "triton" else {}
+        return world_constexprs(self.kernel, self.rank, self.world_size)
 
     def buffer(self, name, shape, dtype, fill=0):
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
@@ -86,13 +92,17 @@ def _signature(fn, args: tuple, kwargs: dict) -> tuple[dict, dict]:
 _SIMPLEST = settings(database=None, max_examples=1, phases=(Phase.generate,))
 
 
-def _captured(scenario, api: str):
+def _launches(scenario, api: str, rank: int = 0) -> list[tuple[tuple, dict]]:
     params = find(scenario.params(WORLD), lambda p: True, settings=_SIMPLEST)
-    rank, recorder = _StandInRank(api), _Recorder()
-    scenario.setup(rank, params)
-    scenario.launch(recorder, rank, params)
+    stand_in, recorder = _StandInRank(api, scenario.kernel(api), rank), _Recorder()
+    scenario.setup(stand_in, params)
+    scenario.launch(recorder, stand_in, params)
     assert recorder.calls, f"{scenario.name}: launch() launched nothing"
-    return recorder.calls[0]
+    return recorder.calls
+
+
+def _captured(scenario, api: str):
+    return _launches(scenario, api)[0]
 
 
 # Each scenario on one target, alternating NVIDIA and AMD along the sorted names (both APIs on that target): every
@@ -109,3 +119,36 @@ def test_scenario_kernel_compiles(scenario, api, target):
     asm = compile_function(api, kernel, target, constexprs, signature)
     code = MACHINE_CODE[TARGETS[target].backend]
     assert asm.get(code), f"{scenario.name} ({api}) on {target}: no {code} in the compile's stages {sorted(asm)}"
+
+
+def _rank_dependent(scenario, api: str, target: str) -> list[str]:
+    """The parameters (and "options") whose specialization differs between rank 0's and rank 1's launches of
+    ``api``'s kernel on ``target``: empty when one compiled variant serves both ranks."""
+    kernel = scenario.kernel(api)
+    binder = create_function_from_signature(kernel.signature, kernel.params, make_backend(TARGETS[target]))
+    names = list(kernel.signature.parameters)
+    ranks = [_launches(scenario, api, r) for r in (0, 1)]
+    assert len(ranks[0]) == len(ranks[1]), f"{scenario.name} ({api}): ranks 0 and 1 launch different counts"
+    differ = set()
+    for (args0, kwargs0), (args1, kwargs1) in zip(*ranks, strict=True):
+        _, spec0, options0 = binder(*args0, **kwargs0)
+        _, spec1, options1 = binder(*args1, **kwargs1)
+        differ |= {name for name, a, b in zip(names, spec0, spec1, strict=True) if a != b}
+        differ |= {"options"} if options0 != options1 else set()
+    return sorted(differ)
+
+
+@pytest.mark.parametrize("scenario", all_scenarios(), ids=lambda s: s.name)
+def test_one_compiled_variant_serves_every_rank(scenario):
+    """Rank 0's and rank 1's launches compile the same variant, in both APIs (both read rank and world size from
+    the context), except where the Triton kernel takes them as constexprs: there they differ at ``rank``."""
+    compile_time_rank = "rank" in world_constexprs(scenario.triton_kernel, 0, WORLD)
+    for target in COMPILE_TARGETS:
+        for api in APIS:
+            differ = _rank_dependent(scenario, api, target)
+            expected = ["rank"] if api == "triton" and compile_time_rank else []
+            assert differ == expected, (
+                f"{scenario.name} ({api}) on {target}: rank 0's and rank 1's launches specialize differently at "
+                f"{differ}, but should differ at {expected} (one compiled variant serves every rank: list the "
+                f"kernel's run-time ints in do_not_specialize; only a kernel taking {', '.join(WORLD_CONSTEXPRS)} "
+                "compiles one per rank)")

@@ -1,12 +1,15 @@
 """The scenario API's per-API launch arguments and the compiled-variant count the harness reports.
 
-One Gluon compile serves every rank: no Gluon kernel in a scenario takes the ``rank``/``world`` constexprs
-its Triton twin takes, ``Rank.world_constexprs`` hands them to the Triton launch only, and the report
-counts the compiled variants of each kernel across ranks per configuration from the ranks' kernel hashes.
+One compile serves every rank: no Gluon kernel in a scenario takes ``rank``/``world`` constexprs, and no Triton
+kernel either but those of ``COMPILE_TIME_RANK`` (which keep upstream's compile-time-rank form, and say why);
+``Rank.world_constexprs`` hands them to the launch of a kernel that takes them only, and the report counts the
+compiled variants of each kernel across ranks per configuration from the ranks' kernel hashes.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib
 import inspect
 from types import SimpleNamespace
 
@@ -15,7 +18,7 @@ import pytest
 from conformance.harness.host_side import variants_per_config
 from conformance.harness.rank_side import LaunchRecorder, Rank
 from conformance.kit.scaffold import TEMPLATE
-from conformance.kit.scenario import WORLD_CONSTEXPRS, all_scenarios
+from conformance.kit.scenario import WORLD_CONSTEXPRS, Scenario, ScenarioError, all_scenarios, check, load
 from conformance.report.output import summary_table, variants_cell
 from conformance.results import CaseResult, ExampleResult
 
@@ -26,31 +29,72 @@ def _params(kernel) -> list[str]:
     return list(inspect.signature(getattr(kernel, "fn", kernel)).parameters)
 
 
+# Scenarios whose Triton kernel keeps the compile-time-rank form (``rank``/``world`` constexprs, one compile per
+# rank), each saying why in its module docstring; every other Triton kernel reads both from the context.
+COMPILE_TIME_RANK = ("tracing_1d_address",)
+
+
 @pytest.mark.parametrize("scenario", all_scenarios(), ids=lambda s: s.name)
 def test_gluon_kernel_takes_the_triton_parameters_but_rank_and_world(scenario):
     triton_params, gluon_params = _params(scenario.triton_kernel), _params(scenario.gluon_kernel)
-    missing = [p for p in WORLD_CONSTEXPRS if p not in triton_params]
-    assert not missing, f"{scenario.name}: triton_kernel parameters={triton_params} lack {missing}"
+    taken = [p for p in WORLD_CONSTEXPRS if p in triton_params]
+    should = list(WORLD_CONSTEXPRS) if scenario.name in COMPILE_TIME_RANK else []
+    assert taken == should, (f"{scenario.name}: triton_kernel takes {taken}, but should take {should} "
+                             "(tests/cpu_unit/test_scenario_api.py COMPILE_TIME_RANK)")
     expected = [p for p in triton_params if p not in WORLD_CONSTEXPRS]
     assert gluon_params == expected, f"{scenario.name}: gluon_kernel parameters={gluon_params}, should be {expected}"
 
 
+@pytest.mark.parametrize("name", COMPILE_TIME_RANK)
+def test_a_compile_time_rank_scenario_says_why(name):
+    doc = importlib.import_module(f"conformance.scenarios.{name}").__doc__
+    assert "rank: tl.constexpr, world: tl.constexpr" in doc, f"{name}: the module docstring does not say why its " \
+                                                             "Triton kernel takes rank/world constexprs"
+
+
 def test_scaffold_follows_the_rule():
     source = TEMPLATE.format(name="x")
-    assert "rank: tl.constexpr, world: tl.constexpr" in source
-    assert "rank: gl.constexpr" not in source and "world: gl.constexpr" not in source
+    assert "tl.constexpr, world" not in source and "rank: gl.constexpr" not in source, source
+    assert "DeviceContext.initialize(ctx_t, tracing=True)" in source
     assert "**rank.world_constexprs" in source
+    kernels = {f.name: [a.arg for a in f.args.args] for f in ast.parse(source).body if isinstance(f, ast.FunctionDef)}
+    assert kernels["triton_kernel"] == kernels["gluon_kernel"], kernels
 
 
 def _shmem(rank=2, world=4):
     return SimpleNamespace(get_rank=lambda: rank, get_num_ranks=lambda: world, get_device_context=lambda: "ctx")
 
 
-def test_world_constexprs_by_api():
-    assert Rank(_shmem(), "triton").world_constexprs == {"rank": 2, "world": 4}
-    assert Rank(_shmem(), "gluon").world_constexprs == {}
+def test_world_constexprs_follow_the_kernel():
+    compile_time, run_time = load("tracing_1d_address"), load("store")
+    assert Rank(_shmem(), "triton", compile_time.triton_kernel).world_constexprs == {"rank": 2, "world": 4}
+    assert Rank(_shmem(), "gluon", compile_time.gluon_kernel).world_constexprs == {}
+    assert Rank(_shmem(), "triton", run_time.triton_kernel).world_constexprs == {}
+    assert Rank(_shmem(), "gluon", run_time.gluon_kernel).world_constexprs == {}
     with pytest.raises(ValueError, match="api='cuda', expected one of"):
-        Rank(_shmem(), "cuda")
+        Rank(_shmem(), "cuda", run_time.triton_kernel)
+
+
+def _pair(triton_kernel, gluon_kernel) -> Scenario:
+    nothing = lambda *args: None  # noqa: E731
+    return Scenario("x", "", triton_kernel, gluon_kernel, nothing, nothing, nothing, nothing)
+
+
+def test_check_takes_a_triton_kernel_with_or_without_rank_and_world():
+    def gluon(ctx_t, buf, BLOCK): ...
+    def triton_run_time(ctx_t, buf, BLOCK): ...
+    def triton_compile_time(ctx_t, buf, rank, world, BLOCK): ...
+    def triton_rank_only(ctx_t, buf, rank, BLOCK): ...
+    def triton_other(ctx_t, buf, n, BLOCK): ...
+
+    check(_pair(triton_run_time, gluon), "x.py")
+    check(_pair(triton_compile_time, gluon), "x.py")
+    with pytest.raises(ScenarioError, match="x.py: triton_kernel takes rank but not the other of rank, world"):
+        check(_pair(triton_rank_only, gluon), "x.py")
+    with pytest.raises(ScenarioError, match="x.py: triton_kernel and gluon_kernel must take the same parameters"):
+        check(_pair(triton_other, gluon), "x.py")
+    with pytest.raises(ScenarioError, match="must take the same parameters"):  # Gluon never takes them
+        check(_pair(triton_compile_time, triton_compile_time), "x.py")
 
 
 def _obs(*variants_per_rank):
