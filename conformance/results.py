@@ -146,6 +146,10 @@ class CaseResult:
     warm_examples: int = 0
     jit_compiled: int = 0  # kernels Triton compiled over the case (every rank and API), and loaded from its cache
     jit_loaded: int = 0
+    ahead_variants: int = 0  # compiled ahead (``harness.compile_ahead``): distinct variants, of them compiled, seconds
+    ahead_compiled: int = 0
+    ahead_seconds: float = 0.0
+    ahead_error: str = ""
     variants_per_config: dict[str, int | None] = field(default_factory=lambda: {"triton": None, "gluon": None})
     failure: str = ""
     error: str = ""

@@ -11,13 +11,15 @@ A hung or dead rank fails that example with the pool's message; the pool rebuild
 from __future__ import annotations
 
 import os
+import random
 import time
 
-from hypothesis import HealthCheck, given, note, seed, settings
+from hypothesis import HealthCheck, Phase, given, note, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from conformance.check.compare import compare
+from conformance.harness.compile_ahead import Compiler
 from conformance.harness.rank_side import HEAP_BYTES
 from conformance.kit.scenario import APIS, Scenario, ScenarioError
 from conformance.results import CaseResult, ExampleResult, replay_command
@@ -87,13 +89,31 @@ def example_params(draw: st.DrawFn, scenario: Scenario, world_size: int) -> dict
     return p
 
 
+def drawn_examples(scenario: Scenario, world_size: int, profile: settings, case_seed: int) -> list[dict]:
+    """The params of the examples ``run_case`` draws under ``case_seed``, drawn without running them.
+
+    Those Hypothesis generates; an example it replays from its database first is not among them.
+    """
+    drawn: list[dict] = []
+
+    @seed(case_seed)
+    @settings(profile, database=None, phases=(Phase.explicit, Phase.generate))
+    @given(p=example_params(scenario, world_size))
+    def draw(p):
+        drawn.append(p)
+
+    draw()
+    return drawn
+
+
 class ConformanceFailure(AssertionError):
     """An example whose Triton, Gluon and model results disagree (the message is the full report)."""
 
 
 def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, profile: settings,
              params: dict | None = None, on_example=None, *, fixed_seed: int | None = None,
-             timeout: float = JOB_TIMEOUT_S) -> tuple[CaseResult, ExampleResult | None]:
+             timeout: float = JOB_TIMEOUT_S,
+             compiler: Compiler | None = None) -> tuple[CaseResult, ExampleResult | None]:
     """Run the case and return its summary and last example (for its trace); never raises for a divergence.
 
     Every example also draws the trace ``chunk`` (one of ``CHUNK_SIZES``: slots a program claims at a time, a
@@ -102,7 +122,8 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
     A hung or dead rank, or a broken scenario, sets ``case.error`` and skips the remaining examples.
     ``params`` runs exactly that example instead of drawing. ``on_example(result)`` sees each example.
     ``fixed_seed`` makes the drawn examples the same on every run; ``timeout``: seconds one example may take on the
-    ranks before they are killed and the case fails.
+    ranks before they are killed and the case fails. ``compiler`` (GPU only): the examples are drawn first and
+    every kernel variant they launch is compiled ahead, in parallel (``compile_ahead``), before the first runs.
     """
     ref = scenario.ref or scenario.name
     case = CaseResult(ref, world_size, backend)
@@ -137,8 +158,16 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
                 note(f"replay: {replay_command(ref, world_size, backend, p)}")
                 one(p)
 
-            if fixed_seed is not None:
-                check = seed(fixed_seed)(check)
+            case_seed = fixed_seed
+            if compiler is not None and compiler.workers and backend == "gpu":
+                case_seed = random.getrandbits(64) if fixed_seed is None else fixed_seed
+                examples = drawn_examples(scenario, world_size, profile, case_seed)
+                ahead = compiler.ahead(ref, world_size, examples, APIS, tuple(range(world_size)))
+                case.ahead_variants, case.ahead_compiled = ahead.variants, ahead.compiled
+                case.ahead_seconds, case.ahead_error = ahead.seconds, ahead.error
+                case.seconds += ahead.seconds
+            if case_seed is not None:
+                check = seed(case_seed)(check)
             check()
     except ConformanceFailure as e:
         case.failure = str(e)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from hypothesis import settings
 
+from conformance.harness.compile_ahead import Compiler
 from conformance.harness.host_side import JOB_TIMEOUT_S, run_case
 from conformance.kit.scenario import Scenario, ScenarioError, default_world_sizes, load, names
 from conformance.results import CaseResult, ExampleResult
@@ -103,33 +104,41 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
               echo: Callable[[str], None] = print) -> list[tuple[CaseResult, ExampleResult | None]]:
     """Run every case in order on one owner of pools; replay each failing example once (unless ``params``).
 
+    On a GPU, each case's kernel variants are compiled ahead on a pool of processes (``compile_ahead``).
     Returns ``(case, last)`` per case: its result and its last example (for a trace; None when none ran)."""
     done: list[tuple[CaseResult, ExampleResult | None]] = []
-    with Pools(sanitize=sanitize) as pools:
+    with Pools(sanitize=sanitize) as pools, Compiler(None if backend == "gpu" else 0) as compiler:
         for i, planned in enumerate(cases, 1):
             echo(f"[{i}/{len(cases)}] {planned.name} on {planned.world_size} rank(s) ...")
-            c, last = _run_one(pools, planned, backend, profile, params, seed, timeout)
+            c, last = _run_one(pools, planned, backend, profile, params, seed, timeout, compiler)
             if not c.ok and c.failing_params is not None and params is None:
                 again, _ = run_case(pools, planned.scenario, planned.world_size, backend, profile,
                                     c.failing_params, timeout=timeout)
                 c.replay_outcome = "not reproduced" if again.ok else "reproduced"
             done.append((c, last))
             replayed = f", replayed: {c.replay_outcome}" if c.replay_outcome else ""
-            echo(f"    {'ok' if c.ok else 'FAIL'} ({c.examples} examples, {c.seconds:.1f} s{replayed})")
+            echo(f"    {'ok' if c.ok else 'FAIL'} ({c.examples} examples, {c.seconds:.1f} s{_ahead(c)}{replayed})")
             if not c.ok:
                 echo("    " + (c.failure or c.error).replace("\n", "\n    "))
     return done
 
 
+def _ahead(c: CaseResult) -> str:
+    """What compiling the case ahead did, for its progress line ("" when nothing was compiled ahead)."""
+    said = (f", {c.ahead_compiled} of {c.ahead_variants} variants compiled ahead in {c.ahead_seconds:.1f} s"
+            if c.ahead_variants else "")
+    return said + (f" (compiling ahead failed: {c.ahead_error})" if c.ahead_error else "")
+
+
 def _run_one(pools: Pools, planned: Planned, backend: str, profile: settings, params: dict | None,
-             seed: int | None, timeout: float) -> tuple[CaseResult, ExampleResult | None]:
+             seed: int | None, timeout: float, compiler: Compiler) -> tuple[CaseResult, ExampleResult | None]:
     if planned.scenario is None:
         case = CaseResult(planned.name, planned.world_size, backend)
         case.error = planned.load_error
         return case, None
     try:
         case, last = run_case(pools, planned.scenario, planned.world_size, backend, profile, params,
-                              fixed_seed=seed, timeout=timeout)
+                              fixed_seed=seed, timeout=timeout, compiler=compiler)
     except Exception as e:  # a scenario module that breaks in a way run_case does not expect: its case fails
         case, last = CaseResult(planned.scenario.ref or planned.name, planned.world_size, backend), None
         case.error = f"{type(e).__name__}: {e}"

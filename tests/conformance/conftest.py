@@ -1,11 +1,19 @@
-"""The rank pools of a test process: one owner, closed when the session ends."""
+"""The rank pools and the compile-ahead pool of a test process: one owner each, closed when the session ends."""
 
 import pytest
 
+from conformance.harness.compile_ahead import Compiler
 from iris.ranks import Pools
 
 
 @pytest.fixture(scope="session")
 def pools():
     with Pools() as owner:
+        yield owner
+
+
+@pytest.fixture(scope="session")
+def compiler():
+    """Compiles a GPU case's variants ahead (its processes start on a GPU case's first use; CPU cases use none)."""
+    with Compiler() as owner:
         yield owner

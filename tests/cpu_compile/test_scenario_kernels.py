@@ -1,9 +1,10 @@
 """cpu-compile tier: every conformance scenario's Triton and Gluon kernels compile (NVIDIA or AMD target), and
 one compiled variant of each serves every rank.
 
-The launch is captured, not run: the scenario sets up its buffers on a stand-in rank (CPU tensors of the drawn
-dtypes) and launches through a recorder, whose arguments give the signature (pointer and scalar types) and the
-constexprs. The example is Hypothesis's simplest for 2 ranks, so the compile is the same on every run.
+The launch is captured, not run (``conformance.harness.stand_in``): the scenario sets up its buffers on a stand-in
+rank (CPU tensors of the drawn dtypes) and launches through a recorder, whose arguments give the signature (pointer
+and scalar types) and the constexprs. The example is Hypothesis's simplest for 2 ranks, so the compile is the same
+on every run.
 A launch's compiled variant is keyed on its specialization and options (``triton.runtime.jit``'s binder, made
 here for a target's backend, as a launch on that GPU makes it): where rank 0's and rank 1's launches agree, one
 compile serves both.
@@ -12,7 +13,6 @@ compile serves both.
 from __future__ import annotations
 
 import inspect
-from types import SimpleNamespace
 
 import pytest
 import torch
@@ -20,7 +20,7 @@ from hypothesis import Phase, find, settings
 from triton.compiler import make_backend
 from triton.runtime.jit import create_function_from_signature
 
-from conformance.harness.rank_side import torch_dtype
+from conformance.harness.stand_in import captured_launches
 from conformance.kit.scenario import APIS, WORLD_CONSTEXPRS, all_scenarios, world_constexprs
 from tests.cpu_compile.compile_helpers import MACHINE_CODE, TARGETS, compile_function
 
@@ -30,37 +30,6 @@ COMPILE_TARGETS = ("sm_90", "gfx942")
 WORLD = 2
 _TYPES = {torch.int8: "i8", torch.int16: "i16", torch.int32: "i32", torch.int64: "i64", torch.float16: "fp16",
           torch.bfloat16: "bf16", torch.float32: "fp32", torch.float64: "fp64"}
-
-
-class _StandInRank:
-    """What a scenario's setup and launch use of a rank, with CPU tensors and no world."""
-
-    def __init__(self, api: str, kernel, rank: int = 0) -> None:
-        self.api, self.kernel, self.rank, self.world_size = api, kernel, rank, WORLD
-        self.ctx = torch.zeros(16, dtype=torch.int64)
-        self.buffers: dict[str, torch.Tensor] = {}
-        nothing = lambda *args, **kwargs: None  # noqa: E731  (host calls a launch makes between kernels)
-        tracing = SimpleNamespace(reset=nothing, disable=nothing, enable=nothing)
-        self.shmem = SimpleNamespace(barrier=nothing, device=torch.device("cuda"), tracing=tracing)
-
-    @property
-    def world_constexprs(self) -> dict[str, int]:
-        return world_constexprs(self.kernel, self.rank, self.world_size)
-
-    def buffer(self, name, shape, dtype, fill=0):
-        shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        self.buffers[name] = torch.zeros(shape, dtype=torch_dtype(dtype))
-        return self.buffers[name]
-
-
-class _Recorder:
-    """``kernel[grid](*args, **kwargs)`` that keeps the first launch's arguments instead of running it."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[tuple, dict]] = []
-
-    def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.calls.append((args, kwargs))
 
 
 def _scalar_type(value) -> str:
@@ -94,11 +63,9 @@ _SIMPLEST = settings(database=None, max_examples=1, phases=(Phase.generate,))
 
 def _launches(scenario, api: str, rank: int = 0) -> list[tuple[tuple, dict]]:
     params = find(scenario.params(WORLD), lambda p: True, settings=_SIMPLEST)
-    stand_in, recorder = _StandInRank(api, scenario.kernel(api), rank), _Recorder()
-    scenario.setup(stand_in, params)
-    scenario.launch(recorder, stand_in, params)
-    assert recorder.calls, f"{scenario.name}: launch() launched nothing"
-    return recorder.calls
+    launches = captured_launches(scenario, api, params, rank, WORLD)
+    assert launches, f"{scenario.name}: launch() launched nothing"
+    return [(launch.args, launch.kwargs) for launch in launches]
 
 
 def _captured(scenario, api: str):

@@ -249,6 +249,6 @@ def test_gpu_jobs_keep_tritons_compiled_kernels_between_runs(path):
         install = next(i for i, s in enumerate(steps) if "INSTALL" in s.get("run", ""))
         work = [i for i, s in enumerate(steps) if "run" in s and i > at[id(key_step)]]
         assert install < at[id(key_step)] < at[id(cached[0])] < work[0], f"{name}: install, key, restore, then work"
-        assert at[id(cached[1])] > work[-1] if work else True
+        assert at[id(cached[1])] > work[-1], f"{name}: save after the job's work"
         assert cached[1].get("if") == "always() && steps.restore-kernels.outputs.cache-hit != 'true'", name
         assert cached[0].get("id") == "restore-kernels", name

@@ -1,0 +1,97 @@
+"""Compiling ahead: which launches count as one variant, and which examples a case will run.
+
+The compiling itself needs a GPU (tests/gpu/test_compile_ahead.py); what decides how much is compiled runs here:
+``variant_key`` on the launches the stand-in rank captures, and ``drawn_examples`` against the examples that
+``run_case`` then runs.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import find, settings
+from triton.backends.compiler import GPUTarget
+
+from conformance.harness.compile_ahead import Compiler, default_workers, variant_key
+from conformance.harness.host_side import drawn_examples, load_profile, run_case
+from conformance.harness.stand_in import Launch, captured_launches
+from conformance.kit.scenario import load
+from iris.ranks import Pools
+
+pytestmark = pytest.mark.cpu_unit
+
+
+def _simplest(scenario, world_size: int) -> dict:
+    return {**find(scenario.params(world_size), lambda p: True, settings=settings(database=None, max_examples=1)),
+            "chunk": 3}
+
+
+SM90 = GPUTarget("cuda", 90, 32)
+
+
+def _keys(scenario, api: str, params: dict, rank: int = 0, world_size: int = 2) -> list[str]:
+    kernel = scenario.kernel(api)
+    return [variant_key(kernel, launch, SM90) for launch in captured_launches(scenario, api, params, rank, world_size)]
+
+
+@pytest.mark.parametrize("api", ["triton", "gluon"])
+def test_run_time_values_share_a_variant_and_compile_time_values_do_not(api):
+    scenario = load("load")
+    p = _simplest(scenario, 2)
+    base = _keys(scenario, api, p)
+    assert len(base) == 1
+    assert _keys(scenario, api, {**p, "payload": p["payload"] + 7}) == base  # a run-time value
+    other_block = 64 if p["BLOCK"] == 32 else 32
+    n = p["n"]
+    bits = [[1] * (-(-n // other_block) * other_block)] * 2
+    assert _keys(scenario, api, {**p, "BLOCK": other_block, "bits": bits}) != base  # a constexpr
+    other_dtype = "int64" if p["dtype"] != "int64" else "int32"
+    assert _keys(scenario, api, {**p, "dtype": other_dtype}) != base  # a pointer's element type
+
+
+def test_the_key_follows_triton_integer_specialization():
+    kernel = load("call_shapes").kernel("gluon")
+    launch = captured_launches(load("call_shapes"), "gluon", _simplest(load("call_shapes"), 1), 0, 1)[0]
+    step = [p.name for p in kernel.params].index("step")  # run time (do_not_specialize): any value, one variant
+    keys = {variant_key(kernel, Launch(launch.grid, launch.args[:step] + (v,) + launch.args[step + 1:],
+                                       launch.kwargs), SM90) for v in (0, 1, 16, 17)}
+    assert len(keys) == 1
+    assert variant_key(kernel, Launch(launch.grid, launch.args, {**launch.kwargs, "num_warps": 8}), SM90) != \
+        variant_key(kernel, launch, SM90)
+
+
+def test_a_kernel_that_takes_rank_constexprs_differs_per_rank_and_one_that_does_not_shares():
+    taking = load("tracing_1d_address")
+    p = _simplest(taking, 2)
+    assert _keys(taking, "triton", p, 0) != _keys(taking, "triton", p, 1)
+    assert _keys(taking, "gluon", p, 0) == _keys(taking, "gluon", p, 1)
+
+
+@pytest.mark.parametrize("name", ["load", "store"])
+def test_drawn_examples_are_the_examples_the_case_runs(name):
+    scenario, profile = load(name), load_profile("dev")
+    drawn = drawn_examples(scenario, 1, profile, case_seed=1234)
+    ran: list[dict] = []
+    with Pools() as pools:
+        case, _ = run_case(pools, scenario, 1, "cpu", profile, on_example=lambda r: ran.append(r.params),
+                           fixed_seed=1234)
+    assert case.ok, case.failure or case.error
+    assert ran == drawn
+    assert len(drawn) == profile.max_examples
+
+
+def test_workers_come_from_the_environment(monkeypatch):
+    monkeypatch.setenv("IRIS_COMPILE_WORKERS", "3")
+    assert default_workers() == 3
+    monkeypatch.setenv("IRIS_COMPILE_WORKERS", "many")
+    with pytest.raises(ValueError, match="IRIS_COMPILE_WORKERS='many'"):
+        default_workers()
+    monkeypatch.delenv("IRIS_COMPILE_WORKERS")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "10000")
+    assert default_workers() == 1
+
+
+def test_no_workers_compile_nothing():
+    with Compiler(workers=0) as compiler:
+        ahead = compiler.ahead("load", 1, [{"n": 1}], ("triton",), (0,))
+    assert (ahead.variants, ahead.compiled, ahead.error) == (0, 0, "")
+
