@@ -96,6 +96,23 @@ def _worker_init() -> None:
     os.environ["TRITON_INTERPRET"] = "0"
 
 
+def _get_ready() -> None:
+    """Worker: import what a job needs and find the GPU now (while the rank pools start), and compile the harness's
+    own kernel (``device_clock``'s) once, so that the ranks compile nothing."""
+    import fcntl
+
+    from triton.runtime import driver
+
+    from conformance.kit.scenario import all_scenarios
+    from iris.tracing.export import compile_device_clock
+
+    all_scenarios()
+    driver.active.get_current_target()
+    with open(_lock_path("device_clock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        compile_device_clock()
+
+
 def _launches(job: Job) -> tuple[object, list[Launch]]:
     from conformance.kit.scenario import load
 
@@ -153,12 +170,20 @@ class Compiler:
     def __init__(self, workers: int | None = None) -> None:
         self.workers = default_workers() if workers is None else workers
         self._pool: futures.ProcessPoolExecutor | None = None
+        self._ready: list[futures.Future] = []
 
     def _executor(self) -> futures.ProcessPoolExecutor:
         if self._pool is None:
             self._pool = futures.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
                                                      initializer=_worker_init)
+            self._ready = [self._pool.submit(_get_ready) for _ in range(self.workers)]
         return self._pool
+
+    def start(self) -> None:
+        """Start the processes now, in the background (they import, find the GPU, and compile the harness's own
+        kernel), instead of at the first case; no-op with no workers."""
+        if self.workers:
+            self._executor()
 
     def ahead(self, scenario_ref: str, world_size: int, examples: list[dict], apis: tuple[str, ...],
               ranks: tuple[int, ...]) -> Ahead:
@@ -169,6 +194,8 @@ class Compiler:
         start = time.perf_counter()
         try:
             pool = self._executor()
+            for ready in self._ready:  # a worker that cannot start says so here, with its error
+                ready.result()
             jobs = [Job(scenario_ref, api, p, r, world_size) for p in examples for api in apis for r in ranks]
             unique: dict[str, Job] = {}
             for job, keys in zip(jobs, pool.map(_capture, jobs), strict=True):

@@ -108,6 +108,8 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
     Returns ``(case, last)`` per case: its result and its last example (for a trace; None when none ran)."""
     done: list[tuple[CaseResult, ExampleResult | None]] = []
     with Pools(sanitize=sanitize) as pools, Compiler(None if backend == "gpu" else 0) as compiler:
+        compiler.start()
+        _start_pools(pools, cases, backend)
         for i, planned in enumerate(cases, 1):
             echo(f"[{i}/{len(cases)}] {planned.name} on {planned.world_size} rank(s) ...")
             c, last = _run_one(pools, planned, backend, profile, params, seed, timeout, compiler)
@@ -121,6 +123,13 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
             if not c.ok:
                 echo("    " + (c.failure or c.error).replace("\n", "\n    "))
     return done
+
+
+def _start_pools(pools: Pools, cases: list[Planned], backend: str) -> None:
+    """Spawn the rank processes of every world size the cases use, all at once: while they import and join their
+    groups, the first case runs, and each later case waits only for what is left of its own pool's start-up."""
+    for world_size in sorted({c.world_size for c in cases if c.scenario is not None}):
+        pools.get(world_size, backend).spawn_now()
 
 
 def _ahead(c: CaseResult) -> str:

@@ -42,11 +42,20 @@ def rank_env(rank: int, world_size: int, port: int, extra: Mapping[str, str] | N
     }
 
 
+_GIVEN_PORTS: set[int] = set()  # handed out by this process: pools spawned at once never share a rendezvous port
+
+
 def free_port() -> int:
-    """A local TCP port that was free a moment ago (the rendezvous port of a new world)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A local TCP port that was free a moment ago and that this process has not handed out before (the rendezvous
+    port of a new world)."""
+    with _ENV_LOCK:
+        while True:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+            if port not in _GIVEN_PORTS:
+                _GIVEN_PORTS.add(port)
+                return port
 
 
 @contextmanager

@@ -132,6 +132,7 @@ class RankPool:
         self._generation = 0
         self._seq = 0
         self._broken = False  # the current processes must be replaced before the next job
+        self._spawned = False  # processes spawned by spawn_now(), not yet known to be ready
         self._closed = False
         self._owner_pid = os.getpid()
         self._lock = threading.RLock()
@@ -227,22 +228,36 @@ class RankPool:
             p.join(KILL_JOIN_S)
         for conn in self._conns:
             conn.close()
-        self._procs, self._conns, self._status, self._broken = [], [], [], False
+        self._procs, self._conns, self._status, self._broken, self._spawned = [], [], [], False, False
 
     def start(self) -> None:
         """Start the rank processes now instead of at the first job (no-op when they are up)."""
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"{self._where()} is closed")
-            if not self.started:
+            if self._spawned:
+                self._start(spawned=True)
+            elif not self.started:
                 self._kill()
                 self._start()
 
-    def _start(self) -> None:
-        """Start a new generation of rank processes; wait until all joined the process group."""
+    def spawn_now(self) -> None:
+        """Spawn the rank processes and return at once: they import and join their group while the caller goes on,
+        and the next ``start()`` or job waits for them (no-op when they are up or closed). The processes are the
+        caller's thread's children, so call it from a thread that outlives them (a rank exits with its parent)."""
+        with self._lock:
+            if not self._closed and not self._procs:
+                self._spawn()
+                self._spawned = True
+
+    def _start(self, spawned: bool = False) -> None:
+        """Start a new generation of rank processes (or take ``spawned`` ones); wait until all joined the group."""
+        self._spawned = False
         for attempt in range(2):
             try:
-                self._spawn()
+                if not spawned:
+                    self._spawn()
+                spawned = False
                 ready = self._collect("<pool start>", self._start_timeout, expect="ready", grace=0.0)
                 if not all(isinstance(pid, int) for pid in ready):
                     raise RuntimeError(f"{self._where()}: unexpected start-up replies {ready!r}")
@@ -293,6 +308,8 @@ class RankPool:
                 raise RuntimeError(f"{self._where()} is closed")
             if os.getpid() != self._owner_pid:
                 raise RuntimeError(f"{self._where()} belongs to process {self._owner_pid}, not {os.getpid()}")
+            if self._spawned:
+                self._start(spawned=True)
             if self._broken or any(not p.is_alive() for p in self._procs):
                 self._kill()  # broken by an earlier job, or a rank died while idle: start afresh
             if not self._procs:

@@ -48,6 +48,12 @@ def device_clock(device: torch.device) -> int:
     return int(out.cpu()[0])
 
 
+def compile_device_clock() -> None:
+    """Compile ``device_clock``'s kernel into Triton's cache without running it (a GPU process that reads the
+    clock later then only loads it)."""
+    _read_clock.warmup(torch.zeros(1, dtype=torch.int64), grid=(1,))
+
+
 @dataclass(frozen=True)
 class ClockReference:
     """A rank's device clock read after a barrier, and the host monotonic clock (ns) just before and after."""

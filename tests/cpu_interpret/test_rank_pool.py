@@ -181,6 +181,27 @@ def test_job_latency(pool):
     assert total < 5.0
 
 
+def test_spawned_now_the_pool_is_the_one_its_first_job_runs_on():
+    before = set(_children(os.getpid()))
+    with RankPool(2, "cpu") as p:
+        p.spawn_now()
+        spawned = p.pids
+        assert len(spawned) == 2 and p.generation == 1
+        p.spawn_now()  # no-op: already spawned
+        assert p.pids == spawned
+        assert [r["pid"] for r in p.run(jobs.whoami, "x", timeout=120)] == spawned
+        assert p.generation == 1
+        p.spawn_now()  # no-op: up
+        assert (p.pids, p.generation) == (spawned, 1)
+    with RankPool(2, "cpu") as q:
+        q.spawn_now()
+        q.start()
+        assert (q.started, q.generation, q.run(jobs.all_reduce_rank, timeout=120)) == (True, 1, [3, 3])
+    with RankPool(2, "cpu") as r:
+        r.spawn_now()  # closed before it was ever waited for: nothing is left behind
+    assert set(_children(os.getpid())) <= before
+
+
 def test_close_leaves_no_child_processes():
     before = set(_children(os.getpid()))
     with RankPool(2, "cpu", device_offset=5) as p:
