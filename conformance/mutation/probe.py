@@ -58,7 +58,7 @@ def _check_imports(root: Path) -> None:
                                "run the probe with the copy as working directory and on PYTHONPATH")
 
 
-def run_one(pools, name: str, world_size: int, spec: dict) -> dict:
+def run_one(pools, name: str, world_size: int, spec: dict, compiler=None) -> dict:
     """Run one case; its record (never raises)."""
     from conformance.harness.host_side import run_case
     from conformance.kit.scenario import load
@@ -73,8 +73,8 @@ def run_one(pools, name: str, world_size: int, spec: dict) -> dict:
 
     try:
         case, _ = run_case(pools, load(name), world_size, spec.get("backend", "cpu"), probe_settings(spec["profile"]),
-                           on_example=seen,
-                           fixed_seed=spec["seed"], timeout=spec["job_timeout"])
+                           on_example=seen, fixed_seed=spec["seed"], timeout=spec["job_timeout"],
+                           compiler=compiler)
         record["examples"] = case.examples
         if case.error:
             record.update(ok=False, checks=["error"], detail=case.error)
@@ -96,12 +96,14 @@ def main(argv: list[str]) -> int:
     spec = json.loads(spec_path.read_text())
     _check_imports(Path(spec["root"]))
     ignore_local_constants()
+    from conformance.harness.compile_ahead import Compiler
     from iris.ranks import Pools
 
     records: list[dict] = []
-    with Pools() as pools:
+    gpu = spec.get("backend", "cpu") == "gpu"
+    with Pools() as pools, Compiler(None if gpu else 0) as compiler:  # on a GPU, the copy's kernels compiled ahead
         for name, world_size in spec["cases"]:
-            record = run_one(pools, name, world_size, spec)
+            record = run_one(pools, name, world_size, spec, compiler)
             records.append(record)
             result_path.write_text(json.dumps(records))
             verdict = "ok" if record["ok"] else "FAIL (" + ", ".join(record["checks"]) + ")"
