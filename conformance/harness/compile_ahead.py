@@ -12,19 +12,23 @@ case's seed, ``host_side.drawn_examples``); :class:`Compiler` then
 3. compiles those in parallel with ``JITFunction.warmup``, which writes Triton's disk cache: the rank processes
    then load each variant from it instead of compiling it.
 
-A variant two processes would compile at once (two pytest-xdist workers, or two runs) is compiled by one while the
-other waits on a lock file next to Triton's cache, then loads it. A variant this misses (an example Hypothesis
-replays from its database) is compiled by the ranks as before: the pool only ever saves time. Nothing is
-compiled under the interpreter (``backend="cpu"``), so the pool exists on GPUs only.
+A variant two processes would compile at once (two pytest-xdist workers, or two runs) is compiled by one, under a
+lock file next to Triton's cache; the other compiles its other variants first, then waits for that one and loads
+it (``variant_lock``). A variant this misses (an example Hypothesis replays from its database) is compiled by the
+ranks as before: the pool only ever saves time. Nothing is compiled under the interpreter (``backend="cpu"``), so
+the pool exists on GPUs only.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as futures
+import fcntl
 import hashlib
 import multiprocessing
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from conformance.harness.stand_in import Launch, captured_launches
@@ -99,8 +103,6 @@ def _worker_init() -> None:
 def _get_ready() -> None:
     """Worker: import what a job needs and find the GPU now (while the rank pools start), and compile the harness's
     own kernel (``device_clock``'s) once, so that the ranks compile nothing."""
-    import fcntl
-
     from triton.runtime import driver
 
     from conformance.kit.scenario import all_scenarios
@@ -108,8 +110,7 @@ def _get_ready() -> None:
 
     all_scenarios()
     driver.active.get_current_target()
-    with open(_lock_path("device_clock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with variant_lock("device_clock", wait=True):
         compile_device_clock()
 
 
@@ -137,10 +138,22 @@ def _lock_path(key: str) -> str:
     return os.path.join(folder, key + ".lock")
 
 
-def _compile(job: Job, key: str) -> bool:
-    """Worker: compile launch ``job.index`` into Triton's cache; True if it compiled (False: it was cached)."""
-    import fcntl
+@contextmanager
+def variant_lock(key: str, wait: bool) -> Iterator[bool]:
+    """Hold the lock file of variant ``key`` next to Triton's cache; yields False, holding nothing, when another
+    process holds it and ``wait`` is False (that process is compiling the variant: do another one first)."""
+    with open(_lock_path(key), "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
 
+
+def _compile(job: Job, key: str, wait: bool) -> bool | None:
+    """Worker: compile launch ``job.index`` into Triton's cache; True if it compiled, False if it was cached, None
+    if another process is compiling it and ``wait`` is False."""
     import triton
 
     kernel, launches = _launches(job)
@@ -151,8 +164,9 @@ def _compile(job: Job, key: str) -> bool:
     def listener(**event) -> None:
         compiled.append(not event.get("cache_hit"))
 
-    with open(_lock_path(key), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another process compiling this variant finishes first; we then load it
+    with variant_lock(key, wait) as held:
+        if not held:
+            return None
         triton.knobs.compilation.listener = listener
         try:
             kernel.warmup(*launch.args, grid=(1,), **launch.kwargs)
@@ -202,8 +216,11 @@ class Compiler:
                 for i, key in enumerate(keys):
                     unique.setdefault(key, Job(job.scenario, job.api, job.params, job.rank, job.world_size, i))
             result.variants = len(unique)
-            done = [pool.submit(_compile, job, key) for key, job in unique.items()]
-            result.compiled = sum(f.result() for f in done)
+            # first every variant nobody else is compiling; then, waiting, those another process was (now loads)
+            first = {key: pool.submit(_compile, job, key, False) for key, job in unique.items()}
+            busy = [key for key, f in first.items() if f.result() is None]
+            then = [pool.submit(_compile, unique[key], key, True) for key in busy]
+            result.compiled = sum(bool(f.result()) for f in [*first.values(), *then])
         except Exception as e:  # the ranks compile whatever this did not: report, do not fail the case
             result.error = f"{type(e).__name__}: {e}"
         result.seconds = time.perf_counter() - start

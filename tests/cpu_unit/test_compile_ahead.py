@@ -95,3 +95,20 @@ def test_no_workers_compile_nothing():
         ahead = compiler.ahead("load", 1, [{"n": 1}], ("triton",), (0,))
     assert (ahead.variants, ahead.compiled, ahead.error) == (0, 0, "")
 
+
+
+def test_a_variant_another_process_compiles_is_left_for_later_unless_waiting(tmp_path, monkeypatch):
+    import fcntl
+
+    from conformance.harness import compile_ahead
+
+    monkeypatch.setattr(compile_ahead, "_lock_path", lambda key: str(tmp_path / f"{key}.lock"))
+    with compile_ahead.variant_lock("k", wait=False) as held:
+        assert held
+        with open(tmp_path / "k.lock") as other:  # what another process sees meanwhile (flock: per open file)
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with compile_ahead.variant_lock("k", wait=False) as again:
+            assert again is False
+    with compile_ahead.variant_lock("k", wait=False) as free_again:
+        assert free_again
