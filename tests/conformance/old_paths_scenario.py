@@ -2,42 +2,14 @@
 
 It imports ``conformance.strategies``, ``conformance.helpers``, ``conformance.model`` and ``conformance.scenario``,
 the paths of the release before the kit moved, so ``test_old_imports`` can show that such a module still loads
-(with a DeprecationWarning per old path) and passes.
+(with a DeprecationWarning per old path) and passes. Its kernels are the ``store`` scenario's.
 """
-
-import triton
-import triton.language as tl
-from triton.experimental import gluon
-from triton.experimental.gluon import language as gl
 
 from conformance import strategies as S
 from conformance.helpers import launch_blocks, peer, per_program_events, setup_masked, transfer_memory
 from conformance.model import Model
 from conformance.scenario import Scenario
-from iris import DeviceContext, TraceEvent
-from iris.experimental.iris_gluon import IrisDeviceCtx
-from iris.experimental.layouts import blocked_1d, warp_size
-
-
-@triton.jit(do_not_specialize=["n", "target"])
-def triton_kernel(ctx_t, src, dst, bits, n, target, rank: tl.constexpr, world: tl.constexpr, BLOCK: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = (offs < n) & (tl.load(bits + offs) != 0)
-    ctx.store(dst + offs, tl.load(src + offs, mask=mask), target, mask=mask)
-    ctx.tracing.record_event(TraceEvent().store, target, dst + offs, pid, 0, mask=mask, payload=n)
-
-
-@gluon.jit(do_not_specialize=["n", "target"])
-def gluon_kernel(ctx_t, src, dst, bits, n, target, BLOCK: gl.constexpr):
-    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
-    layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
-    pid = gl.program_id(0)
-    offs = pid * BLOCK + gl.arange(0, BLOCK, layout=layout)
-    mask = (offs < n) & (gl.load(bits + offs) != 0)
-    ctx.store(dst + offs, gl.load(src + offs, mask=mask), target, mask=mask)
-    ctx.tracing.record_event(TraceEvent().store, target, dst + offs, pid, 0, mask=mask, payload=n)
+from conformance.scenarios.store import gluon_kernel, triton_kernel  # the kernels are store's: the paths are the point
 
 
 def params(world_size):
