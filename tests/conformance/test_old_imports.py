@@ -101,3 +101,15 @@ def test_a_scenario_written_against_the_old_paths_passes_with_the_warnings(first
     params = {"n": 40, "BLOCK": 32, "dtype": "int32", "offset": 0, "bits": [[1, 0] * 32], "chunk": 3}
     result = run_example(pools, scenario, 1, params, "cpu")
     assert result.ok, result.report()
+
+
+def test_the_command_line_shows_the_warnings_a_script_would_hide():
+    """Python shows a DeprecationWarning only where __main__ triggers it; a scenario module is not __main__, yet
+    ``python -m conformance`` shows its warnings (the same import without the command line's filter shows none)."""
+    importing = f"from conformance.kit.scenario import load; load({SCENARIO!r})"
+    cli = "from conformance.cli import main; main(['list']); "
+    runs = {with_cli: subprocess.run([sys.executable, "-c", (cli if with_cli else "") + importing],
+                                     capture_output=True, text=True, timeout=120) for with_cli in (True, False)}
+    assert all(r.returncode == 0 for r in runs.values()), [r.stderr for r in runs.values()]
+    assert "DeprecationWarning: conformance.strategies is deprecated" in runs[True].stderr, runs[True].stderr
+    assert "DeprecationWarning" not in runs[False].stderr, runs[False].stderr
