@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from conformance.harness.stand_in import Launch, captured_launches
 
 WORKERS_ENV = "IRIS_COMPILE_WORKERS"  # processes of the pool; 0 turns compiling ahead off
+TIMEOUT_S = 900.0  # one case's compiling ahead; past it the pool is stopped for the run and the ranks compile
 
 
 def default_workers() -> int:
@@ -178,11 +179,13 @@ def _compile(job: Job, key: str, wait: bool) -> bool | None:
 class Compiler:
     """A pool of ``workers`` processes that compile a case's variants ahead (see the module docstring).
 
-    The processes start on first use and live until ``close()``; ``workers=0`` compiles nothing.
+    The processes start on first use and live until ``close()``; ``workers=0`` compiles nothing. A case whose
+    compiling ahead takes longer than ``timeout`` seconds (a hung compile) stops the pool for the rest of the run.
     """
 
-    def __init__(self, workers: int | None = None) -> None:
+    def __init__(self, workers: int | None = None, timeout: float = TIMEOUT_S) -> None:
         self.workers = default_workers() if workers is None else workers
+        self.timeout = timeout
         self._pool: futures.ProcessPoolExecutor | None = None
         self._ready: list[futures.Future] = []
 
@@ -206,25 +209,42 @@ class Compiler:
         if not self.workers or not examples:
             return result
         start = time.perf_counter()
+        deadline = time.monotonic() + self.timeout
+
+        def left() -> float:
+            return max(0.0, deadline - time.monotonic())
+
         try:
             pool = self._executor()
             for ready in self._ready:  # a worker that cannot start says so here, with its error
-                ready.result()
+                ready.result(timeout=left())
             jobs = [Job(scenario_ref, api, p, r, world_size) for p in examples for api in apis for r in ranks]
             unique: dict[str, Job] = {}
-            for job, keys in zip(jobs, pool.map(_capture, jobs), strict=True):
+            for job, keys in zip(jobs, pool.map(_capture, jobs, timeout=left()), strict=True):
                 for i, key in enumerate(keys):
                     unique.setdefault(key, Job(job.scenario, job.api, job.params, job.rank, job.world_size, i))
             result.variants = len(unique)
             # first every variant nobody else is compiling; then, waiting, those another process was (now loads)
             first = {key: pool.submit(_compile, job, key, False) for key, job in unique.items()}
-            busy = [key for key, f in first.items() if f.result() is None]
+            busy = [key for key, f in first.items() if f.result(timeout=left()) is None]
             then = [pool.submit(_compile, unique[key], key, True) for key in busy]
-            result.compiled = sum(bool(f.result()) for f in [*first.values(), *then])
+            result.compiled = sum(bool(f.result(timeout=left())) for f in [*first.values(), *then])
+        except futures.TimeoutError:
+            result.error = f"compiling ahead took over {self.timeout:g} s; stopped for this run (the ranks compile)"
+            self._stop()
         except Exception as e:  # the ranks compile whatever this did not: report, do not fail the case
             result.error = f"{type(e).__name__}: {e}"
         result.seconds = time.perf_counter() - start
         return result
+
+    def _stop(self) -> None:
+        """Kill the processes (one may hang in a compile) and compile nothing more in this run."""
+        if self._pool is not None:
+            for process in list(getattr(self._pool, "_processes", {}).values()):
+                process.kill()
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        self.workers = 0
 
     def close(self) -> None:
         if self._pool is not None:

@@ -7,6 +7,8 @@ The compiling itself needs a GPU (tests/gpu/test_compile_ahead.py); what decides
 
 from __future__ import annotations
 
+import multiprocessing
+
 import pytest
 from hypothesis import find, settings
 from triton.backends.compiler import GPUTarget
@@ -88,6 +90,16 @@ def test_workers_come_from_the_environment(monkeypatch):
     monkeypatch.delenv("IRIS_COMPILE_WORKERS")
     monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "10000")
     assert default_workers() == 1
+
+
+def test_a_case_that_overruns_its_time_stops_the_pool_for_the_run():
+    before = set(multiprocessing.active_children())
+    with Compiler(workers=1, timeout=0.01) as compiler:
+        ahead = compiler.ahead("load", 1, [{"n": 1}], ("gluon",), (0,))
+        assert ahead.error == "compiling ahead took over 0.01 s; stopped for this run (the ranks compile)"
+        assert compiler.workers == 0
+        assert compiler.ahead("load", 1, [{"n": 1}], ("gluon",), (0,)).error == ""  # off: nothing more
+    assert set(multiprocessing.active_children()) <= before
 
 
 def test_no_workers_compile_nothing():
