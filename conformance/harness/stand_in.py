@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 import torch
 
+from conformance.harness.rank_side import torch_dtype
 from conformance.kit.scenario import world_constexprs
 
 
@@ -35,9 +36,6 @@ class StandInRank:
     """
 
     def __init__(self, api: str, kernel, rank: int = 0, world_size: int = 2, device: str = "cuda") -> None:
-        from conformance.harness.rank_side import torch_dtype
-
-        self._dtype = torch_dtype
         self.api, self.kernel, self.rank, self.world_size = api, kernel, rank, world_size
         self.ctx = torch.zeros(16, dtype=torch.int64)
         self.buffers: dict[str, torch.Tensor] = {}
@@ -51,7 +49,7 @@ class StandInRank:
 
     def buffer(self, name: str, shape, dtype: str, fill=0) -> torch.Tensor:
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        self.buffers[name] = torch.zeros(shape, dtype=self._dtype(dtype))
+        self.buffers[name] = torch.zeros(shape, dtype=torch_dtype(dtype))
         return self.buffers[name]
 
 
