@@ -79,16 +79,25 @@ def _watch_parent(parent_pid: int) -> None:
 
 
 def _die_with_parent(parent_pid: int) -> None:
-    """Ask Linux to kill this rank as soon as the process that spawned it exits, however it exits (SIGTERM and
-    SIGKILL included); the watch thread stays as the fallback (a wrapper process in between, other systems)."""
-    if os.getppid() != parent_pid:
-        return
+    """Ask Linux to kill this rank as soon as its parent process exits, however it exits (SIGTERM and SIGKILL
+    included). The parent is the fork server, which exits with the pool's process, or a wrapper (the memory checker),
+    which exits with this rank; the watch thread stays as the fallback for the pool's process itself."""
     try:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):
         return
-    if os.getppid() != parent_pid:  # the parent exited before the request took effect
+    if not alive(parent_pid):  # the pool's process exited before the request took effect
         os._exit(70)
+
+
+def _adopt_environ(env: dict[str, str], forked: bool) -> None:
+    """Make ``os.environ`` ``env`` (the pool's at start, with this rank's variables). A forked rank starts with its
+    fork server's environment, so it also drops what ``env`` lacks; a rank spawned through a wrapper keeps what the
+    wrapper added (the memory checker's own variables, read when CUDA starts)."""
+    if forked:
+        for key in [k for k in os.environ if k not in env]:
+            del os.environ[key]
+    os.environ.update(env)
 
 
 def send(conn: Connection, message: tuple) -> None:
@@ -101,12 +110,14 @@ def send(conn: Connection, message: tuple) -> None:
     conn.send_bytes(data)
 
 
-def rank_main(rank: int, world_size: int, env: dict[str, str], parent_pid: int, conn: Connection,
+def rank_main(rank: int, world_size: int, env: dict[str, str], forked: bool, parent_pid: int, conn: Connection,
               status: Any = None) -> None:
-    """Entry point of a rank process (see the module docstring); ``status`` receives :func:`progress`."""
+    """Entry point of a rank process (see the module docstring): ``env`` is its environment, ``forked`` says it was
+    forked by the fork server (:mod:`iris.ranks.forkserver`), ``parent_pid`` is the pool's process; ``status``
+    receives :func:`progress`."""
     global _PROGRESS
     _PROGRESS = status
-    os.environ.update(env)  # already inherited at exec time; repeated in case something reset it
+    _adopt_environ(env, forked)  # before anything imports Triton, whose import reads TRITON_INTERPRET
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the parent decides
     _die_with_parent(parent_pid)
     threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()

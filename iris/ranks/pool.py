@@ -40,6 +40,7 @@ from iris.checks import is_int, is_positive_number
 from iris.ranks import sanitizer
 from iris.ranks.child import PROGRESS_BYTES, rank_main
 from iris.ranks.env import backend_env, free_port, patched_environ, rank_env
+from iris.ranks.forkserver import rank_context
 
 __all__ = ["RankDied", "RankError", "RankPool", "RankTimeout"]
 
@@ -243,8 +244,7 @@ class RankPool:
 
     def spawn_now(self) -> None:
         """Spawn the rank processes and return at once: they import and join their group while the caller goes on,
-        and the next ``start()`` or job waits for them (no-op when they are up or closed). The processes are the
-        caller's thread's children, so call it from a thread that outlives them (a rank exits with its parent)."""
+        and the next ``start()`` or job waits for them (no-op when they are up or closed)."""
         with self._lock:
             if not self._closed and not self._procs:
                 self._spawn()
@@ -272,20 +272,22 @@ class RankPool:
                 raise
 
     def _spawn(self) -> None:
-        ctx = mp.get_context("spawn")
+        ctx = rank_context(self._executable)
+        forked = ctx.get_start_method() == "forkserver"
         port = free_port()
         self._generation += 1
         for rank in range(self._world_size):
             env = rank_env(rank, self._world_size, port, {**self._env, "IRIS_DEVICE_OFFSET": str(self._device_offset)})
             parent_conn, child_conn = ctx.Pipe(duplex=True)
             status = ctx.Array("c", PROGRESS_BYTES, lock=False)
-            p = ctx.Process(
-                target=rank_main,
-                args=(rank, self._world_size, env, os.getpid(), child_conn, status),
-                name=f"iris-{self._backend or 'rank'}{self._world_size}-g{self._generation}-rank{rank}",
-                daemon=True,  # stopped by multiprocessing at interpreter exit if nobody closed the pool
-            )
+            name = f"iris-{self._backend or 'rank'}{self._world_size}-g{self._generation}-rank{rank}"
             with patched_environ(env), _spawn_executable(self._executable):
+                p = ctx.Process(
+                    target=rank_main,
+                    args=(rank, self._world_size, dict(os.environ), forked, os.getpid(), child_conn, status),
+                    name=name,
+                    daemon=True,  # stopped by multiprocessing at interpreter exit if nobody closed the pool
+                )
                 p.start()
             child_conn.close()
             self._procs.append(p)

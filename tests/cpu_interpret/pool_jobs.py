@@ -77,3 +77,11 @@ def open_heap() -> int:
     shmem = rank_state().setdefault("shmem", iris.iris(1 << 20))
     shmem.barrier()
     return runtime_for(backend_of(shmem.device)).open_count if shmem.device.type == "cuda" else 0
+
+
+def environ_of(*keys: str) -> dict:
+    """This rank's values of ``keys`` (None: unset) and the kind of function Triton's own ``cdiv`` became at import
+    (``InterpretedFunction`` where Triton was imported under TRITON_INTERPRET=1)."""
+    import triton.language as tl
+
+    return {"env": {k: os.environ.get(k) for k in keys}, "cdiv": type(tl.standard.cdiv).__name__}

@@ -35,8 +35,9 @@ def pool():
 
 
 def _children(pid: int) -> list[int]:
-    """Live child processes of ``pid`` (from /proc), except multiprocessing's resource tracker."""
-    out = []
+    """Live rank processes of ``pid`` (from /proc): its children and its fork server's, except the fork server
+    itself and multiprocessing's resource tracker (helpers that live as long as ``pid``)."""
+    parent, helper = {}, set()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -47,9 +48,12 @@ def _children(pid: int) -> list[int]:
                 cmdline = f.read()
         except OSError:
             continue
-        if int(fields[1]) == pid and fields[0] != "Z" and b"resource_tracker" not in cmdline:
-            out.append(int(entry))
-    return out
+        if fields[0] == "Z":
+            continue
+        parent[int(entry)] = int(fields[1])
+        if int(fields[1]) == pid and (b"resource_tracker" in cmdline or b"multiprocessing.forkserver" in cmdline):
+            helper.add(int(entry))
+    return [p for p, pp in parent.items() if p not in helper and (pp == pid or pp in helper)]
 
 
 def _wait_gone(pids: list[int], within: float) -> list[int]:
@@ -217,6 +221,22 @@ def test_close_leaves_no_child_processes():
     assert set(_children(os.getpid())) <= before
     with pytest.raises(RuntimeError, match="closed"):
         p.run(jobs.noop)
+
+
+def test_ranks_have_the_environment_of_their_start_not_the_fork_servers(monkeypatch):
+    """Ranks are forked from a server that may have started under other variables: each rank still sees exactly
+    the pool's environment at its start, and imports Triton under its own TRITON_INTERPRET."""
+    monkeypatch.setenv("IRIS_TEST_DROPPED", "1")
+    with RankPool(1, "cpu") as p:  # starts this process's fork server if nothing did before
+        assert p.run(jobs.environ_of, "IRIS_TEST_DROPPED") == [{"env": {"IRIS_TEST_DROPPED": "1"},
+                                                                 "cdiv": "InterpretedFunction"}]
+    monkeypatch.delenv("IRIS_TEST_DROPPED")
+    monkeypatch.setenv("IRIS_TEST_ADDED", "2")
+    monkeypatch.setenv("TRITON_INTERPRET", "0")  # the pool's backend sets it back to 1 for its ranks
+    with RankPool(2, "cpu", env={"IRIS_TEST_POOL": "3"}) as p:
+        assert p.run(jobs.environ_of, "IRIS_TEST_DROPPED", "IRIS_TEST_ADDED", "IRIS_TEST_POOL", "TRITON_INTERPRET") == [
+            {"env": {"IRIS_TEST_DROPPED": None, "IRIS_TEST_ADDED": "2", "IRIS_TEST_POOL": "3", "TRITON_INTERPRET": "1"},
+             "cdiv": "InterpretedFunction"}] * 2
 
 
 def test_pools_owner_and_xdist_offset(monkeypatch):
