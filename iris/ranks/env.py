@@ -1,7 +1,7 @@
 """The environment of a rank process: the one place that says what a cpu or gpu rank needs.
 
-A rank's variables are in its environment from the moment it is spawned (``spawn`` copies ``os.environ``), so
-``TRITON_INTERPRET`` is in effect before anything in the child imports Triton.
+A rank gets the pool's ``os.environ`` with its variables applied (inherited when spawned, adopted first thing when
+forked: :mod:`iris.ranks.forkserver`), so ``TRITON_INTERPRET`` is in effect before anything in it imports Triton.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ _BACKEND_ENV = {
     "cpu": {"TRITON_INTERPRET": "1", "IRIS_FORCE_CPU": "1"},  # Triton interpreter, heaps in shared memory
     "gpu": {"TRITON_INTERPRET": "0", "IRIS_FORCE_CPU": "0"},
 }
-# Serializes the temporary os.environ patch around Process.start() (spawn inherits os.environ).
+# Serializes the temporary os.environ patch around Process.start() (a rank starts with that os.environ).
 _ENV_LOCK = threading.Lock()
 
 
