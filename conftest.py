@@ -1,4 +1,5 @@
-"""Root pytest configuration: the test tiers as markers, and the gpu tier's skip rule.
+"""Root pytest configuration: the test tiers as markers, the gpu tier's skip rule, and how pytest-xdist shares a run
+among its workers (``tests/xdist_sharing.py``).
 
 Kernels never run in the pytest process itself: worlds start rank processes with the right
 environment (``TRITON_INTERPRET=1`` for cpu worlds). The pytest process compiles kernels for the
@@ -10,6 +11,8 @@ import os
 
 import pytest
 
+pytest_plugins = ["tests.xdist_sharing"]
+
 os.environ.pop("TRITON_INTERPRET", None)
 
 MARKERS = {
@@ -17,6 +20,9 @@ MARKERS = {
     "cpu_interpret": "kernels executed under the Triton interpreter on multi-rank cpu worlds",
     "cpu_compile": "kernels cross-compiled for sm_90, sm_100, gfx942, gfx950 (no GPU needed)",
     "gpu": "kernels executed on a GPU host (skipped where no GPU is visible)",
+    "shares_setup": "shares an expensive setup (a cached world, a module fixture) with the tests of its module whose "
+    "backend, world_size and api parameters are equal; under pytest-xdist those run on one worker",
+    "long": "runs for a minute or more where it runs; under pytest-xdist it is handed out first",
 }
 
 

@@ -158,6 +158,14 @@ def test_any_world_size_a_scenario_accepts_is_a_case():
 # ------------------------------------------------------------------------------------------ end to end
 
 
+def reads_representative(test):
+    """Mark a test of the representative run: cpu_interpret; the tests sharing that minute-long run go to one
+    pytest-xdist worker, first (tests/xdist_sharing.py)."""
+    for mark in (pytest.mark.cpu_interpret, pytest.mark.long, pytest.mark.shares_setup):
+        test = mark(test)
+    return test
+
+
 @pytest.fixture(scope="module")
 def representative(tmp_path_factory):
     """The CI subset run through the CLI: (exit code, JSON report, tree digest before, after)."""
@@ -167,7 +175,7 @@ def representative(tmp_path_factory):
     return rc, json.loads(out.read_text()), before, _tree_digest()
 
 
-@pytest.mark.cpu_interpret
+@reads_representative
 def test_representative_mutants_are_killed_by_their_check(representative):
     rc, report, _, _ = representative
     assert rc == 0, [(m["name"], m["status"], m["message"]) for m in report["mutants"]]
@@ -181,7 +189,7 @@ def test_representative_mutants_are_killed_by_their_check(representative):
         assert checks <= set(first["checks"]), (name, first["checks"])
 
 
-@pytest.mark.cpu_interpret
+@reads_representative
 def test_report_has_the_documented_fields(representative):
     _, report, _, _ = representative
     assert set(report["meta"]) == {"backend", "profile", "seed", "seconds", "scenarios", "ranks", "matrix", "argv"}
@@ -193,7 +201,7 @@ def test_report_has_the_documented_fields(representative):
             assert set(kill) == KILL_FIELDS, sorted(kill)
 
 
-@pytest.mark.cpu_interpret
+@reads_representative
 def test_working_tree_is_unchanged(representative):
     _, _, before, after = representative
     assert after == before

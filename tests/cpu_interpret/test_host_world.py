@@ -15,7 +15,7 @@ from tests.cpu_unit.checks import check, check_that
 from tests.trace_readers import PerfettoTrace, perfetto_pb2, read_json
 from tests.worlds import ENV, run_world
 
-pytestmark = pytest.mark.cpu_interpret
+pytestmark = [pytest.mark.cpu_interpret, pytest.mark.shares_setup]  # one world size: one group
 
 WORLD = 2
 CYCLES = 20

@@ -17,6 +17,8 @@ from iris.tracing.events import DURATION_INSTANT, EMPTY_EVENT, EVENT_IDS, TRACE_
 from tests.cpu_interpret import upstream_jobs as S
 from tests.worlds import WORLD_SIZES, backends, run_world
 
+pytestmark = pytest.mark.shares_setup
+
 APIS = ("triton", "gluon")
 ATOMIC_OPS = ("atomic_add", "atomic_sub", "atomic_cas", "atomic_xchg", "atomic_xor", "atomic_and", "atomic_or",
               "atomic_min", "atomic_max")  # the rows of ``atom`` and ``old`` (upstream_kernels.ATOMIC_OPS)

@@ -17,6 +17,7 @@ from iris.ranks import Pools
 pytestmark = pytest.mark.gpu
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(("name", "world_size"), [("load", 2), ("tracing_1d_address", 2)])
 def test_a_case_compiled_ahead_only_loads_on_its_ranks(name, world_size, tmp_path, monkeypatch):
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton-cache"))  # empty; ranks and workers inherit it

@@ -63,6 +63,7 @@ def _case(pools, name: str, timeout: float = 120.0):
     ("hangs", "rank 1 was at: tests.conformance.faulty.hangs: waiting for the triton kernel to finish"),
     ("rank_dies", "rank 1 died (exit code -9, killed by SIGKILL)"),
 ])
+@pytest.mark.long
 def test_a_hung_or_killed_rank_fails_one_case_and_its_memory_is_released(pools, name, failure):
     control = _case(pools, "healthy")
     assert control.ok, control.error
@@ -82,6 +83,7 @@ def test_a_hung_or_killed_rank_fails_one_case_and_its_memory_is_released(pools, 
         f"rank GPU memory after the rebuild={sorted(now.values())}, but should be {sorted(before.values())} as before")
 
 
+@pytest.mark.long
 def test_eight_ranks_on_one_gpu_start_and_stop_twenty_times_leaving_nothing():
     leftovers = []
     for cycle in range(20):

@@ -8,6 +8,8 @@ from iris.tracing.events import EVENT_IDS, FIELD_INDEX
 from tests.ops import trace_jobs as ts
 from tests.worlds import WORLD_SIZES, backends, run_world
 
+pytestmark = pytest.mark.shares_setup
+
 APIS = ("triton", "gluon")
 
 

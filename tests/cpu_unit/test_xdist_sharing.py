@@ -1,0 +1,73 @@
+"""Under pytest-xdist (conftest.py): tests that pick one world run on one worker, and ``long`` tests go out first.
+
+A small test module in a temporary folder runs with ``-n 2`` and the repository's conftest loaded as a plugin; each
+test writes which worker ran it and when, and the checks read those records back.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.cpu_unit
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = '''
+import os
+import time
+
+import pytest
+
+pytestmark = pytest.mark.shares_setup
+OUT = {out!r}
+
+
+def _record(name):
+    with open(os.path.join(OUT, name), "w") as f:
+        f.write(f"{{os.environ['PYTEST_XDIST_WORKER']}} {{time.monotonic_ns()}}")
+
+
+@pytest.mark.parametrize("api", ["triton", "gluon"])
+@pytest.mark.parametrize("world_size", [1, 2])
+@pytest.mark.parametrize("backend", ["cpu"])
+@pytest.mark.parametrize("case", range(4))
+def test_world(case, backend, world_size, api):
+    _record(f"world-{{backend}}-{{world_size}}-{{api}}-{{case}}")
+
+
+@pytest.mark.long
+def test_long_collected_last():
+    _record("long")
+'''
+
+
+def _records(out: Path) -> dict[str, tuple[str, int]]:
+    records = {}
+    for path in out.iterdir():
+        worker, stamp = path.read_text().split()
+        records[path.name] = (worker, int(stamp))
+    return records
+
+
+def test_tests_of_one_world_share_a_worker_and_long_tests_start_first(tmp_path):
+    out = tmp_path / "records"
+    out.mkdir()
+    (tmp_path / "test_sample.py").write_text(SAMPLE.format(out=str(out)))
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "conftest", "-n", "2", "-q", "-p", "no:cacheprovider",
+         "--rootdir", str(tmp_path), str(tmp_path / "test_sample.py")],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    records = _records(out)
+    assert len(records) == 17, sorted(records)
+    for world_size in (1, 2):
+        for api in ("triton", "gluon"):
+            workers = {records[f"world-cpu-{world_size}-{api}-{case}"][0] for case in range(4)}
+            assert len(workers) == 1, f"the world cpu/{world_size}/{api} ran on workers {sorted(workers)}"
+    long_worker, long_stamp = records["long"]
+    same_worker = [stamp for worker, stamp in records.values() if worker == long_worker]
+    assert long_stamp == min(same_worker), "the long test was collected last but did not run first on its worker"

@@ -1,0 +1,87 @@
+"""How pytest-xdist shares a run among its workers (a plugin of the root conftest).
+
+* Tests of one module marked ``shares_setup`` whose ``backend``, ``world_size`` and ``api`` parameters are equal
+  share a setup (a world cached by ``tests/worlds.py``, a module fixture), so they form one group and run on one
+  worker: the setup is paid once per run, not once per worker that happens to get one of its tests.
+* Tests marked ``long`` are handed out first, so none of them starts late and ends the run alone.
+
+Groups are handed to the parent's scheduler through a file (the first worker writes the map of test id to group once
+it has collected), not by renaming test ids, which newer pytest versions no longer allow. Without pytest-xdist, or
+with a ``--dist`` mode other than its default ``load``, only the ordering applies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+WORLD_PARAMS = ("backend", "world_size", "api")
+_GROUPS_FILE = pytest.StashKey[Path]()
+_WORKER_KEY = "iris_world_groups"  # workerinput: where the first worker writes the groups
+
+
+def world_group(item: pytest.Item) -> str | None:
+    """The group of a ``shares_setup`` test: its module and the parameters that pick its setup (None: no group)."""
+    if item.get_closest_marker("shares_setup") is None:
+        return None
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return ":".join([item.module.__name__] + [f"{key}={params.get(key, '-')}" for key in WORLD_PARAMS])
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if getattr(config.option, "dist", "no") == "load" and not hasattr(config, "workerinput"):
+        config.option.loadscopereorder = False  # hand groups out in collection order: long tests first
+        config.stash[_GROUPS_FILE] = Path(tempfile.mkdtemp(prefix="iris-xdist-")) / "groups.json"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    path = config.stash.get(_GROUPS_FILE, None)
+    if path is not None:
+        shutil.rmtree(path.parent, ignore_errors=True)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    path = node.config.stash.get(_GROUPS_FILE, None)
+    if path is not None:
+        node.workerinput[_WORKER_KEY] = str(path)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    path = config.stash.get(_GROUPS_FILE, None)
+    return None if path is None else _world_group_scheduling(config, log, path)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)  # stable: otherwise collection order
+    workerinput = getattr(config, "workerinput", {})
+    if _WORKER_KEY in workerinput and workerinput["workerid"] == "gw0":  # every worker collects the same tests
+        groups = {item.nodeid: group for item in items if (group := world_group(item)) is not None}
+        path = Path(workerinput[_WORKER_KEY])
+        partial = path.with_suffix(".partial")
+        partial.write_text(json.dumps(groups))
+        os.replace(partial, path)  # the parent never reads half a file
+
+
+def _world_group_scheduling(config: pytest.Config, log, path: Path):
+    """pytest-xdist's scope scheduling with a test's group as its scope (a test without one is its own scope)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class WorldGroupScheduling(LoadScopeScheduling):
+        groups: dict[str, str] = {}
+
+        def schedule(self) -> None:
+            if self.collection is None and path.exists():  # every worker has collected: the file is complete
+                self.groups = json.loads(path.read_text())
+            super().schedule()
+
+        def _split_scope(self, nodeid: str) -> str:
+            return self.groups.get(nodeid, nodeid)
+
+    return WorldGroupScheduling(config, log)
