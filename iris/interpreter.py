@@ -12,7 +12,9 @@ Every interpreted op also builds Triton's type objects from scratch, which domin
 once the ops themselves are numpy calls (``_install_cheaper_types``; a call-shapes example on one rank: 4.2 s of
 CPU before, 2.0 s after). The same values come out, built with less work: the numpy dtype of a Triton dtype is
 looked up once, a tensor's or block type's shape tuple and a block type's name are made once per shape, and two
-Triton blocks of one shape (one shared tuple) skip the broadcast check that would leave them as they are.
+Triton blocks of one shape (one shared tuple) skip the broadcast check that would leave them as they are, and a
+binary op on two tensors of one integer or float type skips the promotion that would leave them as they are (fp16
+and bf16 division and modulo still promote to fp32).
 """
 
 from __future__ import annotations
@@ -138,8 +140,20 @@ def _install_cheaper_types(core, interpreter) -> None:
             return lhs, rhs
         return broadcast(self, lhs, rhs)
 
+    binary_types = TritonSemantic.binary_op_type_checking_impl
+    halves = (core.float16, core.bfloat16)
+
+    def binary_op_type_checking_impl(self, lhs, rhs, allow_lhs_ptr=False, allow_rhs_ptr=False, arithmetic_check=True,
+                                     div_or_mod=False):  # two tensors of one numeric type: no promotion, no cast
+        if isinstance(lhs, core.tensor) and isinstance(rhs, core.tensor) and lhs.type == rhs.type:
+            scalar = lhs.type.scalar
+            if (scalar.is_int() or scalar.is_floating()) and not (div_or_mod and scalar in halves):
+                return lhs, rhs
+        return binary_types(self, lhs, rhs, allow_lhs_ptr, allow_rhs_ptr, arithmetic_check, div_or_mod)
+
     interpreter._get_np_dtype = get_np_dtype
     TritonSemantic.broadcast_impl_value = broadcast_impl_value
+    TritonSemantic.binary_op_type_checking_impl = binary_op_type_checking_impl
     core.tensor.__init__ = tensor_init
     core._unwrap_shape = unwrap_shape
     core.block_type.__init__ = block_type_init

@@ -204,6 +204,13 @@ def test_launch_sets_the_cpu_backend_itself_where_there_is_no_gpu(monkeypatch):
     assert results == [{"triton": 6, "gluon": 6}], f"sums={results}, but should be 0+1+2+3 = 6 for both APIs"
 
 
+def test_binary_ops_on_one_type_promote_as_triton_says_under_the_interpreter():
+    """The interpreter's shortcut for two tensors of one type keeps Triton's promotions, value by value."""
+    (results,) = launch(workers.same_type_ops, 1, 64, env=ENV, timeout=300)
+    for name, (got, want) in results.items():
+        assert got == want, f"{name}: the kernel computed {got[:4]}..., Triton's rules give {want[:4]}..."
+
+
 def test_run_time_trip_counts_run_under_the_interpreter():
     """The interpreter fixes applied where worlds start make ``range(n)`` with a run-time n work in both APIs."""
     results = launch(workers.run_time_trip_counts, 1, 7, env=ENV, timeout=300)

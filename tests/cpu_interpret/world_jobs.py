@@ -174,3 +174,20 @@ def run_time_trip_counts(n: int) -> dict:
         kernel[(1,)](t, n)
         out[api] = int(t[0])
     return out
+
+
+def same_type_ops(block: int) -> dict:
+    """Binary ops on two tensors of one type in a Triton kernel: the kernel's results and Triton's rules applied by
+    torch (fp16 and bf16 division and modulo in fp32, fp16 addition in fp16, int8 addition wrapping in int8)."""
+    from tests.cpu_interpret import _loop_kernels as k
+
+    gen = torch.Generator().manual_seed(5)
+    h1, h2 = (torch.rand(block, generator=gen).add(0.5).half() for _ in range(2))
+    b1, b2 = (torch.rand(block, generator=gen).mul(8).add(0.5).bfloat16() for _ in range(2))
+    i1, i2 = (torch.randint(-128, 128, (block,), generator=gen, dtype=torch.int8) for _ in range(2))
+    got = {name: torch.zeros(block, dtype=dtype) for name, dtype in
+           (("div", torch.float32), ("add", torch.float32), ("mod", torch.float32), ("int", torch.int32))}
+    k.triton_same_type_ops[(1,)](h1, h2, b1, b2, i1, i2, got["div"], got["add"], got["mod"], got["int"], BLOCK=block)
+    want = {"div": h1.float() / h2.float(), "add": (h1 + h2).float(), "mod": torch.fmod(b1.float(), b2.float()),
+            "int": (i1 + i2).int()}
+    return {name: (got[name].tolist(), want[name].tolist()) for name in got}
