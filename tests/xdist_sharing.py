@@ -20,17 +20,17 @@ from pathlib import Path
 
 import pytest
 
-WORLD_PARAMS = ("backend", "world_size", "api")
+SETUP_PARAMS = ("backend", "world_size", "api")
 _GROUPS_FILE = pytest.StashKey[Path]()
-_WORKER_KEY = "iris_world_groups"  # workerinput: where the first worker writes the groups
+_WORKER_KEY = "iris_setup_groups"  # workerinput: where the first worker writes the groups
 
 
-def world_group(item: pytest.Item) -> str | None:
+def setup_group(item: pytest.Item) -> str | None:
     """The group of a ``shares_setup`` test: its module and the parameters that pick its setup (None: no group)."""
     if item.get_closest_marker("shares_setup") is None:
         return None
     params = getattr(getattr(item, "callspec", None), "params", {})
-    return ":".join([item.module.__name__] + [f"{key}={params.get(key, '-')}" for key in WORLD_PARAMS])
+    return ":".join([item.module.__name__] + [f"{key}={params.get(key, '-')}" for key in SETUP_PARAMS])
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -55,25 +55,25 @@ def pytest_configure_node(node) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     path = config.stash.get(_GROUPS_FILE, None)
-    return None if path is None else _world_group_scheduling(config, log, path)
+    return None if path is None else _setup_group_scheduling(config, log, path)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.get_closest_marker("long") is None)  # stable: otherwise collection order
     workerinput = getattr(config, "workerinput", {})
     if _WORKER_KEY in workerinput and workerinput["workerid"] == "gw0":  # every worker collects the same tests
-        groups = {item.nodeid: group for item in items if (group := world_group(item)) is not None}
+        groups = {item.nodeid: group for item in items if (group := setup_group(item)) is not None}
         path = Path(workerinput[_WORKER_KEY])
         partial = path.with_suffix(".partial")
         partial.write_text(json.dumps(groups))
         os.replace(partial, path)  # the parent never reads half a file
 
 
-def _world_group_scheduling(config: pytest.Config, log, path: Path):
+def _setup_group_scheduling(config: pytest.Config, log, path: Path):
     """pytest-xdist's scope scheduling with a test's group as its scope (a test without one is its own scope)."""
     from xdist.scheduler import LoadScopeScheduling
 
-    class WorldGroupScheduling(LoadScopeScheduling):
+    class SetupGroupScheduling(LoadScopeScheduling):
         groups: dict[str, str] = {}
 
         def schedule(self) -> None:
@@ -84,4 +84,4 @@ def _world_group_scheduling(config: pytest.Config, log, path: Path):
         def _split_scope(self, nodeid: str) -> str:
             return self.groups.get(nodeid, nodeid)
 
-    return WorldGroupScheduling(config, log)
+    return SetupGroupScheduling(config, log)

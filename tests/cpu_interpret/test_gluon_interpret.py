@@ -22,7 +22,7 @@ import triton.language as tl
 
 from iris.experimental import gluon_interpret as gi
 
-pytestmark = pytest.mark.cpu_interpret
+pytestmark = [pytest.mark.cpu_interpret, pytest.mark.shares_setup]  # a module fixture: one group
 
 _ROOT = Path(__file__).resolve().parents[2]
 _RESULT_TAG = "GLUON_INTERPRET_RESULTS="

@@ -19,7 +19,7 @@ from iris.world import World
 
 from . import world_jobs as workers
 
-pytestmark = pytest.mark.cpu_interpret
+pytestmark = [pytest.mark.cpu_interpret, pytest.mark.shares_setup]  # a module fixture: one group
 
 ENV = backend_env("cpu")
 HEAP_SIZE = 4096
