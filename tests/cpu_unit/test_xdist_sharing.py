@@ -1,4 +1,4 @@
-"""Under pytest-xdist (conftest.py): tests that pick one world run on one worker, and ``long`` tests go out first.
+"""Under pytest-xdist (tests/xdist_sharing.py): tests of one world share a worker, and ``long`` tests go first.
 
 A small test module in a temporary folder runs with ``-n 2`` and the repository's conftest loaded as a plugin; each
 test writes which worker ran it and when, and the checks read those records back.
