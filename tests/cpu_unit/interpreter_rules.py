@@ -1,0 +1,77 @@
+"""Run as ``python -m tests.cpu_unit.interpreter_rules`` under ``TRITON_INTERPRET=1``: apply Triton's own typing
+rules to many operand pairs, then the same after :func:`iris.interpreter.install`, and print (as JSON) how many
+calls were compared and every one whose result differs.
+
+A result is the types, numpy dtypes and bytes of what a call returns, or the type and message of what it raises.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+
+import numpy as np
+
+
+def _operands(tl, interpreter) -> list:
+    """Tensors (scalar, a block of 4, a block of 2x1) of many types, pointers included, and Python numbers."""
+    types = [tl.int1, tl.int8, tl.int16, tl.int32, tl.int64, tl.uint8, tl.uint32, tl.float16, tl.bfloat16,
+             tl.float32, tl.float64, tl.pointer_type(tl.int32), tl.pointer_type(tl.float16)]
+    out: list = []
+    for dtype in types:
+        for shape in ((1,), (4,), (2, 1)):
+            data = (np.arange(int(np.prod(shape))) + 3).reshape(shape).astype(interpreter._get_np_dtype(dtype))
+            block = shape != (1,)
+            out.append(tl.tensor(interpreter.TensorHandle(data, dtype), tl.block_type(dtype, list(shape)) if block
+                                 else dtype))
+    return out + [0, 3, -2, 200, 2**31, 2**40, 1.5, True]
+
+
+def _describe(value) -> object:
+    if isinstance(value, tuple):
+        return [_describe(v) for v in value]
+    if value is None:
+        return None
+    handle = value.handle
+    return [str(value.type), type(value.type).__name__, str(handle.dtype), str(handle.data.dtype),
+            list(handle.data.shape), handle.data.tobytes().hex()]
+
+
+def _results(semantic, operands, constexpr) -> list:
+    flags = [(False, False), (True, True), (True, False)]  # what Triton's operators pass
+    out = []
+    for lhs, rhs in itertools.product(operands, repeat=2):
+        for (lhs_ptr, rhs_ptr), check, div in itertools.product(flags, (True, False), (False, True)):
+            try:
+                got = _describe(semantic.binary_op_type_checking_impl(lhs, rhs, lhs_ptr, rhs_ptr, check, div))
+            except Exception as e:  # noqa: BLE001 - the error is part of the result
+                got = [type(e).__name__, str(e)]
+            out.append(got)
+        if hasattr(lhs, "handle") and hasattr(rhs, "handle"):
+            try:
+                got = _describe(semantic.broadcast_impl_value(lhs, rhs))
+            except Exception as e:  # noqa: BLE001
+                got = [type(e).__name__, str(e)]
+            out.append(got)
+            out.append([lhs.type.scalar == rhs.type.scalar, lhs.type.scalar == constexpr(rhs.type.scalar)])
+    return out
+
+
+def main() -> None:
+    import triton.language as tl
+    from triton.language.semantic import TritonSemantic
+    from triton.runtime import interpreter
+
+    semantic = TritonSemantic(interpreter.interpreter_builder)
+    before = _results(semantic, _operands(tl, interpreter), tl.constexpr)
+    from iris import interpreter as iris_interpreter
+
+    iris_interpreter.install()
+    after = _results(semantic, _operands(tl, interpreter), tl.constexpr)
+    differ = [[i, b, a] for i, (b, a) in enumerate(zip(before, after, strict=True)) if b != a]
+    json.dump({"compared": len(before), "differ": differ[:20], "differ_count": len(differ)}, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
