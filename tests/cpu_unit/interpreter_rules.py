@@ -1,12 +1,14 @@
 """Run as ``python -m tests.cpu_unit.interpreter_rules`` under ``TRITON_INTERPRET=1``: apply Triton's own typing
-rules to many operand pairs, then the same after :func:`iris.interpreter.install`, and print (as JSON) how many
-calls were compared and every one whose result differs.
+rules to many operand pairs, and ``+ - *`` with and without ``debug`` (whose overflow check must still fire), then
+the same after :func:`iris.interpreter.install`, and print (as JSON) how many calls were compared and every one
+whose result differs.
 
 A result is the types, numpy dtypes and bytes of what a call returns, or the type and message of what it raises.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import sys
@@ -58,17 +60,40 @@ def _results(semantic, operands, constexpr) -> list:
     return out
 
 
+def _overflow_results(semantic, tl, interpreter) -> list:
+    """``+ - *`` of int8/int16/int32 blocks that overflow in one lane and of ones that do not, with ``debug`` off and
+    on (on: Triton's overflow check raises)."""
+    builder = interpreter.interpreter_builder
+    plain = builder.options
+    out = []
+    for dtype, big in ((tl.int8, 120), (tl.int16, 32_000), (tl.int32, 2**31 - 9)):
+        def block(values, dtype=dtype):
+            data = np.array(values).astype(interpreter._get_np_dtype(dtype))
+            return tl.tensor(interpreter.TensorHandle(data, dtype), tl.block_type(dtype, [len(values)]))
+
+        for op, debug, lhs in itertools.product(("add", "sub", "mul"), (False, True), (big, 3)):
+            builder.options = dataclasses.replace(plain, debug=debug)
+            try:
+                got = _describe(getattr(semantic, op)(block([lhs, 2]), block([-lhs if op == "sub" else lhs, 5]), True))
+            except Exception as e:  # noqa: BLE001 - the error is part of the result
+                got = [type(e).__name__, str(e)]
+            finally:
+                builder.options = plain
+            out.append(got)
+    return out
+
+
 def main() -> None:
     import triton.language as tl
     from triton.language.semantic import TritonSemantic
     from triton.runtime import interpreter
 
     semantic = TritonSemantic(interpreter.interpreter_builder)
-    before = _results(semantic, _operands(tl, interpreter), tl.constexpr)
+    before = _results(semantic, _operands(tl, interpreter), tl.constexpr) + _overflow_results(semantic, tl, interpreter)
     from iris import interpreter as iris_interpreter
 
     iris_interpreter.install()
-    after = _results(semantic, _operands(tl, interpreter), tl.constexpr)
+    after = _results(semantic, _operands(tl, interpreter), tl.constexpr) + _overflow_results(semantic, tl, interpreter)
     differ = [[i, b, a] for i, (b, a) in enumerate(zip(before, after, strict=True)) if b != a]
     json.dump({"compared": len(before), "differ": differ[:20], "differ_count": len(differ)}, sys.stdout)
 

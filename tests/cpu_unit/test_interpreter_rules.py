@@ -2,8 +2,9 @@
 
 ``tests/cpu_unit/interpreter_rules.py`` runs, in a fresh interpreter process, Triton's binary-op typing and
 broadcasting on every pair of many operands (tensors of 13 types and 3 shapes, pointers included, and Python
-numbers) with the flags Triton's operators pass, then the same with the shortcuts installed, and reports each call
-whose result (types, dtypes, bytes, or the error raised) differs.
+numbers) with the flags Triton's operators pass, and ``+ - *`` on blocks that overflow with ``debug`` off and on,
+then the same with the shortcuts installed, and reports each call whose result (types, dtypes, bytes, or the error
+raised) differs.
 """
 
 from __future__ import annotations
