@@ -16,18 +16,18 @@ import sys
 import numpy as np
 
 
+def _tensor(tl, interpreter, dtype, values: np.ndarray, block: bool = True):
+    """An interpreter tensor of ``dtype`` holding ``values``: a block of their shape, or a scalar (one value)."""
+    handle = interpreter.TensorHandle(values.astype(interpreter._get_np_dtype(dtype)), dtype)
+    return tl.tensor(handle, tl.block_type(dtype, list(values.shape)) if block else dtype)
+
+
 def _operands(tl, interpreter) -> list:
     """Tensors (scalar, a block of 4, a block of 2x1) of many types, pointers included, and Python numbers."""
     types = [tl.int1, tl.int8, tl.int16, tl.int32, tl.int64, tl.uint8, tl.uint32, tl.float16, tl.bfloat16,
              tl.float32, tl.float64, tl.pointer_type(tl.int32), tl.pointer_type(tl.float16)]
-    out: list = []
-    for dtype in types:
-        for shape in ((1,), (4,), (2, 1)):
-            data = (np.arange(int(np.prod(shape))) + 3).reshape(shape).astype(interpreter._get_np_dtype(dtype))
-            block = shape != (1,)
-            out.append(tl.tensor(interpreter.TensorHandle(data, dtype), tl.block_type(dtype, list(shape)) if block
-                                 else dtype))
-    return out + [0, 3, -2, 200, 2**31, 2**40, 1.5, True]
+    return [_tensor(tl, interpreter, dtype, (np.arange(int(np.prod(shape))) + 3).reshape(shape), shape != (1,))
+            for dtype in types for shape in ((1,), (4,), (2, 1))] + [0, 3, -2, 200, 2**31, 2**40, 1.5, True]
 
 
 def _describe(value) -> object:
@@ -67,14 +67,12 @@ def _overflow_results(semantic, tl, interpreter) -> list:
     plain = builder.options
     out = []
     for dtype, big in ((tl.int8, 120), (tl.int16, 32_000), (tl.int32, 2**31 - 9)):
-        def block(values, dtype=dtype):
-            data = np.array(values).astype(interpreter._get_np_dtype(dtype))
-            return tl.tensor(interpreter.TensorHandle(data, dtype), tl.block_type(dtype, [len(values)]))
-
         for op, debug, lhs in itertools.product(("add", "sub", "mul"), (False, True), (big, 3)):
+            rhs = -lhs if op == "sub" else lhs
             builder.options = dataclasses.replace(plain, debug=debug)
             try:
-                got = _describe(getattr(semantic, op)(block([lhs, 2]), block([-lhs if op == "sub" else lhs, 5]), True))
+                got = _describe(getattr(semantic, op)(_tensor(tl, interpreter, dtype, np.array([lhs, 2])),
+                                                      _tensor(tl, interpreter, dtype, np.array([rhs, 5])), True))
             except Exception as e:  # noqa: BLE001 - the error is part of the result
                 got = [type(e).__name__, str(e)]
             finally:
