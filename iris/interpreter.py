@@ -205,7 +205,7 @@ def _install_typing_shortcuts(core) -> None:
         return None  # anything else (unsigned, bool, out of range): Triton's own rules and errors
 
     def unchanged(a, b, allow_a_ptr, div_or_mod) -> bool:  # two tensor types that promotion leaves as they are
-        if a.is_ptr():
+        if a.is_ptr():  # (called both ways round: offset + pointer is the same case)
             return allow_a_ptr and b.is_int()  # pointer + offset
         return a == b and (a.is_int() or a.is_floating()) and not (div_or_mod and a in halves)
 
@@ -215,7 +215,7 @@ def _install_typing_shortcuts(core) -> None:
             a = lhs.type.scalar
             if isinstance(rhs, core.tensor):
                 b = rhs.type.scalar
-                if unchanged(a, b, allow_lhs_ptr, div_or_mod) or (b.is_ptr() and allow_rhs_ptr and a.is_int()):
+                if unchanged(a, b, allow_lhs_ptr, div_or_mod) or unchanged(b, a, allow_rhs_ptr, div_or_mod):
                     return self.broadcast_impl_value(lhs, rhs)
             elif type(rhs) is int and a.is_ptr() and allow_lhs_ptr:
                 return self.broadcast_impl_value(lhs, self.to_tensor(rhs))
