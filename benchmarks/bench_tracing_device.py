@@ -141,11 +141,11 @@ def _pairs_launcher(api: str, shmem, out, n: int, programs: int, tracing: bool):
 
 
 def _scatter_launcher(api: str, shmem, out, m: int, n: int, tracing: bool, hint=None, bm: int = 64, bn: int = 64):
-    ctx, rank, world = shmem.get_device_context(), shmem.get_rank(), shmem.get_num_ranks()
+    ctx = shmem.get_device_context()
     grid = (triton.cdiv(m, bm), triton.cdiv(n, bn))
     if api == "triton":
-        return lambda: all_scatter.triton_kernel[grid](ctx, out, m, n, rank, world, BM=bm, BN=bn, TRACING=tracing,
-                                                       HINT=hint, num_warps=4)
+        return lambda: all_scatter.triton_kernel[grid](ctx, out, m, n, BM=bm, BN=bn, TRACING=tracing, HINT=hint,
+                                                       num_warps=4)
     return lambda: all_scatter.gluon_kernel[grid](ctx, out, m, n, BM=bm, BN=bn, TRACING=tracing, HINT=hint,
                                                   num_warps=4)
 
