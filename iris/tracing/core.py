@@ -6,6 +6,7 @@ heap); the context tensor's tracing block points at them while tracing is enable
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from types import MappingProxyType
 
@@ -73,25 +74,51 @@ class Tracing:
         ``chunk``: slots a program claims at a time, a run-time value (kernels need no recompile): one device-wide
         atomic per ``chunk`` events of a program. Every program that initializes tracing takes one chunk, recording
         or not, so size ``max_events`` for (programs x chunk) plus the events; ``chunk=1`` claims per event.
+        Buffers that cannot be allocated raise an error naming ``max_events``, the bytes and the device, and change
+        nothing (tracing stays disabled, or enabled with the previous buffers).
         """
         if not is_int(max_events) or max_events <= 0:
             raise ValueError(f"max_events={max_events!r}; expected a positive int (events per rank to keep)")
         if not is_int(chunk) or not 1 <= chunk <= MAX_CHUNK:
             raise ValueError(f"chunk={chunk!r}; expected an int in [1, {MAX_CHUNK}] (slots a program claims at a time)")
-        device = self._owner.device
         cells = layout.cursor_cells(max_events, chunk)
         if self._records is None or self._records.shape[0] != max_events or self._cursors.shape[0] != cells:
             self._sync()
-            # One guard slot past the end, which no correct kernel writes: a record past max_events lands there,
-            # not in whatever memory follows the buffer.
-            self._guarded = torch.empty((max_events + 1, layout.RECORD_WORDS), dtype=torch.int64, device=device)
+            # Every buffer is allocated before any is kept: a failure leaves the previous ones (or none) in place.
+            self._guarded, self._counters, self._cursors = self._allocate(max_events, cells)
             self._records = self._guarded[:max_events]
-            self._counters = torch.empty(layout.COUNTERS, dtype=torch.int64, device=device)
-            self._cursors = torch.zeros((cells, layout.CURSOR_WORDS), dtype=torch.int64, device=device)
         self._chunk = chunk
         self._clear()
         self.enabled = True
         self._publish()
+
+    def _allocate(self, max_events: int, cells: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(records with one guard slot past the end, counters, cursors) for ``max_events`` slots and ``cells``
+        cursor cells, or an error naming ``max_events``, the bytes needed and the device (nothing is changed).
+
+        The guard slot is one no correct kernel writes: a record past max_events lands there, not in whatever
+        memory follows the buffer.
+        """
+        device = self._owner.device
+        shapes = ((max_events + 1, layout.RECORD_WORDS), (layout.COUNTERS,), (cells, layout.CURSOR_WORDS))
+        needed = 8 * sum(math.prod(shape) for shape in shapes)  # bytes: int64 words
+        error, reason = None, "more than a tensor can hold"
+        if needed < 1 << 63:  # else torch cannot even express the size
+            try:
+                return (torch.empty(shapes[0], dtype=torch.int64, device=device),
+                        torch.empty(shapes[1], dtype=torch.int64, device=device),
+                        torch.zeros(shapes[2], dtype=torch.int64, device=device))
+            except RuntimeError as e:  # torch.OutOfMemoryError is one too
+                error, reason = e, f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300]}"
+        if self._records is None:
+            state = "tracing stays disabled"
+        else:
+            state = (f"tracing stays {'enabled' if self.enabled else 'disabled'} with the previous buffers "
+                     f"(max_events={self.max_events})")
+        cls = torch.OutOfMemoryError if isinstance(error, torch.OutOfMemoryError) else RuntimeError
+        raise cls(f"tracing.enable: max_events={max_events} needs {needed} bytes ({needed / 2**30:.1f} GiB) of "
+                  f"trace buffers on device {device}, which could not be allocated ({reason}); {state}. "
+                  f"Use a smaller max_events") from error
 
     def disable(self) -> None:
         """Switch tracing off at run time (kernels compiled with tracing record nothing); keeps the events."""
@@ -216,5 +243,8 @@ class Tracing:
         """
         from iris.tracing.export import export_ranks
 
+        for name, value in (("merge", merge), ("flows", flows)):
+            if not isinstance(value, bool):
+                raise ValueError(f"tracing.export: {name}={value!r}; expected a bool (True or False)")
         self._require_buffers("export")
         return export_ranks(self._owner, self.events(), path, merge, api=self.api, format=format, flows=flows)

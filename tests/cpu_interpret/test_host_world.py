@@ -229,8 +229,23 @@ def test_export_to_an_unwritable_path_raises_and_writes_nothing(export_dir):
                    and str(refused / "missing" / "t.json") in missing, "FileNotFoundError naming the path", where)
         check_that("error (a directory)", directory, directory and directory.startswith("IsADirectoryError")
                    and str(refused / "a_folder") in directory, "IsADirectoryError naming the path", where)
+        merge = res["refused"]["merge_not_bool"]
+        check("error (merge='yes')", merge, "ValueError: tracing.export: merge='yes'; expected a bool (True or False)",
+              where)
     check("files under the refused folder", sorted(str(p.relative_to(refused)) for p in refused.rglob("*")),
           ["a_folder"])
+
+
+def test_enable_too_large_to_allocate_raises_and_keeps_the_events(export_dir):
+    for res in _export(str(export_dir)):
+        where = f"rank {res['rank']}"
+        err = res["refused"]["enable_too_big"]
+        check_that("error (enable(10**13))", err, err and err.startswith("RuntimeError: tracing.enable: "
+                   "max_events=10000000000000 needs ") and "on device cpu" in err
+                   and "tracing stays enabled with the previous buffers (max_events=64)" in err,
+                   "a RuntimeError naming max_events, the device and the kept buffers", where)
+        check("(enabled, max_events, events().rows()) after it", res["after_refused_enable"],
+              (True, 64, res["rows"]), where)
 
 
 @cache

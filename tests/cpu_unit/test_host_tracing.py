@@ -84,6 +84,74 @@ def test_enable_rejects_a_bad_max_events_when_enabled(owner, bad):
     check("number of _write_tracing_block calls", len(owner.blocks), 1)
 
 
+def _buffer_bytes(max_events: int, chunk: int = DEFAULT_CHUNK) -> int:
+    """Bytes of the trace buffers of ``enable(max_events, chunk)``: records and a guard slot, counters, cursors."""
+    words = (max_events + 1) * layout.RECORD_WORDS + layout.COUNTERS
+    return 8 * (words + layout.cursor_cells(max_events, chunk) * layout.CURSOR_WORDS)
+
+
+# 10**13 events: ~150 TiB, more than the host can allocate (torch's allocator fails); 10**18: more bytes than an
+# int64 size can express (refused before torch is asked).
+@pytest.mark.parametrize("max_events", [10**13, 10**18], ids=["10**13", "10**18"])
+def test_enable_refuses_buffers_it_cannot_allocate_and_stays_disabled(owner, max_events):
+    tracing = Tracing(owner)
+    e = check_raises(RuntimeError, lambda: tracing.enable(max_events),
+                     mentions=[f"max_events={max_events} needs {_buffer_bytes(max_events)} bytes", "on device cpu",
+                               "could not be allocated", "tracing stays disabled", "smaller max_events"])
+    check("error type", type(e), RuntimeError)
+    check("enabled", tracing.enabled, False)
+    check("(_records, _guarded, _counters, _cursors)",
+          (tracing._records, tracing._guarded, tracing._counters, tracing._cursors), (None, None, None, None))
+    check("max_events", tracing.max_events, 0)
+    check("_write_tracing_block calls", owner.blocks, [])
+    check_raises(RuntimeError, lambda: tracing.attempted, mentions=["enable tracing first"])
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_enable_refusing_buffers_keeps_the_previous_ones(owner, enabled):
+    tracing = Tracing(owner)
+    tracing.enable(8, chunk=2)
+    if not enabled:
+        tracing.disable()
+    slots = _record(tracing, 3, dropped=2)
+    before = (tracing._records, tracing._guarded, tracing._counters, tracing._cursors)
+    blocks = list(owner.blocks)
+    state = "enabled" if enabled else "disabled"
+    check_raises(RuntimeError, lambda: tracing.enable(10**13),
+                 mentions=[f"max_events=10000000000000 needs {_buffer_bytes(10**13)} bytes",
+                           f"tracing stays {state} with the previous buffers (max_events=8)"])
+    after = (tracing._records, tracing._guarded, tracing._counters, tracing._cursors)
+    check("the same four tensors", [a is b for a, b in zip(after, before, strict=True)], [True] * 4)
+    check("(enabled, max_events, chunk)", (tracing.enabled, tracing.max_events, tracing.chunk), (enabled, 8, 2))
+    check("published blocks", owner.blocks, blocks)
+    check("(attempted, dropped, claimed)", (tracing.attempted, tracing.dropped, tracing.claimed), (5, 2, 3))
+    check("op_index of events()", tracing.events()["op_index"].tolist(), slots)
+
+
+def test_enable_refusing_buffers_passes_torchs_out_of_memory_on(owner, monkeypatch):
+    """The last buffer (the cursors) fails as a GPU allocation would: the error keeps torch's type and reason, and
+    the two buffers already allocated are not kept."""
+    tracing = Tracing(owner)
+    tracing.enable(8)
+    before = (tracing._records, tracing._counters, tracing._cursors)
+
+    def out_of_memory(*args, **kwargs):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB\nmore details")
+
+    monkeypatch.setattr(torch, "zeros", out_of_memory)
+    e = check_raises(torch.OutOfMemoryError, lambda: tracing.enable(64, chunk=4),
+                     mentions=[f"max_events=64 needs {_buffer_bytes(64, 4)} bytes", "on device cpu",
+                               "(OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB)",
+                               "tracing stays enabled with the previous buffers (max_events=8)"])
+    monkeypatch.undo()
+    check("error type", type(e), torch.OutOfMemoryError)
+    check("cause", type(e.__cause__), torch.OutOfMemoryError)
+    after = (tracing._records, tracing._counters, tracing._cursors)
+    check("the same tensors", [a is b for a, b in zip(after, before, strict=True)], [True] * 3)
+    check("(max_events, chunk)", (tracing.max_events, tracing.chunk), (8, DEFAULT_CHUNK))
+    check("number of _write_tracing_block calls", len(owner.blocks), 1)
+
+
 @pytest.mark.parametrize("what", ["events", "export", "reset", "attempted", "dropped"])
 def test_reads_before_enable_say_to_enable_first(owner, what, tmp_path):
     tracing = Tracing(owner)
@@ -212,6 +280,20 @@ def test_export_writes_this_ranks_events(owner, tmp_path):
     names = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "process_name"}
     check("processes", sorted({names[e["pid"]] for e in instants}), [f"triton rank {owner.rank}"])
     check("metadata.dropped", trace["metadata"]["dropped"], {f"triton rank {owner.rank}": 0})
+
+
+@pytest.mark.parametrize(("kwargs", "named"), [
+    ({"merge": "yes"}, "merge='yes'"), ({"merge": 1}, "merge=1"), ({"merge": None}, "merge=None"),
+    ({"flows": "no"}, "flows='no'"), ({"flows": 0}, "flows=0"),
+])  # fmt: skip
+def test_export_rejects_a_merge_or_flows_that_is_not_a_bool(owner, tmp_path, kwargs, named):
+    tracing = Tracing(owner)
+    tracing.enable(8)
+    _record(tracing, 2)
+    path = tmp_path / "t.json"
+    check_raises(ValueError, lambda: tracing.export(str(path), **kwargs), mentions=[named, "expected a bool"],
+                 where=f"export(path, {named})")
+    check("files written", list(tmp_path.iterdir()), [])
 
 
 @pytest.mark.parametrize("api", ["triton", "gluon"])
