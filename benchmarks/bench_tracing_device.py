@@ -1,6 +1,7 @@
-"""Device cost of trace events, both APIs, each against its untraced twin measured in the same run (GPU).
+"""Device cost of trace events, both APIs, each against its untraced twin measured in the same run.
 
-    python -m benchmarks.bench_tracing_device [--pairs 1000] [--reps 30] [--chunk 64]
+    python -m benchmarks.bench_tracing_device [--backend gpu|cpu] [--pairs 1000] [--reps 30] [--chunk 64]
+                                              [--ranks 1] [--size 4096] [--sms N] [--work 2048]
 
 Prints, per API:
   one program   ns per start+end pair: one program recording ``--pairs`` pairs in a loop, minus the same loop
@@ -10,19 +11,29 @@ Prints, per API:
   claim floor   the same loop doing only what a per-event slot claim pays: a relaxed ``atomic_add`` on a
                 counter and one store at the slot it returned (the store waits for the round trip);
   all SMs busy  ns per pair amortized: 8 programs per SM, 64 pairs each, minus the untraced twin;
-  persistent    traced/untraced time of a persistent kernel: one program per SM looping over tiles, each tile
-                some register work then a store to every rank, one range per tile and target (>= 1 ms untraced);
+  persistent    traced/untraced time of a persistent kernel: one program per SM (``--sms``, default the GPU's
+                count) looping over 16 tiles each, each tile ``--work`` iterations of register work then a store
+                to every rank, one range per tile and target (>= 1 ms untraced on one H200);
   all-scatter   traced/untraced time of the all_scatter scenario's kernels (each tile stored to every rank, one
                 range per tile and target) on a world of ``--ranks`` ranks sharing the GPUs.
 Every timed launch starts with the trace buffers reset and room for every event, so no record is dropped for
 lack of capacity. Times are medians of CUDA-event timings over ``--reps`` launches after a warm-up. Not a
 test: it prints figures and asserts nothing.
+
+``--backend cpu`` (the default where torch sees no GPU) runs the same kernels of both APIs on CPU ranks under
+the Triton interpreter at the tiny sizes of ``DEFAULTS["cpu"]`` (4 pairs, one warm-up and one timed launch, one
+64x64 all-scatter tile, 1 "SM" of 2 busy programs with 4 pairs each, 2 persistent tiles of 2 work iterations; the
+flags override them), timed with ``time.perf_counter``. The test command runs it so
+(``tests/benchmarks/test_benchmarks.py``) to catch a script that no longer runs; those figures say nothing about a
+GPU's.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
+import time
 
 import torch
 import triton
@@ -36,6 +47,32 @@ from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_2d, warp_size
 from iris.ranks import backend_env, launch
+
+PERSISTENT_TILE = 64  # persistent tiles are PERSISTENT_TILE x PERSISTENT_TILE
+
+
+@dataclasses.dataclass(frozen=True)
+class Sizes:
+    """What one run launches (the first five are flags)."""
+
+    pairs: int  # start+end pairs of the one-program loop
+    reps: int  # timed launches per figure
+    size: int  # all-scatter rows and columns per rank
+    sms: int | None  # programs standing for SMs (all-SMs loop, persistent kernel); None: the GPU's SM count
+    work: int  # register-work iterations per persistent tile
+    tiles_per_sm: int = 16  # persistent tiles per program
+    busy_programs_per_sm: int = 8  # programs per SM of the all-SMs loop
+    busy_pairs: int = 64  # pairs per program of the all-SMs loop
+    warmup: int = 3  # untimed launches before the timed ones
+    heap: int | None = 1 << 30  # symmetric heap bytes per rank; None: what the buffers need
+
+
+DEFAULTS = {
+    "gpu": Sizes(pairs=1000, reps=30, size=4096, sms=None, work=2048),  # work: untraced persistent >= 1 ms (H200)
+    # the interpreter runs every op as Python calls: just enough to run each kernel of both APIs, timed
+    "cpu": Sizes(pairs=4, reps=1, size=64, sms=1, work=2, tiles_per_sm=2, busy_programs_per_sm=2, busy_pairs=4,
+                 warmup=1, heap=None),
+}
 
 
 @triton.jit(do_not_specialize=["n"])
@@ -113,23 +150,33 @@ def gluon_persistent(ctx_t, out, tiles, work, BM: gl.constexpr, BN: gl.constexpr
             ctx.tracing.record_event_end(h)
 
 
-def _median_ms(shmem, launch_once, reps: int, alone: bool = False) -> float:
-    """Median time of ``launch_once()`` over ``reps`` launches, trace counter zeroed before each one; every rank
-    launches in step (a barrier before each launch) unless this rank runs ``alone``."""
-    for _ in range(3):
+def _time_ms(device: torch.device, launch_once) -> float:
+    """Milliseconds of one ``launch_once()``: CUDA events on a GPU, ``time.perf_counter`` on the CPU (where the
+    interpreter runs the kernel before the launch returns)."""
+    if device.type != "cuda":
+        start = time.perf_counter()
+        launch_once()
+        return (time.perf_counter() - start) * 1e3
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    launch_once()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end)
+
+
+def _median_ms(shmem, launch_once, sizes: Sizes, alone: bool = False) -> float:
+    """Median time of ``launch_once()`` over ``sizes.reps`` launches after ``sizes.warmup``, trace counter zeroed
+    before each one; every rank launches in step (a barrier before each launch) unless this rank runs ``alone``."""
+    for _ in range(sizes.warmup):
         shmem.tracing.reset()
         launch_once()
     times = []
-    for _ in range(reps):
+    for _ in range(sizes.reps):
         shmem.tracing.reset()
         if not alone:
             shmem.barrier()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        launch_once()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
+        times.append(_time_ms(shmem.device, launch_once))
     return statistics.median(times)
 
 
@@ -150,18 +197,13 @@ def _scatter_launcher(api: str, shmem, out, m: int, n: int, tracing: bool, hint=
                                                   num_warps=4)
 
 
-PERSISTENT_TILE = 64
-PERSISTENT_TILES_PER_SM = 16
-PERSISTENT_WORK = 2048  # register work per tile: the untraced kernel runs >= 1 ms on one H200
-
-
-def _persistent_launcher(api: str, shmem, out, sms: int, tracing: bool):
+def _persistent_launcher(api: str, shmem, out, sms: int, sizes: Sizes, tracing: bool):
     ctx, rank, world = shmem.get_device_context(), shmem.get_rank(), shmem.get_num_ranks()
-    tiles, b = PERSISTENT_TILES_PER_SM * sms, PERSISTENT_TILE
+    tiles, b = sizes.tiles_per_sm * sms, PERSISTENT_TILE
     if api == "triton":
-        return lambda: triton_persistent[(sms,)](ctx, out, tiles, PERSISTENT_WORK, rank, world, BM=b, BN=b,
+        return lambda: triton_persistent[(sms,)](ctx, out, tiles, sizes.work, rank, world, BM=b, BN=b,
                                                  TRACING=tracing, HINT=(1, b), num_warps=4)
-    return lambda: gluon_persistent[(sms,)](ctx, out, tiles, PERSISTENT_WORK, BM=b, BN=b, TRACING=tracing,
+    return lambda: gluon_persistent[(sms,)](ctx, out, tiles, sizes.work, BM=b, BN=b, TRACING=tracing,
                                             HINT=(1, b), num_warps=4)
 
 
@@ -172,37 +214,45 @@ def _claims_per_event(shmem, launch_once, events: int) -> float:
     return shmem.tracing.claimed / shmem.tracing.chunk / events
 
 
-def measure(pairs: int, reps: int, m: int, n: int, chunk: int) -> dict:
+def _buffer_bytes(sizes: Sizes, world: int, sms: int) -> int:
+    """Heap bytes of ``measure``'s buffers: the loops' output, the all-scatter's and the persistent kernel's."""
+    tile_elements = sizes.tiles_per_sm * sms * PERSISTENT_TILE * PERSISTENT_TILE
+    return 4 * (sizes.busy_programs_per_sm * sms + world * sizes.size * sizes.size + world * tile_elements)
+
+
+def measure(sizes: Sizes, chunk: int) -> dict:
     """Rank job: every figure for both APIs. Rank 0 alone times the loops (the others wait: kernels of several
     processes on one GPU are time-sliced, so a peer's kernel would land in the timing); every rank runs the
     persistent kernel and the all-scatter together, since they write to all of them."""
-    shmem = iris.iris(1 << 30)
-    sms = torch.cuda.get_device_properties(shmem.device).multi_processor_count
-    busy_programs, busy_pairs = 8 * sms, 64
+    shmem = iris.iris(sizes.heap or _buffer_bytes(sizes, torch.distributed.get_world_size(), sizes.sms) + (1 << 20))
+    sms = sizes.sms or torch.cuda.get_device_properties(shmem.device).multi_processor_count
+    busy_programs, busy_pairs, pairs, m = sizes.busy_programs_per_sm * sms, sizes.busy_pairs, sizes.pairs, sizes.size
     world = shmem.get_num_ranks()
-    tiles = PERSISTENT_TILES_PER_SM * sms
-    room = max(pairs, busy_programs * busy_pairs, 4 * triton.cdiv(m, 64) * triton.cdiv(n, 64), tiles * world)
+    tiles = sizes.tiles_per_sm * sms
+    room = max(pairs, busy_programs * busy_pairs, 4 * triton.cdiv(m, 64) * triton.cdiv(m, 64), tiles * world)
     shmem.tracing.enable(room + busy_programs * chunk, chunk)  # every event and every program's chunk fit
-    out = shmem.zeros(max(busy_programs, 1), dtype=torch.int32)
-    scatter = shmem.zeros((world * m, n), dtype=torch.float32)
+    out = shmem.zeros(busy_programs, dtype=torch.int32)
+    scatter = shmem.zeros((world * m, m), dtype=torch.float32)
     persistent = shmem.zeros(world * tiles * PERSISTENT_TILE * PERSISTENT_TILE, dtype=torch.float32)
-    figures: dict = {"rank": shmem.get_rank(), "sms": sms, "chunk": chunk}
+    figures: dict = {"rank": shmem.get_rank(), "device": shmem.device.type, "sms": sms, "chunk": chunk}
     alone = shmem.get_rank() == 0
     counter = torch.zeros(1, dtype=torch.int64, device=shmem.device)
-    slots = torch.empty((reps + 4) * pairs, dtype=torch.int32, device=shmem.device)  # never reset: room for all
+    slots = torch.empty((sizes.warmup + sizes.reps) * pairs, dtype=torch.int32, device=shmem.device)  # one API's
     for api in ("triton", "gluon"):
+        counter.zero_()  # the claim floor's launches of this API fill slots from the start
         one, busy, floor, claims = {False: 0.0, True: 0.0}, {False: 0.0, True: 0.0}, 0.0, 0.0
         if alone:
-            one = {t: _median_ms(shmem, _pairs_launcher(api, shmem, out, pairs, 1, t), reps, alone)
+            one = {t: _median_ms(shmem, _pairs_launcher(api, shmem, out, pairs, 1, t), sizes, alone)
                    for t in (False, True)}
             claims = _claims_per_event(shmem, _pairs_launcher(api, shmem, out, pairs, 1, True), 2 * pairs)
             claim = triton_claim_floor if api == "triton" else gluon_claim_floor
-            floor = _median_ms(shmem, lambda k=claim: k[(1,)](counter, slots, pairs, num_warps=4), reps, alone)
-            busy = {t: _median_ms(shmem, _pairs_launcher(api, shmem, out, busy_pairs, busy_programs, t), reps, alone)
+            floor = _median_ms(shmem, lambda k=claim: k[(1,)](counter, slots, pairs, num_warps=4), sizes, alone)
+            busy = {t: _median_ms(shmem, _pairs_launcher(api, shmem, out, busy_pairs, busy_programs, t), sizes, alone)
                     for t in (False, True)}
         shmem.barrier()
-        pers = {t: _median_ms(shmem, _persistent_launcher(api, shmem, persistent, sms, t), reps) for t in (False, True)}
-        scat = {(t, h): _median_ms(shmem, _scatter_launcher(api, shmem, scatter, m, n, t, h), reps)
+        pers = {t: _median_ms(shmem, _persistent_launcher(api, shmem, persistent, sms, sizes, t), sizes)
+                for t in (False, True)}
+        scat = {(t, h): _median_ms(shmem, _scatter_launcher(api, shmem, scatter, m, m, t, h), sizes)
                 for t in (False, True) for h in (None, (1, 64))}
         figures[api] = {
             "one_program_ns_per_pair": (one[True] - one[False]) * 1e6 / pairs,
@@ -221,25 +271,43 @@ def measure(pairs: int, reps: int, m: int, n: int, chunk: int) -> dict:
     return figures
 
 
-def main() -> None:
+HEADER = (f"{'api':8s} {'one program ns/pair':>20s} {'claims/event':>13s} {'claim floor':>12s} "
+          f"{'all SMs ns/pair':>16s} {'persistent t/u':>15s} {'all-scatter t/u':>16s}")
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    """Print the table; return every rank's figures."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--pairs", type=int, default=1000, help="start+end pairs of the one-program loop")
-    p.add_argument("--reps", type=int, default=30, help="timed launches per figure (median)")
+    p.add_argument("--backend", choices=("gpu", "cpu"), default=None,
+                   help="gpu, or cpu: the Triton interpreter on CPU ranks (default: gpu where torch sees one)")
+    p.add_argument("--pairs", type=int, default=None, help="start+end pairs of the one-program loop (gpu 1000, cpu 4)")
+    p.add_argument("--reps", type=int, default=None, help="timed launches per figure, median printed (gpu 30, cpu 1)")
     p.add_argument("--chunk", type=int, default=64, help="slots a program claims at a time (tracing.enable)")
     p.add_argument("--ranks", type=int, default=1,
                    help="ranks of the all-scatter world (ranks sharing one GPU are time-sliced: use 1 there)")
-    p.add_argument("--size", type=int, default=4096, help="all-scatter output rows and columns per rank")
-    args = p.parse_args()
-    if not torch.cuda.is_available():
-        raise SystemExit("bench_tracing_device needs a GPU (torch.cuda.is_available() is False)")
-    results = launch(measure, args.ranks, args.pairs, args.reps, args.size, args.size, args.chunk, timeout=600,
-                     env=backend_env("gpu"))
+    p.add_argument("--size", type=int, default=None,
+                   help="all-scatter output rows and columns per rank (gpu 4096, cpu 64)")
+    p.add_argument("--sms", type=int, default=None,
+                   help="programs standing for SMs in the all-SMs loop and the persistent kernel (gpu: its SM "
+                   "count, cpu 1)")
+    p.add_argument("--work", type=int, default=None,
+                   help="register-work iterations per persistent tile (gpu 2048, cpu 2)")
+    args = p.parse_args(argv)
+    backend = args.backend or ("gpu" if torch.cuda.is_available() else "cpu")
+    if backend == "gpu" and not torch.cuda.is_available():
+        p.error("--backend gpu needs a GPU (torch.cuda.is_available() is False)")
+    given = {k: v for k in ("pairs", "reps", "size", "sms", "work") if (v := getattr(args, k)) is not None}
+    if any(v < 1 for v in given.values()) or args.chunk < 1 or args.ranks < 1:
+        p.error("--pairs, --reps, --size, --sms, --work, --chunk and --ranks must be >= 1")
+    sizes = dataclasses.replace(DEFAULTS[backend], **given)
+    results = launch(measure, args.ranks, sizes, args.chunk, timeout=600, env=backend_env(backend))
     r0 = results[0]
-    print(f"{args.ranks} ranks, {r0['sms']} SMs, chunk {r0['chunk']}; one program: {args.pairs} pairs; all SMs: "
-          f"8 programs/SM x 64 pairs; persistent: 1 program/SM, {PERSISTENT_TILES_PER_SM} tiles/SM; all-scatter "
-          f"{args.size}x{args.size} per rank, 64x64 tiles, hint (1, 64); medians of {args.reps} launches (rank 0)")
-    print(f"{'api':8s} {'one program ns/pair':>20s} {'claims/event':>13s} {'claim floor':>12s} "
-          f"{'all SMs ns/pair':>16s} {'persistent t/u':>15s} {'all-scatter t/u':>16s}")
+    timer = "CUDA events" if r0["device"] == "cuda" else "perf_counter, Triton interpreter"
+    print(f"{backend}: {args.ranks} ranks, {r0['sms']} SMs, chunk {r0['chunk']}; one program: {sizes.pairs} pairs; "
+          f"all SMs: {sizes.busy_programs_per_sm} programs/SM x {sizes.busy_pairs} pairs; persistent: 1 program/SM, "
+          f"{sizes.tiles_per_sm} tiles/SM, {sizes.work} work iterations/tile; all-scatter {sizes.size}x{sizes.size} "
+          f"per rank, 64x64 tiles, hint (1, 64); medians of {sizes.reps} launches (rank 0, {timer})")
+    print(HEADER)
     for api in ("triton", "gluon"):
         f = r0[api]
         print(f"{api:8s} {f['one_program_ns_per_pair']:20.1f} {f['claims_per_event']:13.4f} "
@@ -247,6 +315,7 @@ def main() -> None:
               f"{f['all_scatter_ratio']:16.4f}   (untraced: loop {f['one_program_untraced_ms']:.3f} ms, persistent "
               f"{f['persistent_untraced_ms']:.3f} ms, all-scatter {f['all_scatter_untraced_ms']:.3f} ms, without "
               f"the hint {f['all_scatter_untraced_no_hint_ms']:.3f} ms)")
+    return results
 
 
 if __name__ == "__main__":

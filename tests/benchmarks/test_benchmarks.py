@@ -1,0 +1,116 @@
+"""Every script under ``benchmarks/`` runs end to end on the CPU at small sizes, as ``python -m benchmarks.NAME``.
+
+``CPU_RUNS`` maps each ``benchmarks/bench_*.py`` to the arguments of its CPU run, or to the test module that runs
+it already; a new benchmark missing from it fails ``test_every_benchmark_has_a_cpu_run``. A run fails on a non-zero
+exit; its figures are not judged, but its output must have the table it promises (header, a row per API or
+step, finite numbers) and the values the CPU run determines (claims per event, sizes in the heading).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks import bench_tracing_device as device_bench
+
+pytestmark = pytest.mark.cpu_interpret
+
+ROOT = Path(__file__).resolve().parents[2]
+PAIRS, CHUNK, EVENTS = 4, 3, 1000
+CPU_RUNS: dict[str, list[str] | str] = {
+    "bench_conformance": "tests/conformance/test_bench_conformance.py",  # bench_conformance.main, 1 cpu rank
+    "bench_tracing_device": ["--backend", "cpu", "--pairs", str(PAIRS), "--chunk", str(CHUNK)],
+    "bench_tracing_host": ["--events", str(EVENTS), "--repeat", "1", "--device", "cpu"],
+}
+NUMBER = r"(-?\d+(?:\.\d+)?)"
+
+
+def scripts() -> list[str]:
+    return sorted(p.stem for p in (ROOT / "benchmarks").glob("bench_*.py"))
+
+
+def run(name: str) -> list[str]:
+    """stdout lines of ``python -m benchmarks.NAME`` with its CPU arguments; fails on a non-zero exit."""
+    argv = [sys.executable, "-m", f"benchmarks.{name}", *CPU_RUNS[name]]
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"{' '.join(argv[1:])} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout.splitlines()
+
+
+def finite(text: str) -> float:
+    value = float(text)
+    assert math.isfinite(value), text
+    return value
+
+
+def test_every_benchmark_has_a_cpu_run():
+    assert scripts() and sorted(CPU_RUNS) == scripts(), f"benchmarks {scripts()} vs CPU runs {sorted(CPU_RUNS)}"
+
+
+@pytest.mark.parametrize("name", [n for n, a in CPU_RUNS.items() if isinstance(a, str)])
+def test_benchmark_run_by_another_test_module(name):
+    text = (ROOT / CPU_RUNS[name]).read_text()
+    assert f"from benchmarks import {name} as bench" in text and 'bench.main(["--backend", "cpu"' in text
+
+
+def test_bench_tracing_device_prints_both_apis_on_the_cpu():
+    out = run("bench_tracing_device")
+    at = out.index(device_bench.HEADER)
+    heading, rows = out[at - 1], out[at + 1:]
+    assert heading.startswith(f"cpu: 1 ranks, 1 SMs, chunk {CHUNK}; one program: {PAIRS} pairs;"), heading
+    assert [r.split()[0] for r in rows] == ["triton", "gluon"], rows
+    claims = max(1, math.ceil(PAIRS / CHUNK)) / (2 * PAIRS)  # one claim per chunk of records, 2 events a pair
+    untraced = re.compile(rf"loop {NUMBER} ms, persistent {NUMBER} ms, all-scatter {NUMBER} ms, without the hint "
+                          rf"{NUMBER} ms\)$")
+    for row in rows:
+        figures, _, rest = row.partition("(untraced: ")
+        one, claim, floor, busy, persistent, scatter = (finite(x) for x in figures.split()[1:])
+        assert claim == pytest.approx(claims, abs=1e-4), row
+        assert persistent > 0 and scatter > 0, row
+        times = untraced.search(rest)
+        assert times and all(finite(t) > 0 for t in times.groups()), row
+
+
+class _Launched(Exception):
+    pass
+
+
+def test_bench_tracing_device_defaults_to_the_cpu_sizes_without_a_gpu(monkeypatch, capsys):
+    seen = {}
+
+    def fake_launch(fn, world_size, sizes, chunk, **kwargs):
+        seen.update(fn=fn, sizes=sizes, env=kwargs["env"])
+        raise _Launched
+
+    monkeypatch.setattr(device_bench.torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(device_bench, "launch", fake_launch)
+    with pytest.raises(_Launched):
+        device_bench.main(["--work", "5"])
+    cpu = device_bench.DEFAULTS["cpu"]
+    assert seen["fn"] is device_bench.measure and seen["sizes"] == dataclasses.replace(cpu, work=5), seen
+    assert seen["env"]["TRITON_INTERPRET"] == "1", seen
+    with pytest.raises(SystemExit) as refused:
+        device_bench.main(["--backend", "gpu"])
+    assert refused.value.code == 2 and "needs a GPU" in capsys.readouterr().err
+
+
+def test_bench_tracing_host_prints_every_step_on_the_cpu():
+    out = run("bench_tracing_host")
+    at = next(i for i, line in enumerate(out) if line.startswith("cpu: "))
+    assert out[at].startswith(f"cpu: {EVENTS:,} events ("), out[at]
+    steps = ["events()", "json write", "json export", "pftrace write", "pftrace export"]
+    rows = out[at + 1:at + 1 + len(steps)]
+    for step, row in zip(steps, rows, strict=True):
+        found = re.match(rf"^  {re.escape(step)} +{NUMBER} ms +{NUMBER} M events/s +{NUMBER} ns/event", row)
+        assert found and finite(found[1]) > 0 and finite(found[3]) > 0, (step, row)
+        if "export" in step:
+            assert finite(re.search(rf"{NUMBER} B/event", row)[1]) > 0, row
+    assert out[at + 1 + len(steps)].startswith("  one thread:    timeline "), out
