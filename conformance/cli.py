@@ -9,6 +9,7 @@ import platform
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from datetime import datetime, timezone
@@ -69,6 +70,45 @@ _seed = _int_at_least("--seed", 0)
 _examples = _int_at_least("--examples", 1)
 
 
+def folder_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be used as an output folder (made if missing, then written), or None.
+
+    Leaves nothing behind: the folder is not made; a probe folder made in its nearest existing parent (or in it)
+    shows that making and writing work there, and is removed at once.
+    """
+    existing = path
+    try:
+        if os.path.lexists(path) and not path.is_dir():
+            return "exists and is not a folder"
+        while not os.path.lexists(existing):
+            existing = existing.parent
+        if not existing.is_dir():
+            return f"{existing} is not a folder, so no folder can be made under it"
+        os.rmdir(tempfile.mkdtemp(prefix=".conformance-probe-", dir=existing))
+    except OSError as e:
+        return f"nothing can be made or written in {existing} ({e.strerror or e})"
+    return None
+
+
+def _out_folder(text: str) -> Path:
+    """An argparse type: ``--out``, a folder for results and traces that can be made and written."""
+    problem = folder_problem(Path(text))
+    if problem:
+        raise argparse.ArgumentTypeError(f"--out {text!r}: {problem}; expected a folder (new or existing) that "
+                                         "can be written")
+    return Path(text)
+
+
+def _out_file(text: str) -> Path:
+    """An argparse type: ``mutate --out``, a JSON file whose folder can be made and written."""
+    path = Path(text)
+    problem = "is a folder" if path.is_dir() else folder_problem(path.parent)
+    if problem:
+        raise argparse.ArgumentTypeError(f"--out {text!r}: {problem}; expected a file in a folder that can be made "
+                                         "and written")
+    return path
+
+
 def _selection_options(p: argparse.ArgumentParser, out: str) -> None:
     """The options ``run`` and ``gate`` share."""
     p.add_argument("--scenario", action="append", help="scenario name or dotted module path (repeatable; default: "
@@ -84,7 +124,8 @@ def _selection_options(p: argparse.ArgumentParser, out: str) -> None:
                    "(CUDA); a reported error fails the case")
     p.add_argument("--timeout", type=float, default=JOB_TIMEOUT_S, help=f"seconds one example may take on the "
                    f"ranks (default {JOB_TIMEOUT_S:g})")
-    p.add_argument("--out", type=Path, default=Path(out), help="folder for results and traces")
+    p.add_argument("--out", type=_out_folder, default=out, help="folder for results and traces (checked before "
+                   "anything runs: an existing folder, or one that can be made, that can be written)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -119,7 +160,8 @@ def _parser() -> argparse.ArgumentParser:
     mut.add_argument("--profile", choices=sorted(PROFILES), default=DEFAULT_PROFILE,
                      help=f"Hypothesis profile (default {DEFAULT_PROFILE})")
     mut.add_argument("--timeout", type=float, default=None, help="seconds per mutant (default 1800)")
-    mut.add_argument("--out", type=Path, default=Path("conformance-out") / "mutate.json", help="JSON report")
+    mut.add_argument("--out", type=_out_file, default=str(Path("conformance-out") / "mutate.json"),
+                     help="JSON report")
     mut.add_argument("--keep", type=Path, default=None, help="keep the mutated copies under this folder")
     return p
 
@@ -204,8 +246,12 @@ def _footer(meta: dict) -> str:
 def _execute(args, title: str, backend: str, settings, cases, notes, params: dict | None = None):
     """What ``run`` and ``gate`` share once their input is checked: the output folders, the title and notes, and
     the cases run; returns what ran and when it started."""
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "traces").mkdir(exist_ok=True)
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "traces").mkdir(exist_ok=True)
+    except OSError as e:  # changed since the arguments were checked, or traces/ is a file
+        raise SelectionError(f"--out {str(args.out)!r}: cannot make {e.filename} ({e.strerror}); expected a folder "
+                             "that can be written") from None
     print(title)
     for note in notes:
         print(note)
@@ -239,12 +285,17 @@ def cmd_gate(args) -> int:
     from conformance.report import gate, junit, summary
     from conformance.report.known import KnownDivergenceError, load_known
 
+    if args.mutants is not None:
+        _check_mutants(args.mutants)
     backend, profile_name, settings, params, cases, notes = _prepare(args)
     known_path = args.known or KNOWN_DIVERGENCES
     try:
         known = load_known(known_path) if args.known or KNOWN_DIVERGENCES.exists() else {}
+    except KnownDivergenceError as e:
+        raise SelectionError(f"--known {e}" if args.known else str(e)) from None
+    try:
         baseline = gate.load_baseline(args.baseline) if args.baseline else None
-    except (KnownDivergenceError, ValueError) as e:
+    except ValueError as e:
         raise SelectionError(str(e)) from None
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     title = (f"gate: {len(cases)} cases, backend {backend}, profile {profile_name}, known divergences "
@@ -287,6 +338,21 @@ def cmd_gate(args) -> int:
             print(f"  {o.status}: {o.case_id} {o.check}: {o.message}")
     print(f"written: {args.out}/results.json, junit.xml, summary.md, traces/ ({meta['seconds']:.0f} s)")
     return 0 if passed else 1
+
+
+def _check_mutants(names: str) -> None:
+    """``gate --mutants NAMES``: every name must be a mutant of the catalogue (SelectionError before anything runs)."""
+    from conformance.mutation import runner as mutation
+
+    if names == "all":
+        return
+    if not [n for n in names.split(",") if n.strip()]:
+        raise SelectionError(f"--mutants {names!r}: no mutant named; expected a comma list of mutant names, or "
+                             "--mutants alone for all of them")
+    try:
+        mutation.select([names])
+    except mutation.MutationError as e:
+        raise SelectionError(f"--mutants {names!r}: {e}") from None
 
 
 def _mutation(names: str, out: Path) -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import sys
 from pathlib import Path
 
 TEMPLATE = '''"""TODO: one line saying what {name} exercises.
@@ -94,14 +95,21 @@ SCENARIO = Scenario(
 def scaffold(name: str, folder: Path | None = None) -> int:
     """Write ``conformance/scenarios/<name>.py``; returns a process exit code."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or keyword.iskeyword(name):
-        print(f"scenario name {name!r} must be a lowercase Python identifier such as my_scenario")
-        return 2
+        return _refuse(f"scenario name {name!r}: expected a lowercase Python identifier such as my_scenario")
     folder = folder or Path(__file__).resolve().parent.parent / "scenarios"
     path = folder / f"{name}.py"
     if path.exists():
-        print(f"{path} already exists; pick another name or edit it")
-        return 2
-    path.write_text(TEMPLATE.format(name=name))
+        return _refuse(f"scenario name {name!r}: {path} already exists; expected a new name (or edit that file)")
+    try:
+        path.write_text(TEMPLATE.format(name=name))
+    except OSError as e:
+        return _refuse(f"cannot write {path} ({e.strerror})")
     print(f"wrote {path}\nnext: fill in model() and the docstring, then run:")
     print(f"    python -m conformance run --scenario {name}")
     return 0
+
+
+def _refuse(message: str) -> int:
+    """Bad input to ``new``: one line on stderr, exit code 2."""
+    print(f"python -m conformance new: {message}", file=sys.stderr)
+    return 2

@@ -103,8 +103,11 @@ def load_baseline(path: Path) -> dict[str, dict]:
         return {r["case_id"]: r for r in data["cases"]}
     except FileNotFoundError:
         raise ValueError(f"--baseline {path}: no such file (a results.json of an earlier gate or run)") from None
-    except (json.JSONDecodeError, KeyError, TypeError) as e:
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as e:
         raise ValueError(f"--baseline {path}: not a conformance results.json ({type(e).__name__}: {e})") from None
+    except OSError as e:
+        raise ValueError(f"--baseline {path}: cannot be read ({e.strerror}); expected a results.json of an earlier "
+                         "gate or run") from None
 
 
 def compare(cases: list[CaseResult], baseline: dict[str, dict]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:

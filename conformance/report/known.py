@@ -46,8 +46,11 @@ def load_known(path: Path) -> dict[tuple[str, str], Known]:
         data = tomllib.loads(path.read_text())
     except FileNotFoundError:
         raise KnownDivergenceError(f"{path}: no such file (the known divergences, see README)") from None
-    except tomllib.TOMLDecodeError as e:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise KnownDivergenceError(f"{path}: not valid TOML: {e}") from None
+    except OSError as e:
+        raise KnownDivergenceError(f"{path}: cannot be read ({e.strerror}); expected the TOML file of known "
+                                   "divergences (see README)") from None
     known = {}
     for cid, checks in data.items():
         problem = _case_problem(cid)

@@ -6,6 +6,7 @@ this process, and once in a child process, as a user meets it.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -29,7 +30,11 @@ def _main(capsys, argv: list[str]) -> tuple[int, str]:
     return code, capsys.readouterr().err
 
 
-_STORE = '{"n":5,"BLOCK":32,"dtype":"int32","offset":0,"bits":[[1,0,1,1,0,1,1,0,1,1]]}'
+_BITS = "[" + ",".join(["1", "0"] * 16) + "]"  # one rank's mask of a 32-element block
+_STORE = '{"n":5,"BLOCK":32,"dtype":"int32","offset":0,"bits":[' + _BITS + ']}'
+_TILE = '{"M":5,"N":7,"BM":16,"BN":16,"dtype":"int32","offset":1,"rows":[' + _BITS[:32] + "]," + _BITS[:32] + "]]}"
+_SCATTER = '{"M":5,"N":7,"BM":32,"BN":32,"dtype":"int32"}'
+FILE = "{tmp}/afile"  # every test's tmp_path holds this file (and nothing else)
 CASES = [
     (["--scenario", "nope"], {}, "unknown scenario 'nope'; known scenarios: all_scatter, atomic_add, "),
     (["--scenario", "tests.conformance.faulty.nope"], {}, "unknown scenario 'tests.conformance.faulty.nope'; "),
@@ -44,6 +49,17 @@ CASES = [
     (["--examples", "many"], {}, "argument --examples: --examples 'many': expected an integer >= 1"),
     (["--sanitize", "--backend", "cpu"], {}, "--sanitize checks GPU memory accesses; backend cpu runs kernels under "
                                              "the interpreter"),
+    # --out is checked when the arguments are parsed: nothing made, no traceback at the first write
+    (["--out", FILE], {}, "argument --out: --out '{tmp}/afile': exists and is not a folder; expected a folder (new "
+                          "or existing) that can be written"),
+    (["--out", FILE + "/out"], {}, "argument --out: --out '{tmp}/afile/out': {tmp}/afile is not a folder, so no "
+                                   "folder can be made under it; expected a folder"),
+    (["--out", "/proc/x/out"], {}, "argument --out: --out '/proc/x/out': nothing can be made or written in /proc "
+                                   "(No such file or directory); expected a folder (new or existing) that can be "
+                                   "written"),
+    pytest.param(["--out", "{tmp}/locked/out"], {}, "argument --out: --out '{tmp}/locked/out': nothing can be made "
+                 "or written in {tmp}/locked (Permission denied)",
+                 marks=pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")),
 ]
 RUN_ONLY = [
     (["--params", "{bad"], {}, "--params '{bad' is not valid JSON (Expecting property name enclosed in double "
@@ -60,31 +76,139 @@ RUN_ONLY = [
      "--params for store on 2 rank(s): bits: 1 entries, expected one per rank (2)"),
     (["--scenario", "store", "--ranks", "1", "--params", _STORE[:-1] + ',"chunk":5}'], {},
      "--params for store on 1 rank(s): chunk=5; expected one of [3, 1, 16, 64]"),
-    (["--scenario", "store", "--ranks", "1", "--params", _STORE.replace("[[1,0,1,1,0,1,1,0,1,1]]", "[[1,0]]")], {},
-     "--params for store on 1 rank(s): the model rejects them (IndexError: list index out of range)"),
+    # ... and each value against what the strategy draws there (its bounds, sets and sizes)
+    (["--scenario", "store", "--ranks", "1", "--params", _STORE.replace('"n":5', '"n":-5')], {},
+     "--params for store on 1 rank(s): n=-5; expected an int in 1..300"),
+    (["--scenario", "store", "--ranks", "1", "--params", _STORE.replace('"BLOCK":32', '"BLOCK":33')], {},
+     "--params for store on 1 rank(s): BLOCK=33; expected one of [32, 64]"),
+    (["--scenario", "store", "--ranks", "1", "--params", _STORE.replace('"int32"', '"nope"')], {},
+     "--params for store on 1 rank(s): dtype='nope'; expected one of ['int32', 'float32', 'int64', 'float16']"),
+    (["--scenario", "store", "--ranks", "1", "--params", _STORE.replace(_BITS, "[1,0]")], {},
+     "--params for store on 1 rank(s): bits[0]: 2 entries; expected 32"),
+    (["--scenario", "store", "--ranks", "1", "--params", _STORE.replace(_BITS, "[2" + _BITS[2:])], {},
+     "--params for store on 1 rank(s): bits[0][0]=2; expected an int in 0..1"),
+    (["--scenario", "tile_2d", "--ranks", "2", "--params", _TILE.replace('"BN":16', '"BN":33')], {},
+     "--params for tile_2d on 2 rank(s): BN=33; expected one of [16, 32]"),
+    (["--scenario", "tile_2d", "--ranks", "2", "--params", _TILE.replace('"N":7', '"N":49')], {},
+     "--params for tile_2d on 2 rank(s): N=49; expected an int in 1..48"),  # at most 3 tiles of BN along a row
+    (["--scenario", "tile_2d", "--ranks", "2", "--params", _TILE.replace('"offset":1', '"offset":2')], {},
+     "--params for tile_2d on 2 rank(s): offset=2; expected one of [1, 0]"),
+    (["--scenario", "all_scatter", "--ranks", "2", "--params", _SCATTER.replace('"M":5', '"M":0')], {},
+     "--params for all_scatter on 2 rank(s): M=0; expected an int in 1..100"),
+    (["--scenario", "all_scatter", "--ranks", "2", "--params", _SCATTER.replace('"int32"', '"float16"')], {},
+     "--params for all_scatter on 2 rank(s): dtype='float16'; expected one of ['int32', 'float32', 'int64']"),
+]
+GATE_ONLY = [
+    (["--mutants", "nope,triton-trace-event_id"], {}, "--mutants 'nope,triton-trace-event_id': unknown mutant "
+                                                      "'nope'; see python -m conformance mutate --list"),
+    (["--mutants", ","], {}, "--mutants ',': no mutant named; expected a comma list of mutant names, or --mutants "
+                             "alone for all of them"),
+    (["--known", "{tmp}"], {}, "--known {tmp}: cannot be read (Is a directory); expected the TOML file of known "
+                               "divergences"),
+    (["--baseline", "{tmp}"], {}, "--baseline {tmp}: cannot be read (Is a directory); expected a results.json of an "
+                                  "earlier gate or run"),
 ]
 
 
+def _rows(command: str, rows: list) -> list:
+    """``rows`` as parameters of ``command`` (a ``pytest.param`` keeps its marks)."""
+    out = []
+    for row in rows:
+        if isinstance(row, type(pytest.param())):
+            out.append(pytest.param(command, *row.values, marks=row.marks))
+        else:
+            out.append((command, *row))
+    return out
+
+
+def _bad_input(tmp_path: Path, capsys, command: str, args: list[str]) -> tuple[int, str]:
+    """Run ``command args`` in this process in an empty ``tmp_path`` holding only ``afile`` (and ``locked``, a
+    folder nobody may write to); ``--out`` is ``tmp_path/out`` unless the row names one."""
+    (tmp_path / "afile").write_text("not a folder")
+    (tmp_path / "locked").mkdir(mode=0o555)
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    out = [] if "--out" in args else ["--out", str(tmp_path / "out")]
+    return _main(capsys, [command, *args, *out])
+
+
 @pytest.mark.parametrize(("command", "args", "env", "expected"),
-                         [("run", *c) for c in CASES + RUN_ONLY] + [("gate", *c) for c in CASES])
+                         _rows("run", CASES + RUN_ONLY) + _rows("gate", CASES + GATE_ONLY))
 def test_bad_input_is_one_line_and_exit_code_2(tmp_path, capsys, monkeypatch, command, args, env, expected):
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    code, err = _main(capsys, [command, *args, "--out", str(tmp_path / "out")])
+    code, err = _bad_input(tmp_path, capsys, command, args)
+    expected = expected.replace("{tmp}", str(tmp_path))
     assert code == 2, f"exit code={code}, but should be 2: {err}"
     assert err.count("\n") == 1 and err.startswith(f"python -m conformance {command}: "), err
     assert expected in err, err
-    assert not (tmp_path / "out").exists(), "output was written before the input was refused"
+    assert "Traceback" not in err, err
+    assert sorted(os.listdir(tmp_path)) == ["afile", "locked"], "output was written before the input was refused"
+    assert (tmp_path / "afile").read_text() == "not a folder" and not os.listdir(tmp_path / "locked")
 
 
-def test_a_user_sees_one_line_and_no_traceback(tmp_path):
+NEW = [
+    ("store", "scenario name 'store': {root}/conformance/scenarios/store.py already exists; expected a new name"),
+    ("My-scenario", "scenario name 'My-scenario': expected a lowercase Python identifier such as my_scenario"),
+    ("class", "scenario name 'class': expected a lowercase Python identifier such as my_scenario"),
+]
+
+
+@pytest.mark.parametrize(("name", "expected"), NEW)
+def test_new_refuses_a_name_in_one_line_on_stderr(capsys, name, expected):
+    before = sorted(os.listdir(ROOT / "conformance" / "scenarios"))
+    code = main(["new", name])
+    out, err = capsys.readouterr()
+    assert code == 2, f"exit code={code}, but should be 2: {err}"
+    assert not out and err.count("\n") == 1, (out, err)
+    assert err.startswith("python -m conformance new: " + expected.format(root=ROOT)), err
+    assert sorted(os.listdir(ROOT / "conformance" / "scenarios")) == before
+
+
+def test_a_replay_that_launches_nothing_is_refused():
+    """A value outside what the strategy shows (here a mapped draw) that leaves the model nothing to check."""
+    from hypothesis import strategies as st
+
+    from conformance.check.model import Model
+    from conformance.harness.replay_params import ParamsError, check
+    from conformance.kit.scenario import load
+
+    healthy = load("tests.conformance.faulty.healthy")
+
+    def model(p, world_size):
+        return Model({r: [] for r in range(world_size)}, {r: {"out": [0] * p["n"]} for r in range(world_size)})
+
+    empty = dataclasses.replace(healthy, model=model,
+                                params=lambda ws: st.fixed_dictionaries({"n": st.integers(1, 9).map(int)}))
+    check(empty, 2, {"n": 3})  # three elements of memory to check
+    with pytest.raises(ParamsError) as e:
+        check(empty, 2, {"n": 0})
+    assert str(e.value) == ("--params for healthy on 2 rank(s): they launch nothing to check (the model expects no "
+                            "event, no memory and no claimed slot on any rank); expected params that launch work, as "
+                            "the strategy draws")
+
+
+USER = [
+    (["run", "--scenario", "nope", "--params", "{}"], "python -m conformance run: unknown scenario 'nope'; known "
+                                                       "scenarios: "),
+    (["run", "--out", "afile"], "python -m conformance run: argument --out: --out 'afile': exists and is not a folder"),
+    (["gate", "--out", "afile/out"], "python -m conformance gate: argument --out: --out 'afile/out': afile is not a "
+                                     "folder"),
+    (["run", "--scenario", "store", "--ranks", "1", "--params", _STORE.replace('"n":5', '"n":-5')],
+     "python -m conformance run: --params for store on 1 rank(s): n=-5; expected an int in 1..300"),
+    (["new", "store"], "python -m conformance new: scenario name 'store': "),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), USER)
+def test_a_user_sees_one_line_and_no_traceback(tmp_path, args, expected):
+    (tmp_path / "afile").write_text("not a folder")
     environ = dict(os.environ, PYTHONPATH=str(ROOT))
-    result = subprocess.run([sys.executable, "-m", "conformance", "run", "--scenario", "nope", "--params", "{}"],
-                            cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=300)
+    result = subprocess.run([sys.executable, "-m", "conformance", *args], cwd=tmp_path, env=environ,
+                            capture_output=True, text=True, timeout=300)
     assert result.returncode == 2, f"exit code={result.returncode}, but should be 2: {result.stderr}"
-    assert result.stderr.startswith("python -m conformance run: unknown scenario 'nope'; known scenarios: "), \
-        result.stderr
+    assert result.stderr.startswith(expected), result.stderr
     assert result.stderr.count("\n") == 1 and not result.stdout, (result.stdout, result.stderr)
+    assert os.listdir(tmp_path) == ["afile"], "output was written before the input was refused"
 
 
 @pytest.mark.parametrize("command", ["run", "gate"])
