@@ -9,8 +9,10 @@ Logical fields must be equal; physical fields (timestamps, durations, SM/CU/XCC 
 inside the launch window, ordered, in range for the device. ``op_index`` must be the slot the event
 was found in (record semantics v2: unique per rank, increasing in program order, not dense: slots a program
 claimed and never used are holes), and each chunk of slots holds one program's records, its lowest slot a chunk
-start. What the host reports is checked too:
-``dropped``, and the exported trace file's counts and events (``conformance.check.exported``) against the model.
+start. What the host reports is checked too: every host view of the counters (``_host_counters``: ``events()``'s
+``attempted`` and ``dropped``, ``tracing.attempted``, ``tracing.dropped``, ``tracing.claimed``,
+``tracing.trace_counter``), and the exported trace file's counts and events (``conformance.check.exported``),
+against the model and each other.
 Memory is compared exactly. Each
 divergence names the check, rank, program, event, field and both values, and carries the first
 diverging event of each side.
@@ -191,13 +193,43 @@ def _flatten(x) -> list:
     return list(x)
 
 
+def _host_counters(check: str, rank: int, a: dict, rows: list[dict], attempted: int, dropped: int,
+                   claimed: int | None) -> list[Divergence]:
+    """Every host view of the counters (``a``: one API's observation) against the model: ``attempted`` and
+    ``dropped`` as ``events()`` reports them and as ``tracing.attempted`` and ``tracing.dropped`` do; the claimed
+    slots as ``tracing.claimed`` and ``tracing.trace_counter`` report them, against the model's ``claimed`` where
+    it has one, else against each other and what the slots imply: a whole number of chunks, above every kept
+    slot, and past ``max_events`` when a record was dropped (a record is dropped only when its slot, claimed, is
+    past the end)."""
+    host = a["host"]
+    views = [("events().attempted", a["attempted"], attempted), ("tracing.attempted", host["attempted"], attempted),
+             ("events().dropped", a["dropped"], dropped), ("tracing.dropped", host["dropped"], dropped)]
+    if claimed is not None:
+        views += [("tracing.claimed", host["claimed"], claimed),
+                  ("tracing.trace_counter", host["trace_counter"], claimed)]
+    out = [Divergence(check, rank, "whole launch", f, actual, want) for f, actual, want in views if actual != want]
+    if claimed is not None:
+        return out
+    got, chunk, max_events = host["claimed"], a["chunk"], a["max_events"]
+    top = max((r["slot"] for r in rows), default=-1)
+    if host["trace_counter"] != got:
+        out.append(Divergence(check, rank, "whole launch", "tracing.trace_counter", host["trace_counter"],
+                              f"{got} (tracing.claimed)"))
+    elif got % chunk:
+        out.append(Divergence(check, rank, "whole launch", "tracing.claimed", got, f"a multiple of the chunk {chunk}"))
+    elif got <= top:
+        out.append(Divergence(check, rank, "whole launch", "tracing.claimed", got, f"> {top} (the highest kept slot)"))
+    elif dropped and got <= max_events:
+        out.append(Divergence(check, rank, "whole launch", "tracing.claimed", got,
+                              f"> {max_events} (max_events: {dropped} records dropped)"))
+    return out
+
+
 def _host_reports(check: str, rank: int, obs: dict, api: str, want, prefix_only: bool, expected_dropped: int,
                   heap_bytes: int) -> list[Divergence]:
-    """What the host reports of the trace: ``dropped``, and the exported file's counts and events."""
+    """What the host's exported trace file holds: its counts and events."""
     a = obs["apis"][api]
     out = []
-    if a["dropped"] != expected_dropped:
-        out.append(Divergence(check, rank, "whole launch", "dropped", a["dropped"], expected_dropped))
     exported = a["exported"]
     if exported["dropped"] != expected_dropped:
         out.append(Divergence(check, rank, "exported trace", "dropped", exported["dropped"], expected_dropped))
@@ -220,22 +252,20 @@ def compare(model: Model, observations: list[dict], apis: tuple[str, ...], heap_
             got, rows = observed_events(obs, api, heap_bytes)
             seen[api].append(got)
             a = obs["apis"][api]
-            if a["attempted"] != model.attempted(r):
-                out.append(Divergence(check, r, "whole launch", "attempted", a["attempted"], model.attempted(r)))
             overflow = model.max_events is not None and model.max_events < model.attempted(r)
             if overflow and len(rows) > model.max_events:
                 out.append(Divergence(check, r, "whole launch", "kept events", len(rows), f"<= {model.max_events}"))
             if model.kept is not None and len(rows) != model.kept[r]:
                 out.append(Divergence(check, r, "whole launch", "kept events", len(rows), model.kept[r]))
-            if model.claimed is not None and a["claimed"] != model.claimed[r]:
-                out.append(Divergence(check, r, "whole launch", "claimed slots", a["claimed"], model.claimed[r]))
+            # v2: under overflow, how many are kept depends on which programs claimed first (and on holes); every
+            # record is kept or dropped, never both, so the drops are what the model attempted less what was kept
+            dropped = model.attempted(r) - len(rows) if overflow else 0
+            claimed = None if model.claimed is None else model.claimed[r]
+            out += _host_counters(check, r, a, rows, model.attempted(r), dropped, claimed)
             out += _compare_programs(check, r, got, want, prefix_only=overflow)
             out += _op_indices(check, r, rows, a["max_events"], a["chunk"])
             out += _physical(api, r, rows, obs)
             out += _memory(check, r, a["memory"], model.memory.get(r, {}))
-            # v2: under overflow, how many are kept depends on which programs claimed first (and on holes); every
-            # record is kept or dropped, never both, so the drops are what the model attempted less what was kept
-            dropped = model.attempted(r) - len(rows) if overflow else 0
             out += _host_reports(check, r, obs, api, want, overflow, dropped, heap_bytes)
         if len(apis) == 2:
             x, y = apis

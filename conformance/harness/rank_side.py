@@ -5,8 +5,9 @@ heap, the same offsets on every rank), waits for every rank once, then per API l
 clock readings and reads its events back (this rank's trace buffers are only written by its own kernels), waits
 for every rank once more and reads the final memory. Two barriers per example, whatever the number of APIs; it
 returns the raw observation (events, buffer contents, heap layout, launch window, and the hashes of
-the compiled kernel variants it launched) as plain data, with what the host reports of the trace: ``attempted``,
-``dropped`` and the events ``tracing.export`` writes, read back from the file (``conformance.check.exported``).
+the compiled kernel variants it launched) as plain data, with what the host reports of the trace: ``attempted``
+and ``dropped`` as ``events()`` reports them, every counter as ``shmem.tracing`` reports it (``host``), and the
+events ``tracing.export`` writes, read back from the file (``conformance.check.exported``).
 """
 
 from __future__ import annotations
@@ -145,7 +146,7 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
                 "rows": events.rows(),
                 "attempted": events.attempted,
                 "dropped": events.dropped,
-                "claimed": shmem.tracing.claimed,
+                "host": _host_counters(shmem.tracing),
                 "exported": _exported(shmem),
                 "max_events": max_events,
                 "chunk": chunk,
@@ -164,6 +165,14 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
         shmem.tracing.disable()
     out["seconds"] = clock.seconds
     return out
+
+
+def _host_counters(tracing) -> dict[str, int]:
+    """The counters as the host ``Tracing`` reports them itself (``conformance.check.compare._host_counters``
+    compares each with ``events()``'s and the model's): ``attempted``, ``dropped``, ``claimed`` and the
+    upstream-compatible ``trace_counter``."""
+    return {"attempted": tracing.attempted, "dropped": tracing.dropped, "claimed": tracing.claimed,
+            "trace_counter": int(tracing.trace_counter.item())}
 
 
 def _exported(shmem) -> dict:

@@ -271,6 +271,26 @@ CATALOGUE: tuple[Mutant, ...] = (
     _m("host-dropped-off-by-one", HOST_TRACING,
        "        return claimed, dropped\n", "        return claimed, max(0, dropped - 1)\n",
        "dropped: the host reports one dropped record fewer than the device counted", "overflow@1"),
+    # The host's own counter properties, each wrong alone (events() stays right). One host Tracing serves both APIs
+    # (IrisGluon is Iris), so each is one mutant with no per-API twin; it shows in both "vs model" checks.
+    _m("host-tracing-dropped-one-short", HOST_TRACING,
+       "        return self._read_counters()[1]\n", "        return max(0, self._read_counters()[1] - 1)\n",
+       "tracing.dropped reports one dropped record fewer than the device counted (one host object serves both "
+       "APIs: no twin)", "overflow@1"),
+    _m("host-tracing-attempted-one-more", HOST_TRACING,
+       "return int((slots != EMPTY_EVENT.value).sum()) + dropped\n",
+       "return int((slots != EMPTY_EVENT.value).sum()) + dropped + 1\n",
+       "tracing.attempted reports one event more than kernels tried to record (one host object serves both APIs: "
+       "no twin)", "store@1"),
+    _m("host-tracing-claimed-capped", HOST_TRACING,
+       "        return self._read_counters()[0]\n", "        return min(self._read_counters()[0], self.max_events)\n",
+       "tracing.claimed is capped at max_events (the chunks past the end that dropped records claimed go uncounted; "
+       "one host object serves both APIs: no twin)", "overflow@1", "chunked_claims@1"),
+    _m("host-trace_counter-reads-dropped", HOST_TRACING,
+       "return self._counters[layout.COUNTER_CLAIMED: layout.COUNTER_CLAIMED + 1]",
+       "return self._counters[layout.COUNTER_DROPPED: layout.COUNTER_DROPPED + 1]",
+       "tracing.trace_counter views the drop counter instead of the claimed slots (one host object serves both "
+       "APIs: no twin)", "store@1"),
     # ---- host export (what tracing.export writes, read back by the checks)
     _m("export-payload-is-size", TIMELINE,
        "ev_args = [cols[a] for a in EVENT_ARGS]",

@@ -1,6 +1,6 @@
 """conformance.check.compare on hand-built observations: op_index must be the slot each event was kept in, and the
 slots must fill chunks of one program each, from a chunk's start; memory is compared element by element; what the
-host reports (dropped, the exported file) must agree with the model."""
+host reports (every view of its counters, the exported file) must agree with the model and with each other."""
 
 from __future__ import annotations
 
@@ -30,8 +30,9 @@ def _exported(rows: list[dict]) -> dict:
 
 def _observation(op_indices: list[int]) -> dict:
     rows = [_row(pid, k, 100 + pid) for pid, k in enumerate(op_indices)]  # slot 2 pid: every other slot a hole
-    api = {"rows": rows, "attempted": len(rows), "dropped": 0, "exported": _exported(rows), "max_events": 16,
-           "chunk": 2, "layout": {"buf": (0, 4, 8)}, "memory": {}, "window": (50, 500)}
+    host = {"attempted": len(rows), "dropped": 0, "claimed": 2 * len(rows), "trace_counter": 2 * len(rows)}
+    api = {"rows": rows, "attempted": len(rows), "dropped": 0, "host": host, "exported": _exported(rows),
+           "max_events": 16, "chunk": 2, "layout": {"buf": (0, 4, 8)}, "memory": {}, "window": (50, 500)}
     return {"rank": 0, "heap_bases": [BASE], "cu_limit": 1, "backend": "interpreter", "apis": {"triton": api}}
 
 
@@ -69,6 +70,7 @@ def _at_slots(slots: list[int], chunk: int) -> dict:
     for r, slot in zip(api["rows"], slots, strict=True):
         r["slot"] = r["op_index"] = slot
     api["chunk"] = chunk
+    api["host"]["claimed"] = api["host"]["trace_counter"] = chunk * (max(slots) // chunk + 1)
     return obs
 
 
@@ -125,7 +127,58 @@ def test_a_dropped_count_the_model_does_not_expect_is_a_divergence():
     obs = _observation([0, 2])
     obs["apis"]["triton"]["dropped"] = 1
     (d,) = compare(_model(2), [obs], ("triton",), HEAP)
-    assert (d.check, d.where, d.field, d.actual, d.expected) == ("triton vs model", "whole launch", "dropped", 1, 0)
+    assert (d.check, d.where, d.field, d.actual, d.expected) == ("triton vs model", "whole launch",
+                                                                 "events().dropped", 1, 0)
+
+
+# Each host view of the counters set off on its own (3 programs in slots 0, 2, 4, chunk 2: 6 slots claimed).
+@pytest.mark.parametrize(("view", "key", "value", "field", "expected"), [
+    ("api", "attempted", 4, "events().attempted", 3),
+    ("host", "attempted", 2, "tracing.attempted", 3),
+    ("host", "dropped", 1, "tracing.dropped", 0),
+    ("host", "trace_counter", 8, "tracing.trace_counter", "6 (tracing.claimed)"),
+])  # fmt: skip
+def test_a_host_counter_view_off_on_its_own_is_a_divergence(view, key, value, field, expected):
+    obs = _observation([0, 2, 4])
+    api = obs["apis"]["triton"]
+    (api if view == "api" else api["host"])[key] = value
+    (d,) = compare(_model(3), [obs], ("triton",), HEAP)
+    assert (d.check, d.rank, d.where, d.field, d.actual, d.expected) == (
+        "triton vs model", 0, "whole launch", field, value, expected)
+
+
+@pytest.mark.parametrize(("claimed", "expected"), [
+    (5, "a multiple of the chunk 2"),
+    (4, "> 4 (the highest kept slot)"),
+])  # fmt: skip
+def test_claimed_slots_the_kept_slots_rule_out_are_a_divergence(claimed, expected):
+    obs = _observation([0, 2, 4])
+    obs["apis"]["triton"]["host"].update(claimed=claimed, trace_counter=claimed)
+    (d,) = compare(_model(3), [obs], ("triton",), HEAP)
+    assert (d.where, d.field, d.actual, d.expected) == ("whole launch", "tracing.claimed", claimed, expected)
+
+
+def test_claimed_slots_the_model_does_not_expect_are_a_divergence_in_both_views():
+    obs = _observation([0, 2, 4])
+    model = _model(3)
+    assert compare(Model(model.events, claimed={0: 6}), [obs], ("triton",), HEAP) == []
+    got = compare(Model(model.events, claimed={0: 8}), [obs], ("triton",), HEAP)
+    assert [(d.where, d.field, d.actual, d.expected) for d in got] == [
+        ("whole launch", "tracing.claimed", 6, 8), ("whole launch", "tracing.trace_counter", 6, 8)]
+
+
+@pytest.mark.parametrize("claimed", [3, 2])
+def test_a_drop_needs_claimed_slots_past_max_events(claimed):
+    """3 one-event programs, chunk 1, a 2-slot buffer: programs 0 and 1 kept theirs in slots 0 and 1, program 2's
+    was dropped, so its slot (2) was claimed; 2 claimed slots would mean a drop without a slot past the end."""
+    obs = _at_slots([0, 1], 1)
+    api = obs["apis"]["triton"]
+    api["max_events"] = 2
+    api["attempted"], api["dropped"], api["exported"]["dropped"] = 3, 1, 1
+    api["host"].update(attempted=3, dropped=1, claimed=claimed, trace_counter=claimed)
+    got = compare(Model(_model(3).events, max_events=2), [obs], ("triton",), HEAP)
+    expected = [] if claimed == 3 else [("whole launch", "tracing.claimed", 2, "> 2 (max_events: 1 records dropped)")]
+    assert [(d.where, d.field, d.actual, d.expected) for d in got] == expected
 
 
 def test_the_exported_files_drop_count_is_checked():
