@@ -5,6 +5,10 @@ a time, holes, a drop counter)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -12,10 +16,12 @@ import torch
 from iris import layout
 from iris.tracing.core import DEFAULT_CHUNK, MAX_CHUNK, Tracing
 from iris.tracing.events import DURATION_INSTANT, EMPTY_EVENT, EVENT_IDS, FIELD_INDEX, TRACE_FIELDS
-from tests.cpu_unit.checks import check, check_raises
+from tests.cpu_unit.checks import check, check_raises, check_that
 from tests.trace_readers import PerfettoTrace
 
 pytestmark = pytest.mark.cpu_unit
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 class FakeOwner:
@@ -85,30 +91,77 @@ def test_enable_rejects_a_bad_max_events_when_enabled(owner, bad):
 
 
 def _buffer_bytes(max_events: int, chunk: int = DEFAULT_CHUNK) -> int:
-    """Bytes of the trace buffers of ``enable(max_events, chunk)``: records and a guard slot, counters, cursors."""
-    words = (max_events + 1) * layout.RECORD_WORDS + layout.COUNTERS
-    return 8 * (words + layout.cursor_cells(max_events, chunk) * layout.CURSOR_WORDS)
+    """Bytes of the trace buffers of ``enable(max_events, chunk)`` (records and a guard slot, counters, cursors),
+    scaled from the buffers of a small tracing."""
+    probe = Tracing(FakeOwner())
+    probe.enable(chunk, chunk=chunk)  # one chunk: one cursor cell
+    slot, cell = probe._guarded[0].nbytes, probe._cursors[0].nbytes
+    return slot * (max_events + 1) + probe._counters.nbytes + cell * layout.cursor_cells(max_events, chunk)
 
 
-# 10**13 events: ~150 TiB, more than the host can allocate (torch's allocator fails); 10**18: more bytes than an
-# int64 size can express (refused before torch is asked).
-@pytest.mark.parametrize("max_events", [10**13, 10**18], ids=["10**13", "10**18"])
-def test_enable_refuses_buffers_it_cannot_allocate_and_stays_disabled(owner, max_events):
-    tracing = Tracing(owner)
-    e = check_raises(RuntimeError, lambda: tracing.enable(max_events),
-                     mentions=[f"max_events={max_events} needs {_buffer_bytes(max_events)} bytes", "on device cpu",
-                               "could not be allocated", "tracing stays disabled", "smaller max_events"])
-    check("error type", type(e), RuntimeError)
-    check("enabled", tracing.enabled, False)
-    check("(_records, _guarded, _counters, _cursors)",
-          (tracing._records, tracing._guarded, tracing._counters, tracing._cursors), (None, None, None, None))
-    check("max_events", tracing.max_events, 0)
-    check("_write_tracing_block calls", owner.blocks, [])
-    check_raises(RuntimeError, lambda: tracing.attempted, mentions=["enable tracing first"])
+# A real allocation failure: a fresh interpreter whose address space is capped 1 GiB above what it has mapped asks
+# for 2**26 events (GiBs of buffers); it prints what each refused enable raised and the state it left, as JSON.
+REFUSED_ENABLE = """
+import json, resource, sys
+from tests.cpu_unit.test_host_tracing import FakeOwner, Tracing, _record
+vm_kib = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (vm_kib * 1024 + (1 << 30), resource.getrlimit(resource.RLIMIT_AS)[1]))
+out = {}
+def attempt(name, tracing, owner):
+    try:
+        tracing.enable(2**26)
+        error = None
+    except Exception as e:
+        error = [type(e).__name__, str(e)]
+    out[name] = {"error": error, "enabled": tracing.enabled, "max_events": tracing.max_events,
+                 "blocks": len(owner.blocks), "records is None": tracing._records is None}
+owner = FakeOwner()
+fresh = Tracing(owner)
+attempt("fresh", fresh, owner)
+owner = FakeOwner()
+kept = Tracing(owner)
+kept.enable(8, chunk=2)
+_record(kept, 3, dropped=2)
+attempt("kept", kept, owner)
+out["kept"]["counters"] = [kept.attempted, kept.dropped, kept.claimed, len(kept.events())]
+json.dump(out, sys.stdout)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="caps the address space through /proc and rlimit")
+def test_enable_refuses_buffers_the_host_cannot_allocate_and_changes_nothing():
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", REFUSED_ENABLE], env=env, cwd=REPO, capture_output=True, text=True,
+                          timeout=120)
+    check("exit code", proc.returncode, 0, proc.stderr[-2000:])
+    got = json.loads(proc.stdout)
+    needs = f"tracing.enable: max_events={2**26} needs {_buffer_bytes(2**26)} bytes"
+    for name, state in (("fresh", "tracing stays disabled"),
+                        ("kept", "tracing stays enabled with the previous buffers (max_events=8)")):
+        res = got[name]
+        kind, text = res["error"] or (None, "")
+        check("error type", kind, "RuntimeError", name)
+        for part in (needs, "of trace buffers on device cpu, which could not be allocated (RuntimeError: ", state,
+                     "Use a smaller max_events"):
+            check_that("error message", text, part in text, f"a message mentioning {part!r}", name)
+    check("fresh: (enabled, max_events, published blocks, records is None)",
+          [got["fresh"][k] for k in ("enabled", "max_events", "blocks", "records is None")], [False, 0, 0, True])
+    check("kept: (enabled, max_events, published blocks, records is None)",
+          [got["kept"][k] for k in ("enabled", "max_events", "blocks", "records is None")], [True, 8, 1, False])
+    check("kept: (attempted, dropped, claimed, len(events()))", got["kept"]["counters"], [5, 2, 3, 3])
+
+
+def _allocator_fails(monkeypatch, error: BaseException) -> None:
+    """Every ``torch.empty`` raises ``error`` (undo with ``monkeypatch.undo()``)."""
+
+    def fail(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(torch, "empty", fail)
 
 
 @pytest.mark.parametrize("enabled", [True, False])
-def test_enable_refusing_buffers_keeps_the_previous_ones(owner, enabled):
+def test_enable_refusing_buffers_keeps_the_previous_ones(owner, monkeypatch, enabled):
     tracing = Tracing(owner)
     tracing.enable(8, chunk=2)
     if not enabled:
@@ -117,9 +170,13 @@ def test_enable_refusing_buffers_keeps_the_previous_ones(owner, enabled):
     before = (tracing._records, tracing._guarded, tracing._counters, tracing._cursors)
     blocks = list(owner.blocks)
     state = "enabled" if enabled else "disabled"
-    check_raises(RuntimeError, lambda: tracing.enable(10**13),
-                 mentions=[f"max_events=10000000000000 needs {_buffer_bytes(10**13)} bytes",
+    needs = f"max_events=4096 needs {_buffer_bytes(4096)} bytes"
+    _allocator_fails(monkeypatch, RuntimeError("[enforce fail at alloc_cpu.cpp:127] DefaultCPUAllocator: can't "
+                                               "allocate memory: you tried to allocate 524416 bytes."))
+    check_raises(RuntimeError, lambda: tracing.enable(4096),
+                 mentions=[needs, "(RuntimeError: [enforce fail at alloc_cpu.cpp:127] DefaultCPUAllocator",
                            f"tracing stays {state} with the previous buffers (max_events=8)"])
+    monkeypatch.undo()
     after = (tracing._records, tracing._guarded, tracing._counters, tracing._cursors)
     check("the same four tensors", [a is b for a, b in zip(after, before, strict=True)], [True] * 4)
     check("(enabled, max_events, chunk)", (tracing.enabled, tracing.max_events, tracing.chunk), (enabled, 8, 2))
@@ -128,19 +185,32 @@ def test_enable_refusing_buffers_keeps_the_previous_ones(owner, enabled):
     check("op_index of events()", tracing.events()["op_index"].tolist(), slots)
 
 
+def test_enable_refuses_buffers_larger_than_a_tensor_can_hold(owner, monkeypatch):
+    """Bytes past what an int64 size holds are refused before torch is asked (torch would raise a TypeError)."""
+    monkeypatch.setattr(layout, "RECORD_WORDS", 1 << 62)
+    tracing = Tracing(owner)
+    e = check_raises(RuntimeError, lambda: tracing.enable(8),
+                     mentions=["tracing.enable: max_events=8 needs ", "on device cpu",
+                               "could not be allocated (more than a tensor can hold); tracing stays disabled"])
+    check("error type", type(e), RuntimeError)
+    check("(enabled, _records, published blocks)", (tracing.enabled, tracing._records, owner.blocks),
+          (False, None, []))
+
+
 def test_enable_refusing_buffers_passes_torchs_out_of_memory_on(owner, monkeypatch):
     """The last buffer (the cursors) fails as a GPU allocation would: the error keeps torch's type and reason, and
     the two buffers already allocated are not kept."""
     tracing = Tracing(owner)
     tracing.enable(8)
     before = (tracing._records, tracing._counters, tracing._cursors)
+    needs = f"max_events=64 needs {_buffer_bytes(64, 4)} bytes"
 
     def out_of_memory(*args, **kwargs):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB\nmore details")
 
     monkeypatch.setattr(torch, "zeros", out_of_memory)
     e = check_raises(torch.OutOfMemoryError, lambda: tracing.enable(64, chunk=4),
-                     mentions=[f"max_events=64 needs {_buffer_bytes(64, 4)} bytes", "on device cpu",
+                     mentions=[needs, "on device cpu",
                                "(OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB)",
                                "tracing stays enabled with the previous buffers (max_events=8)"])
     monkeypatch.undo()
