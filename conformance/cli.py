@@ -118,7 +118,9 @@ def _selection_options(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument("--backend", choices=("cpu", "gpu"), default=None, help="default: gpu if one is visible")
     p.add_argument("--profile", choices=sorted(PROFILES), default=None, help="Hypothesis profile "
                    "(default: IRIS_CONFORMANCE_PROFILE or dev)")
-    p.add_argument("--examples", type=_examples, default=None, help="examples per case (default: the profile's)")
+    p.add_argument("--examples", type=_examples, default=None, help="the most examples a case runs, shrinking a "
+                   "failure included (default: the profile's count of generated examples, and a failing case then "
+                   "shrinks it for as long as Hypothesis does, often 50 to 100 examples more)")
     p.add_argument("--seed", type=_seed, default=None, help="fixed Hypothesis seed: the same examples every run")
     p.add_argument("--sanitize", action="store_true", help="run every GPU rank under compute-sanitizer memcheck "
                    "(CUDA); a reported error fails the case")
@@ -257,14 +259,21 @@ def _execute(args, title: str, backend: str, settings, cases, notes, params: dic
         print(note)
     start = time.perf_counter()
     done = run_cases(cases, backend, settings, params=params, seed=args.seed, sanitize=args.sanitize,
-                     timeout=args.timeout)
+                     timeout=args.timeout, max_runs=args.examples)
     return done, start
+
+
+def _examples_said(args, settings) -> str:
+    """How many examples a case runs, in words: ``--examples N`` bounds shrinking too, a profile only generation."""
+    if args.examples is not None:
+        return f"at most {args.examples} examples per case (shrinking a failure included)"
+    return f"{settings.max_examples} examples per case (more while a failure is shrunk)"
 
 
 def cmd_run(args) -> int:
     backend, profile_name, settings, params, cases, notes = _prepare(args, args.params)
     title = (f"conformance: {len(cases)} cases, backend {backend}, profile {profile_name}, "
-             f"{settings.max_examples} examples per case, output {args.out}/")
+             f"{_examples_said(args, settings)}, output {args.out}/")
     done, start = _execute(args, title, backend, settings, cases, notes, params)
     traced = {}
     for case, last in done:  # one trace per scenario: the last example of its largest world

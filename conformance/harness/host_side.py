@@ -112,8 +112,8 @@ class ConformanceFailure(AssertionError):
 
 def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, profile: settings,
              params: dict | None = None, on_example=None, *, fixed_seed: int | None = None,
-             timeout: float = JOB_TIMEOUT_S,
-             compiler: Compiler | None = None) -> tuple[CaseResult, ExampleResult | None]:
+             timeout: float = JOB_TIMEOUT_S, compiler: Compiler | None = None,
+             max_runs: int | None = None) -> tuple[CaseResult, ExampleResult | None]:
     """Run the case and return its summary and last example (for its trace); never raises for a divergence.
 
     Every example also draws the trace ``chunk`` (one of ``CHUNK_SIZES``: slots a program claims at a time, a
@@ -124,28 +124,43 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
     ``fixed_seed`` makes the drawn examples the same on every run; ``timeout``: seconds one example may take on the
     ranks before they are killed and the case fails. ``compiler`` (GPU only): the examples are drawn first and
     every kernel variant they launch is compiled ahead, in parallel (``compile_ahead``), before the first runs.
+    ``max_runs``: the most examples the case runs on the ranks, shrinking a failure included (Hypothesis's
+    ``max_examples`` bounds only the examples it generates); once they ran, Hypothesis is stopped and the smallest
+    failure found so far is the case's failure.
     """
     ref = scenario.ref or scenario.name
     case = CaseResult(ref, world_size, backend)
     last: list[ExampleResult] = []
+    failed: list[str] = []  # the report of the last failing example run: the smallest so far
+    runs = 0
 
     def one(p: dict) -> None:
+        nonlocal runs
         if case.error:
             return
+        if max_runs is not None and runs >= max_runs:
+            raise _Spent  # not an Exception: Hypothesis lets it through, so it draws no further candidate
+        runs += 1
+        report = run(p)
+        if report is not None:  # the last failing example is the one Hypothesis shrank to
+            case.failing_params, case.replay = p, replay_command(ref, world_size, backend, p)
+            failed[:] = [report]
+            raise ConformanceFailure(report)
+
+    def run(p: dict) -> str | None:
+        """Run one example; the report of its divergences, or None when it passed or a rank failed."""
         case.drew(p)
         try:
             result = run_example(pools, scenario, world_size, p, backend, timeout=timeout)
         except (RankError, RankTimeout, RankDied, NotImplementedError, ScenarioError) as e:
             case.failing_params, case.replay = p, replay_command(ref, world_size, backend, p)
             case.error = f"{type(e).__name__}: {e}\nreplay: {case.replay}"
-            return
+            return None
         case.add(result, scenario.compile_key(p))
         last[:] = [result]
         if on_example is not None:
             on_example(result)
-        if not result.ok:  # the last failing example is the one Hypothesis shrank to (it runs it again at the end)
-            case.failing_params, case.replay = p, result.replay
-            raise ConformanceFailure(result.report())
+        return None if result.ok else result.report()
 
     try:
         if params is not None:
@@ -171,7 +186,13 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
             check()
     except ConformanceFailure as e:
         case.failure = str(e)
+    except _Spent:  # max_runs examples ran: the failure is the smallest one found, if any
+        case.failure = failed[0] if failed else ""
     return case, (last[0] if last else None)
+
+
+class _Spent(BaseException):
+    """A case ran its ``max_runs`` examples (raised out of Hypothesis, which stops at once)."""
 
 
 def run_example(pools: Pools, scenario: Scenario, world_size: int, params: dict, backend: str | None = None,

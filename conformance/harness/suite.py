@@ -101,8 +101,11 @@ def plan(scenarios: list[str] | None, ranks: tuple[int, ...] | None) -> tuple[li
 
 def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: dict | None = None,
               seed: int | None = None, sanitize: bool = False, timeout: float = JOB_TIMEOUT_S,
+              max_runs: int | None = None,
               echo: Callable[[str], None] = print) -> list[tuple[CaseResult, ExampleResult | None]]:
     """Run every case in order on one owner of pools; replay each failing example once (unless ``params``).
+
+    ``max_runs``: the most examples a case runs, shrinking a failure included (``run_case``); the replay is one more.
 
     On a GPU, each case's kernel variants are compiled ahead on a pool of processes (``compile_ahead``).
     Returns ``(case, last)`` per case: its result and its last example (for a trace; None when none ran)."""
@@ -112,7 +115,7 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
         _start_pools(pools, cases, backend)
         for i, planned in enumerate(cases, 1):
             echo(f"[{i}/{len(cases)}] {planned.name} on {planned.world_size} rank(s) ...")
-            c, last = _run_one(pools, planned, backend, profile, params, seed, timeout, compiler)
+            c, last = _run_one(pools, planned, backend, profile, params, seed, timeout, compiler, max_runs)
             if not c.ok and c.failing_params is not None and params is None:
                 again, _ = run_case(pools, planned.scenario, planned.world_size, backend, profile,
                                     c.failing_params, timeout=timeout)
@@ -140,14 +143,15 @@ def _ahead(c: CaseResult) -> str:
 
 
 def _run_one(pools: Pools, planned: Planned, backend: str, profile: settings, params: dict | None,
-             seed: int | None, timeout: float, compiler: Compiler) -> tuple[CaseResult, ExampleResult | None]:
+             seed: int | None, timeout: float, compiler: Compiler,
+             max_runs: int | None = None) -> tuple[CaseResult, ExampleResult | None]:
     if planned.scenario is None:
         case = CaseResult(planned.name, planned.world_size, backend)
         case.error = planned.load_error
         return case, None
     try:
         case, last = run_case(pools, planned.scenario, planned.world_size, backend, profile, params,
-                              fixed_seed=seed, timeout=timeout, compiler=compiler)
+                              fixed_seed=seed, timeout=timeout, compiler=compiler, max_runs=max_runs)
     except Exception as e:  # a scenario module that breaks in a way run_case does not expect: its case fails
         case, last = CaseResult(planned.scenario.ref or planned.name, planned.world_size, backend), None
         case.error = f"{type(e).__name__}: {e}"

@@ -1,0 +1,60 @@
+"""``--examples N`` bounds a case's examples, shrinking a failure included (``run_case(max_runs=N)``).
+
+No ranks: ``run_example`` is replaced by a stand-in that fails every example with more than 40 elements, so
+Hypothesis has a failure to shrink; the stand-in counts the examples the case runs.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import settings
+
+from conformance.harness import host_side
+from conformance.kit.scenario import load
+from conformance.results import Divergence, ExampleResult
+
+pytestmark = pytest.mark.cpu_unit
+
+PROFILE = settings(max_examples=6, deadline=None, database=None)
+
+
+def _stand_in(ran: list[dict]):
+    def run_example(pools, scenario, world_size, params, backend=None, timeout=None):
+        ran.append(params)
+        wrong = [Divergence("triton vs model", 0, "buffer dst[40]", "value", 1, 0)] if params["n"] > 40 else []
+        return ExampleResult(scenario.name, world_size, "cpu", params, wrong, 0.0)
+
+    return run_example
+
+
+def _case(monkeypatch, max_runs: int | None):
+    ran: list[dict] = []
+    monkeypatch.setattr(host_side, "run_example", _stand_in(ran))
+    case, _ = host_side.run_case(None, load("store"), 1, "cpu", PROFILE, fixed_seed=5, max_runs=max_runs)
+    return case, ran
+
+
+def test_a_failing_case_shrinks_past_max_examples_without_a_bound(monkeypatch):
+    case, ran = _case(monkeypatch, None)
+    assert case.failure and case.failing_params["n"] == 41, case.failing_params  # shrunk to the smallest failure
+    assert len(ran) > 2 * PROFILE.max_examples, f"{len(ran)} examples: the stand-in should make Hypothesis shrink"
+
+
+@pytest.mark.parametrize("bound", [1, 4, 6])
+def test_max_runs_bounds_shrinking_too(monkeypatch, bound):
+    case, ran = _case(monkeypatch, bound)
+    assert len(ran) == bound and case.examples == bound, (len(ran), case.examples)  # not one more, shrinking or not
+    failing = [p for p in ran if p["n"] > 40]
+    assert bool(failing) == (bound > 1), [p["n"] for p in ran]  # seed 5: the second example fails (n=220)
+    if failing:  # the case's failure is the last failing example it ran (the smallest Hypothesis found so far)
+        assert case.failing_params == failing[-1] and "value=1, but should be 0" in case.failure, case.failure
+        assert case.failure.endswith(f"--params '{_json(failing[-1])}'"), case.failure
+        assert case.replay.endswith(f"--params '{_json(failing[-1])}'"), case.replay
+    else:
+        assert not case.failure and case.ok, case.failure
+
+
+def _json(params: dict) -> str:
+    import json
+
+    return json.dumps(params, separators=(",", ":"))
