@@ -81,16 +81,19 @@ class Divergence:
     rank: int
     where: str  # "pid 3 event 1", "buffer out[17]", "attempted", ...
     field: str
-    actual: object
-    expected: object
+    actual: object  # the API's value (between two APIs: the first's)
+    expected: object  # the model's value (between two APIs: the second's)
     left: Event | None = None
     right: Event | None = None
 
     def __str__(self) -> str:
-        lines = [f"{self.field}={self.actual!r}, but should be {self.expected!r} [{self.check}, rank {self.rank}, "
-                 f"{self.where}]"]
+        """Against the model: ``<field>=<actual>, but should be <expected>``; between two APIs, neither is the
+        reference: ``<field>: <x>=<x's value>, <y>=<y's value>``."""
+        a, b = self.check.split(" vs ")
+        said = (f"{self.field}={self.actual!r}, but should be {self.expected!r}" if b == MODEL else
+                f"{self.field}: {a}={self.actual!r}, {b}={self.expected!r}")
+        lines = [f"{said} [{self.check}, rank {self.rank}, {self.where}]"]
         if self.left is not None or self.right is not None:
-            a, b = self.check.split(" vs ")
             lines.append(f"    {a:>6}: {self.left}")
             lines.append(f"    {b:>6}: {self.right}")
         return "\n".join(lines)

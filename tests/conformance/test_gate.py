@@ -68,7 +68,7 @@ def test_an_unlisted_divergence_is_a_junit_failure_and_fails_the_gate(unlisted):
         kind, message, text = cases[(div, check)]
         assert kind == "failure", f"{check}: {kind}, but should be failure"
         assert message.startswith("value=2, but should be 1 [gluon vs model" if check == "gluon vs model" else
-                                  "value=1, but should be 2 [triton vs gluon"), message
+                                  "value: triton=1, gluon=2 [triton vs gluon"), message
         assert "(reproduced on replay); replay: " + REPLAY + "--params '{\"BLOCK\":32,\"chunk\":3}'" in message, message
         assert "value=2, but should be 1 [gluon vs model, rank 1, buffer out[0]]" in text, text
         assert text.endswith("replayed once: reproduced"), text

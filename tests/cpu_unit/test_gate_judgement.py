@@ -80,3 +80,18 @@ def test_the_summary_gives_the_mutation_score_and_the_slowest_cases():
     slowest = text.split("## Slowest cases")[1].split("## Every case")[0]
     assert [line.split("`")[1] for line in slowest.splitlines() if line.startswith("| `")] == [
         "cpu-b-2r", "cpu-c-2r", "cpu-a-2r"], slowest
+
+
+def test_a_divergence_between_the_apis_names_both_values():
+    """Against the model the model is right; between Triton and Gluon neither is: both values are shown."""
+    from conformance.results import Divergence, ExampleResult
+
+    between = Divergence("triton vs gluon", 1, "buffer out[17]", "value", 513, 1)
+    assert str(between) == "value: triton=513, gluon=1 [triton vs gluon, rank 1, buffer out[17]]"
+    modelled = Divergence("gluon vs model", 1, "buffer out[17]", "value", 1, 513)
+    assert str(modelled) == "value=1, but should be 513 [gluon vs model, rank 1, buffer out[17]]"
+    case = _case("a", ("gluon", "triton vs gluon"))
+    case.failure = ExampleResult("a", 2, "cpu", {"n": 1}, [modelled, between], 0.0).report()
+    outcomes = {o.check: o.message for o in gate.judge([case], {}, "known.toml")}
+    assert outcomes["triton vs gluon"].startswith("value: triton=513, gluon=1 [triton vs gluon, rank 1"), outcomes
+    assert outcomes["gluon vs model"].startswith("value=1, but should be 513 [gluon vs model, rank 1"), outcomes
