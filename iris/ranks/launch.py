@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from iris.checks import is_positive_number
-from iris.ranks.pool import RankPool, job_payload
+from iris.ranks.pool import RankPool, exit_if_rerunning_main, job_payload
 
 __all__ = ["launch"]
 
@@ -35,8 +35,10 @@ def launch(fn: Callable[..., Any], world_size: int, *args: Any, timeout: float =
     Raises :class:`~iris.ranks.RankTimeout` (a ``TimeoutError`` naming the unfinished ranks),
     :class:`~iris.ranks.RankError` (a rank raised; its traceback) or :class:`~iris.ranks.RankDied` (a rank
     exited without answering; its exit code), both ``RuntimeError``. Every rank is stopped before this returns;
-    it never hangs.
+    it never hangs. A script must call it under ``if __name__ == "__main__":`` (each rank process runs the main
+    script again as it starts); one that does not ends with one line saying so (:class:`~iris.ranks.UnguardedMain`).
     """
+    exit_if_rerunning_main()  # this is a rank process starting up: the script called launch from its top level
     if not is_positive_number(timeout):
         raise ValueError(f"launch: timeout must be a positive number of seconds, got {timeout!r}")
     job_payload("launch", fn, args, kwargs)  # refuse a bad job before starting any process

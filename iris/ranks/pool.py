@@ -26,6 +26,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import pickle
+import re
 import signal
 import sys
 import tempfile
@@ -42,12 +43,16 @@ from iris.ranks.child import PROGRESS_BYTES, rank_main
 from iris.ranks.env import backend_env, free_port, patched_environ, rank_env
 from iris.ranks.forkserver import rank_context
 
-__all__ = ["RankDied", "RankError", "RankPool", "RankTimeout"]
+__all__ = ["RankDied", "RankError", "RankPool", "RankTimeout", "UnguardedMain"]
 
 FAILURE_GRACE_S = 30.0  # how long the other ranks may still take once one rank has raised
 DEATH_GRACE_S = 1.0  # once a rank died, how long to collect the other ranks' reports before killing them
 STOP_JOIN_S = 5.0  # close(): how long ranks may take to exit after the stop message
 KILL_JOIN_S = 10.0
+# A rank process that, starting up, ran the main script again and reached a pool start at its top level exits with
+# this code (sysexits' EX_CONFIG) and says nothing: the pool's process says why, once.
+UNGUARDED_EXIT = 78
+_RANK_NAME = re.compile(r"iris-\w+-g\d+-rank\d+")  # the process name of a rank (RankPool._spawn)
 
 
 def _job_name(fn: Callable[..., Any]) -> str:
@@ -92,6 +97,31 @@ class RankDied(RuntimeError):
 
     def __reduce__(self):
         return (type(self), (str(self), self.ranks, self.exitcodes, self.job))
+
+
+class UnguardedMain(RankDied, SystemExit):
+    """The rank processes died at start-up because the main script starts ranks at its top level, outside an
+    ``if __name__ == "__main__":`` block: each rank process, as multiprocessing starts it, runs the main script again
+    and reached that start. A :class:`RankDied`; also a ``SystemExit`` whose code is the message, so that the script
+    ends with that one line on stderr (exit code 1) rather than a traceback."""
+
+    def __init__(self, message: str, ranks: list[int], exitcodes: dict[int, int | None], job: str):
+        super().__init__(message, ranks, exitcodes, job)
+        self.code = message
+
+
+def exit_if_rerunning_main() -> None:
+    """In a rank process that is still starting up, and is running the main script again (multiprocessing does so
+    to recreate the main module): the script starts ranks from its top level. Exit at once with
+    :data:`UNGUARDED_EXIT`, quietly (the pool's process raises :class:`UnguardedMain`); a no-op anywhere else."""
+    process = mp.current_process()
+    if getattr(process, "_inheriting", False) and _RANK_NAME.fullmatch(process.name):
+        os._exit(UNGUARDED_EXIT)
+
+
+def _main_script() -> str:
+    main = sys.modules.get("__main__")
+    return getattr(main, "__file__", None) or "the main script"
 
 
 class RankPool:
@@ -272,6 +302,7 @@ class RankPool:
                 raise
 
     def _spawn(self) -> None:
+        exit_if_rerunning_main()
         ctx = rank_context(self._executable)
         forked = ctx.get_start_method() == "forkserver"
         port = free_port()
@@ -376,6 +407,11 @@ class RankPool:
                     stop = min(stop, time.monotonic() + grace)
         if died or waiting:
             self._broken = True
+        if expect == "ready" and UNGUARDED_EXIT in died.values():
+            script = _main_script()
+            raise UnguardedMain(f"{self._where()}: the rank processes died at start-up: each runs {script} again, "
+                                f"whose top level starts ranks again; put that code under "
+                                f"if __name__ == \"__main__\": in {script}", sorted(died), died, job)
         if died:
             parts = [f"rank {i} died (exit code {_describe_exit(c)})" for i, c in sorted(died.items())]
             msg = f"{self._where()}: job {job}: " + "; ".join(parts)
