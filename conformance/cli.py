@@ -25,7 +25,7 @@ from conformance.harness.host_side import (
     detect_backend,
     load_profile,
 )
-from conformance.harness.suite import SelectionError, parse_params, plan, run_cases
+from conformance.harness.suite import SelectionError, parse_params, plan, refuse_unknown, run_cases
 from conformance.kit.scaffold import scaffold
 from conformance.kit.scenario import all_scenarios, default_world_sizes
 from conformance.report.output import summary_table, write_example_trace, write_results
@@ -90,19 +90,31 @@ def folder_problem(path: Path) -> str | None:
     return None
 
 
-def _out_folder(text: str) -> Path:
-    """An argparse type: ``--out``, a folder for results and traces that can be made and written."""
-    problem = folder_problem(Path(text))
-    if problem:
-        raise argparse.ArgumentTypeError(f"--out {text!r}: {problem}; expected a folder (new or existing) that "
-                                         "can be written")
-    return Path(text)
+def _folder(option: str):
+    """An argparse type: a folder (``--out``, ``--keep``) that can be made and written, checked at once."""
+
+    def parse(text: str) -> Path:
+        problem = folder_problem(Path(text))
+        if problem:
+            raise argparse.ArgumentTypeError(f"{option} {text!r}: {problem}; expected a folder (new or existing) "
+                                             "that can be written")
+        return Path(text)
+
+    return parse
+
+
+_out_folder = _folder("--out")
 
 
 def _out_file(text: str) -> Path:
     """An argparse type: ``mutate --out``, a JSON file whose folder can be made and written."""
     path = Path(text)
-    problem = "is a folder" if path.is_dir() else folder_problem(path.parent)
+    if path.is_dir():
+        problem = "is a folder"
+    elif os.path.lexists(path.parent) and not path.parent.is_dir():
+        problem = f"{path.parent} is not a folder"
+    else:
+        problem = folder_problem(path.parent)
     if problem:
         raise argparse.ArgumentTypeError(f"--out {text!r}: {problem}; expected a file in a folder that can be made "
                                          "and written")
@@ -164,7 +176,8 @@ def _parser() -> argparse.ArgumentParser:
     mut.add_argument("--timeout", type=float, default=None, help="seconds per mutant (default 1800)")
     mut.add_argument("--out", type=_out_file, default=str(Path("conformance-out") / "mutate.json"),
                      help="JSON report")
-    mut.add_argument("--keep", type=Path, default=None, help="keep the mutated copies under this folder")
+    mut.add_argument("--keep", type=_folder("--keep"), default=None, help="keep the mutated copies under this "
+                     "folder")
     return p
 
 
@@ -393,6 +406,7 @@ def _mutate(args) -> int:
     from conformance.mutation import runner as mutation
 
     try:
+        refuse_unknown(args.scenario or [])
         mutants = mutation.select(args.only)
         if args.list:
             for m in mutants:
@@ -404,7 +418,7 @@ def _mutate(args) -> int:
         outcomes = mutation.run_mutants(mutants, scenarios=args.scenario, ranks=args.ranks, matrix=args.matrix,
                                         profile=args.profile, timeout=args.timeout or mutation.MUTANT_TIMEOUT_S,
                                         keep=args.keep, backend=args.backend)
-    except mutation.MutationError as e:
+    except (mutation.MutationError, SelectionError) as e:
         print(f"mutate: {e}", file=sys.stderr)
         return 2
     meta = {"backend": args.backend, "profile": args.profile, "seed": mutation.SEED,

@@ -61,6 +61,14 @@ def scenario_exists(name: str) -> bool:
         return False
 
 
+def refuse_unknown(scenarios: list[str]) -> None:
+    """SelectionError naming the scenarios of ``scenarios`` that do not exist, and the known ones."""
+    unknown = [n for n in scenarios if not scenario_exists(n)]
+    if unknown:
+        raise SelectionError(f"unknown scenario {', '.join(map(repr, unknown))}; known scenarios: "
+                             f"{', '.join(names())} (or a dotted module path that defines SCENARIO)")
+
+
 def _load(name: str) -> tuple[Scenario | None, str]:
     try:
         return load(name), ""
@@ -76,10 +84,7 @@ def plan(scenarios: list[str] | None, ranks: tuple[int, ...] | None) -> tuple[li
     """
     explicit = bool(scenarios)
     chosen = list(dict.fromkeys(scenarios or names()))
-    unknown = [n for n in chosen if not scenario_exists(n)]
-    if unknown:
-        raise SelectionError(f"unknown scenario {', '.join(map(repr, unknown))}; known scenarios: "
-                             f"{', '.join(names())} (or a dotted module path that defines SCENARIO)")
+    refuse_unknown(chosen)
     cases, notes = [], []
     for name in chosen:
         scenario, error = _load(name)

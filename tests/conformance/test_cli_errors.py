@@ -146,6 +146,27 @@ def test_bad_input_is_one_line_and_exit_code_2(tmp_path, capsys, monkeypatch, co
     assert (tmp_path / "afile").read_text() == "not a folder" and not os.listdir(tmp_path / "locked")
 
 
+MUTATE = [
+    (["--out", "{tmp}"], "python -m conformance mutate: argument --out: --out '{tmp}': is a folder; expected a file "
+                         "in a folder that can be made and written"),
+    (["--out", FILE + "/mutate.json"], "python -m conformance mutate: argument --out: --out '{tmp}/afile/mutate.json'"
+                                       ": {tmp}/afile is not a folder; expected a file in a folder"),
+    (["--keep", FILE], "python -m conformance mutate: argument --keep: --keep '{tmp}/afile': exists and is not a "
+                       "folder; expected a folder (new or existing) that can be written"),
+    (["--scenario", "nope", "--only", "nope"], "mutate: unknown scenario 'nope'; known scenarios: all_scatter, "),
+    (["--only", "nope,triton-trace-event_id"], "mutate: unknown mutant 'nope'; see python -m conformance mutate "
+                                               "--list"),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), MUTATE)
+def test_mutate_refuses_bad_input_before_it_copies_anything(tmp_path, capsys, args, expected):
+    code, err = _bad_input(tmp_path, capsys, "mutate", args)
+    assert code == 2, f"exit code={code}, but should be 2: {err}"
+    assert err.count("\n") == 1 and err.startswith(expected.replace("{tmp}", str(tmp_path))), err
+    assert sorted(os.listdir(tmp_path)) == ["afile", "locked"], "output was written before the input was refused"
+
+
 NEW = [
     ("store", "scenario name 'store': {root}/conformance/scenarios/store.py already exists; expected a new name"),
     ("My-scenario", "scenario name 'My-scenario': expected a lowercase Python identifier such as my_scenario"),
