@@ -10,10 +10,11 @@ The domain is read from the strategy itself, so a scenario declares nothing: the
 params function runs again with every labelled draw whose label is a key answered by the replayed value, after
 checking that value against the strategy drawn there (:func:`domain_problem`: integer bounds, ``sampled_from``
 sets such as ``BLOCK_SIZES`` and the dtypes, lists, per-rank tuples, ``one_of``). Bounds that depend on earlier
-draws (``n <= programs * BLOCK``) are so checked with the replayed values. Once a draw is not answered by a key
-(its label names no key), later draws may depend on a value the replay does not give, and are not checked; nor is
-a key the params function builds from its draw (the value it returns differs from the one replayed), nor a
-strategy whose values cannot be read off it (mapped, filtered, floats, ...).
+draws (``n <= programs * BLOCK``) are so checked with the replayed values. A draw whose label names no key is
+answered by its strategy's simplest value; a draw after it is checked only where the strategy drawn there is the
+same when that draw takes another value (its domain does not depend on what the replay does not give). Not
+checked: a key the params function changes after drawing it (replaying the strategy's own simplest params returns
+another value for it), and a strategy whose values cannot be read off it (mapped, filtered, floats, ...).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from hypothesis.strategies._internal.misc import BooleansStrategy, JustStrategy
 from hypothesis.strategies._internal.numbers import IntegersStrategy
 from hypothesis.strategies._internal.strategies import MappedStrategy, OneOfStrategy, SampledFromStrategy
 
+from conformance.check.model import Model
 from conformance.harness.host_side import CHUNK_SIZES
 from conformance.kit.scenario import Scenario
 
@@ -116,7 +118,7 @@ def check(scenario: Scenario, world_size: int, params: dict) -> None:
                           "claimed slot on any rank); expected params that launch work, as the strategy draws")
 
 
-def checkable(model) -> bool:
+def checkable(model: Model) -> bool:
     """Whether a model expects anything at all: an event, an element of memory, or a claimed trace slot."""
     events = any(model.events.values())
     memory = any(len(values) for buffers in model.memory.values() for values in buffers.values())
