@@ -131,8 +131,8 @@ def _selection_options(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument("--profile", choices=sorted(PROFILES), default=None, help="Hypothesis profile "
                    "(default: IRIS_CONFORMANCE_PROFILE or dev)")
     p.add_argument("--examples", type=_examples, default=None, help="the most examples a case runs, shrinking a "
-                   "failure included (default: the profile's count of generated examples, and a failing case then "
-                   "shrinks it for as long as Hypothesis does, often 50 to 100 examples more)")
+                   "failure included (default: the profile's count, which bounds only the examples generated: a "
+                   "failing case then shrinks for as long as Hypothesis takes, often 50 to 100 examples more)")
     p.add_argument("--seed", type=_seed, default=None, help="fixed Hypothesis seed: the same examples every run")
     p.add_argument("--sanitize", action="store_true", help="run every GPU rank under compute-sanitizer memcheck "
                    "(CUDA); a reported error fails the case")
@@ -147,7 +147,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run scenarios on the hardware present and write a report")
     _selection_options(run, "conformance-out")
-    run.add_argument("--params", default=None, help="JSON parameters: run exactly this example (replay)")
+    run.add_argument("--params", default=None, help="JSON parameters: run exactly this example (replay); "
+                     "refused unless they are params the scenario draws, and launch something to check")
     gate = sub.add_parser("gate", help="run the suite as a CI gate: results.json, JUnit XML, summary.md, traces; "
                           "exit 0 only when every failure is a known divergence")
     _selection_options(gate, "conformance-gate")
