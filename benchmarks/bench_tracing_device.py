@@ -4,21 +4,26 @@
                                               [--ranks 1] [--size 4096] [--sms N] [--work 2048]
 
 Prints, per API:
-  one program   ns per start+end pair: one program recording ``--pairs`` pairs in a loop, minus the same loop
-                compiled without tracing (``tracing=False``: no tracing code at all);
+  one program   ns per start+end pair: the slope of a least-squares line through the times of one program
+                recording ``--pairs`` / 4, / 2 and x 1 pairs in a loop, minus the slope of the same loop compiled
+                without tracing (``tracing=False``: no tracing code at all), and the R^2 of the traced line;
   claims/event  slot claims (device-wide atomics) per event of that loop, from the device's claim counter
                 (record semantics v2: one per ``--chunk`` events; a regression to per-event claims reads 1);
   claim floor   the same loop doing only what a per-event slot claim pays: a relaxed ``atomic_add`` on a
                 counter and one store at the slot it returned (the store waits for the round trip);
   all SMs busy  ns per pair amortized: 8 programs per SM, 64 pairs each, minus the untraced twin;
+  short         ns per program of a grid of many short programs (64 per SM, one pair each), minus the untraced
+                twin: what initializing tracing (a program's first claim) costs where programs are many and short;
   persistent    traced/untraced time of a persistent kernel: one program per SM (``--sms``, default the GPU's
                 count) looping over 16 tiles each, each tile ``--work`` iterations of register work then a store
                 to every rank, one range per tile and target (>= 1 ms untraced on one H200);
   all-scatter   traced/untraced time of the all_scatter scenario's kernels (each tile stored to every rank, one
-                range per tile and target) on a world of ``--ranks`` ranks sharing the GPUs.
-Every timed launch starts with the trace buffers reset and room for every event, so no record is dropped for
-lack of capacity. Times are medians of CUDA-event timings over ``--reps`` launches after a warm-up. Not a
-test: it prints figures and asserts nothing.
+                range per tile and target) on a world of ``--ranks`` ranks sharing the GPUs, each timing
+                ``--scatter-launches`` launches back to back (20: >= 1 ms untraced on one H200); min, median and max;
+  bytes/record  the device's record size.
+Every timed launch (or group of launches) starts with the trace buffers reset and room for every event, so no
+record is dropped for lack of capacity. Times are medians of CUDA-event timings over ``--reps`` launches after a
+warm-up. Not a test: it prints figures and asserts nothing.
 
 ``--backend cpu`` (the default where torch sees no GPU) runs the same kernels of both APIs on CPU ranks under
 the Triton interpreter at the tiny sizes of ``DEFAULTS["cpu"]`` (4 pairs, one warm-up and one timed launch, one
@@ -43,7 +48,7 @@ from triton.experimental.gluon import language as gl
 
 import iris
 from conformance.scenarios import all_scatter
-from iris import DeviceContext, TraceEvent
+from iris import DeviceContext, TraceEvent, layout
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_2d, warp_size
 from iris.ranks import backend_env, launch
@@ -60,9 +65,11 @@ class Sizes:
     size: int  # all-scatter rows and columns per rank
     sms: int | None  # programs standing for SMs (all-SMs loop, persistent kernel); None: the GPU's SM count
     work: int  # register-work iterations per persistent tile
+    scatter_launches: int = 20  # all-scatter launches per timing
     tiles_per_sm: int = 16  # persistent tiles per program
     busy_programs_per_sm: int = 8  # programs per SM of the all-SMs loop
     busy_pairs: int = 64  # pairs per program of the all-SMs loop
+    short_programs_per_sm: int = 64  # one-pair programs per SM of the short-programs grid
     warmup: int = 3  # untimed launches before the timed ones
     heap: int | None = 1 << 30  # symmetric heap bytes per rank; None: what the buffers need
 
@@ -70,8 +77,8 @@ class Sizes:
 DEFAULTS = {
     "gpu": Sizes(pairs=1000, reps=30, size=4096, sms=None, work=2048),  # work: untraced persistent >= 1 ms (H200)
     # the interpreter runs every op as Python calls: just enough to run each kernel of both APIs, timed
-    "cpu": Sizes(pairs=4, reps=1, size=64, sms=1, work=2, tiles_per_sm=2, busy_programs_per_sm=2, busy_pairs=4,
-                 warmup=1, heap=None),
+    "cpu": Sizes(pairs=4, reps=1, size=64, sms=1, work=2, scatter_launches=1, tiles_per_sm=2, busy_programs_per_sm=2,
+                 busy_pairs=4, short_programs_per_sm=2, warmup=1, heap=None),
 }
 
 
@@ -165,9 +172,9 @@ def _time_ms(device: torch.device, launch_once) -> float:
     return start.elapsed_time(end)
 
 
-def _median_ms(shmem, launch_once, sizes: Sizes, alone: bool = False) -> float:
-    """Median time of ``launch_once()`` over ``sizes.reps`` launches after ``sizes.warmup``, trace counter zeroed
-    before each one; every rank launches in step (a barrier before each launch) unless this rank runs ``alone``."""
+def _times_ms(shmem, launch_once, sizes: Sizes, alone: bool = False) -> list[float]:
+    """Times of ``launch_once()`` over ``sizes.reps`` launches after ``sizes.warmup``, trace counter zeroed before
+    each one; every rank launches in step (a barrier before each launch) unless this rank runs ``alone``."""
     for _ in range(sizes.warmup):
         shmem.tracing.reset()
         launch_once()
@@ -177,7 +184,27 @@ def _median_ms(shmem, launch_once, sizes: Sizes, alone: bool = False) -> float:
         if not alone:
             shmem.barrier()
         times.append(_time_ms(shmem.device, launch_once))
-    return statistics.median(times)
+    return times
+
+
+def _median_ms(shmem, launch_once, sizes: Sizes, alone: bool = False) -> float:
+    """Median of ``_times_ms``."""
+    return statistics.median(_times_ms(shmem, launch_once, sizes, alone))
+
+
+def fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    """(slope, R^2) of the least-squares line through the points."""
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
+    total = sum((y - my) ** 2 for y in ys)
+    residual = sum((y - my - slope * (x - mx)) ** 2 for x, y in zip(xs, ys, strict=True))
+    return slope, (1.0 - residual / total) if total > 0 else 1.0
+
+
+def pair_counts(pairs: int) -> list[int]:
+    """The loop lengths the one-program line is fitted through."""
+    return sorted({max(1, pairs // 4), max(1, pairs // 2), pairs})
 
 
 def _pairs_launcher(api: str, shmem, out, n: int, programs: int, tracing: bool):
@@ -187,14 +214,17 @@ def _pairs_launcher(api: str, shmem, out, n: int, programs: int, tracing: bool):
     return lambda: gluon_pairs[(programs,)](ctx, out, n, TRACING=tracing, num_warps=4)
 
 
-def _scatter_launcher(api: str, shmem, out, m: int, n: int, tracing: bool, hint=None, bm: int = 64, bn: int = 64):
+def _scatter_launcher(api: str, shmem, out, m: int, n: int, tracing: bool, hint=None, launches: int = 1,
+                      bm: int = 64, bn: int = 64):
     ctx = shmem.get_device_context()
     grid = (triton.cdiv(m, bm), triton.cdiv(n, bn))
-    if api == "triton":
-        return lambda: all_scatter.triton_kernel[grid](ctx, out, m, n, BM=bm, BN=bn, TRACING=tracing, HINT=hint,
-                                                       num_warps=4)
-    return lambda: all_scatter.gluon_kernel[grid](ctx, out, m, n, BM=bm, BN=bn, TRACING=tracing, HINT=hint,
-                                                  num_warps=4)
+    kernel = all_scatter.triton_kernel if api == "triton" else all_scatter.gluon_kernel
+
+    def launch_all():
+        for _ in range(launches):
+            kernel[grid](ctx, out, m, n, BM=bm, BN=bn, TRACING=tracing, HINT=hint, num_warps=4)
+
+    return launch_all
 
 
 def _persistent_launcher(api: str, shmem, out, sms: int, sizes: Sizes, tracing: bool):
@@ -214,10 +244,16 @@ def _claims_per_event(shmem, launch_once, events: int) -> float:
     return shmem.tracing.claimed / shmem.tracing.chunk / events
 
 
+def _spread(times: list[float]) -> tuple[float, float, float]:
+    """(min, median, max)."""
+    return min(times), statistics.median(times), max(times)
+
+
 def _buffer_bytes(sizes: Sizes, world: int, sms: int) -> int:
     """Heap bytes of ``measure``'s buffers: the loops' output, the all-scatter's and the persistent kernel's."""
     tile_elements = sizes.tiles_per_sm * sms * PERSISTENT_TILE * PERSISTENT_TILE
-    return 4 * (sizes.busy_programs_per_sm * sms + world * sizes.size * sizes.size + world * tile_elements)
+    programs = max(sizes.busy_programs_per_sm, sizes.short_programs_per_sm) * sms
+    return 4 * (programs + world * sizes.size * sizes.size + world * tile_elements)
 
 
 def measure(sizes: Sizes, chunk: int) -> dict:
@@ -229,50 +265,79 @@ def measure(sizes: Sizes, chunk: int) -> dict:
     busy_programs, busy_pairs, pairs, m = sizes.busy_programs_per_sm * sms, sizes.busy_pairs, sizes.pairs, sizes.size
     world = shmem.get_num_ranks()
     tiles = sizes.tiles_per_sm * sms
-    room = max(pairs, busy_programs * busy_pairs, 4 * triton.cdiv(m, 64) * triton.cdiv(m, 64), tiles * world)
-    shmem.tracing.enable(room + busy_programs * chunk, chunk)  # every event and every program's chunk fit
-    out = shmem.zeros(busy_programs, dtype=torch.int32)
+    short = sizes.short_programs_per_sm * sms
+    scatter_events = sizes.scatter_launches * world * triton.cdiv(m, 64) ** 2
+    room = max(pairs, busy_programs * busy_pairs, short, scatter_events, tiles * world)
+    programs = max(busy_programs, short, sizes.scatter_launches * triton.cdiv(m, 64) ** 2)
+    shmem.tracing.enable(room + programs * chunk, chunk)  # every event and every program's chunk fit
+    out = shmem.zeros(max(busy_programs, short), dtype=torch.int32)
     scatter = shmem.zeros((world * m, m), dtype=torch.float32)
     persistent = shmem.zeros(world * tiles * PERSISTENT_TILE * PERSISTENT_TILE, dtype=torch.float32)
-    figures: dict = {"rank": shmem.get_rank(), "device": shmem.device.type, "sms": sms, "chunk": chunk}
+    figures: dict = {"rank": shmem.get_rank(), "device": shmem.device.type, "sms": sms, "chunk": chunk,
+                     "record_bytes": 8 * layout.RECORD_WORDS}
     alone = shmem.get_rank() == 0
     counter = torch.zeros(1, dtype=torch.int64, device=shmem.device)
     slots = torch.empty((sizes.warmup + sizes.reps) * pairs, dtype=torch.int32, device=shmem.device)  # one API's
+    counts = pair_counts(pairs)
     for api in ("triton", "gluon"):
         counter.zero_()  # the claim floor's launches of this API fill slots from the start
-        one, busy, floor, claims = {False: 0.0, True: 0.0}, {False: 0.0, True: 0.0}, 0.0, 0.0
+        lines = {False: (0.0, 1.0), True: (0.0, 1.0)}
+        one, busy, few, floor, claims = {False: 0.0}, {False: 0.0, True: 0.0}, {False: 0.0, True: 0.0}, 0.0, 0.0
         if alone:
-            one = {t: _median_ms(shmem, _pairs_launcher(api, shmem, out, pairs, 1, t), sizes, alone)
-                   for t in (False, True)}
+            for t in (False, True):
+                times = [_median_ms(shmem, _pairs_launcher(api, shmem, out, k, 1, t), sizes, alone) for k in counts]
+                lines[t] = fit(counts, times) if len(counts) > 1 else (times[0] / counts[0], 1.0)
+                one[t] = times[-1]
             claims = _claims_per_event(shmem, _pairs_launcher(api, shmem, out, pairs, 1, True), 2 * pairs)
             claim = triton_claim_floor if api == "triton" else gluon_claim_floor
             floor = _median_ms(shmem, lambda k=claim: k[(1,)](counter, slots, pairs, num_warps=4), sizes, alone)
             busy = {t: _median_ms(shmem, _pairs_launcher(api, shmem, out, busy_pairs, busy_programs, t), sizes, alone)
                     for t in (False, True)}
+            few = {t: _median_ms(shmem, _pairs_launcher(api, shmem, out, 1, short, t), sizes, alone)
+                   for t in (False, True)}
         shmem.barrier()
         pers = {t: _median_ms(shmem, _persistent_launcher(api, shmem, persistent, sms, sizes, t), sizes)
                 for t in (False, True)}
-        scat = {(t, h): _median_ms(shmem, _scatter_launcher(api, shmem, scatter, m, m, t, h), sizes)
+        scat = {(t, h): _times_ms(shmem, _scatter_launcher(api, shmem, scatter, m, m, t, h, sizes.scatter_launches),
+                                  sizes)
                 for t in (False, True) for h in (None, (1, 64))}
+        per_launch = {k: sorted(v / sizes.scatter_launches for v in times) for k, times in scat.items()}
         figures[api] = {
-            "one_program_ns_per_pair": (one[True] - one[False]) * 1e6 / pairs,
+            "one_program_ns_per_pair": (lines[True][0] - lines[False][0]) * 1e6,
+            "one_program_r2": lines[True][1],
             "one_program_untraced_ms": one[False],
             "claims_per_event": claims,
             "claim_floor_ns_per_pair": (floor - one[False]) * 1e6 / pairs,
             "busy_ns_per_pair": (busy[True] - busy[False]) * 1e6 / (busy_programs * busy_pairs),
+            "short_ns_per_program": (few[True] - few[False]) * 1e6 / short,
+            "short_untraced_ms": few[False],
             "persistent_ratio": pers[True] / pers[False],
             "persistent_untraced_ms": pers[False],
-            "all_scatter_ratio": scat[(True, (1, 64))] / scat[(False, (1, 64))],
-            "all_scatter_untraced_ms": scat[(False, (1, 64))],
-            "all_scatter_untraced_no_hint_ms": scat[(False, None)],
+            "all_scatter_ratio": statistics.median(per_launch[(True, (1, 64))])
+            / statistics.median(per_launch[(False, (1, 64))]),
+            "all_scatter_traced_ms": _spread(per_launch[(True, (1, 64))]),
+            "all_scatter_untraced_ms": _spread(per_launch[(False, (1, 64))]),
+            "all_scatter_untraced_no_hint_ms": statistics.median(per_launch[(False, None)]),
         }
     shmem.barrier()
     shmem.close()
     return figures
 
 
-HEADER = (f"{'api':8s} {'one program ns/pair':>20s} {'claims/event':>13s} {'claim floor':>12s} "
-          f"{'all SMs ns/pair':>16s} {'persistent t/u':>15s} {'all-scatter t/u':>16s}")
+HEADER = (f"{'api':8s} {'one program ns/pair (R^2)':>26s} {'claims/event':>13s} {'claim floor':>12s} "
+          f"{'all SMs ns/pair':>16s} {'short ns/program':>17s} {'persistent t/u':>15s} {'all-scatter t/u':>16s}")
+
+
+def row(api: str, f: dict) -> str:
+    """One API's line of the table."""
+    traced, untraced = f["all_scatter_traced_ms"], f["all_scatter_untraced_ms"]
+    return (f"{api:8s} {f['one_program_ns_per_pair']:17.1f} ({f['one_program_r2']:.4f}) "
+            f"{f['claims_per_event']:13.4f} {f['claim_floor_ns_per_pair']:12.1f} {f['busy_ns_per_pair']:16.2f} "
+            f"{f['short_ns_per_program']:17.2f} {f['persistent_ratio']:15.4f} {f['all_scatter_ratio']:16.4f}   "
+            f"(untraced: loop {f['one_program_untraced_ms']:.3f} ms, short {f['short_untraced_ms']:.3f} ms, "
+            f"persistent {f['persistent_untraced_ms']:.3f} ms; all-scatter per launch min/median/max: untraced "
+            f"{untraced[0]:.3f}/{untraced[1]:.3f}/{untraced[2]:.3f} ms, traced {traced[0]:.3f}/{traced[1]:.3f}/"
+            f"{traced[2]:.3f} ms, untraced without the hint {f['all_scatter_untraced_no_hint_ms']:.3f} ms)")
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
@@ -292,29 +357,29 @@ def main(argv: list[str] | None = None) -> list[dict]:
                    "count, cpu 1)")
     p.add_argument("--work", type=int, default=None,
                    help="register-work iterations per persistent tile (gpu 2048, cpu 2)")
+    p.add_argument("--scatter-launches", type=int, default=None,
+                   help="all-scatter launches per timing (gpu 20, cpu 1)")
     args = p.parse_args(argv)
     backend = args.backend or ("gpu" if torch.cuda.is_available() else "cpu")
     if backend == "gpu" and not torch.cuda.is_available():
         p.error("--backend gpu needs a GPU (torch.cuda.is_available() is False)")
-    given = {k: v for k in ("pairs", "reps", "size", "sms", "work") if (v := getattr(args, k)) is not None}
+    given = {k: v for k in ("pairs", "reps", "size", "sms", "work", "scatter_launches")
+             if (v := getattr(args, k)) is not None}
     if any(v < 1 for v in given.values()) or args.chunk < 1 or args.ranks < 1:
-        p.error("--pairs, --reps, --size, --sms, --work, --chunk and --ranks must be >= 1")
+        p.error("--pairs, --reps, --size, --sms, --work, --scatter-launches, --chunk and --ranks must be >= 1")
     sizes = dataclasses.replace(DEFAULTS[backend], **given)
     results = launch(measure, args.ranks, sizes, args.chunk, timeout=600, env=backend_env(backend))
     r0 = results[0]
     timer = "CUDA events" if r0["device"] == "cuda" else "perf_counter, Triton interpreter"
-    print(f"{backend}: {args.ranks} ranks, {r0['sms']} SMs, chunk {r0['chunk']}; one program: {sizes.pairs} pairs; "
-          f"all SMs: {sizes.busy_programs_per_sm} programs/SM x {sizes.busy_pairs} pairs; persistent: 1 program/SM, "
-          f"{sizes.tiles_per_sm} tiles/SM, {sizes.work} work iterations/tile; all-scatter {sizes.size}x{sizes.size} "
-          f"per rank, 64x64 tiles, hint (1, 64); medians of {sizes.reps} launches (rank 0, {timer})")
+    print(f"{backend}: {args.ranks} ranks, {r0['sms']} SMs, chunk {r0['chunk']}, {r0['record_bytes']} bytes/record; "
+          f"one program: {', '.join(map(str, pair_counts(sizes.pairs)))} pairs; all SMs: "
+          f"{sizes.busy_programs_per_sm} programs/SM x {sizes.busy_pairs} pairs; short: "
+          f"{sizes.short_programs_per_sm} programs/SM x 1 pair; persistent: 1 program/SM, {sizes.tiles_per_sm} "
+          f"tiles/SM, {sizes.work} work iterations/tile; all-scatter {sizes.size}x{sizes.size} per rank, 64x64 tiles, "
+          f"hint (1, 64), {sizes.scatter_launches} launches per timing; medians of {sizes.reps} (rank 0, {timer})")
     print(HEADER)
     for api in ("triton", "gluon"):
-        f = r0[api]
-        print(f"{api:8s} {f['one_program_ns_per_pair']:20.1f} {f['claims_per_event']:13.4f} "
-              f"{f['claim_floor_ns_per_pair']:12.1f} {f['busy_ns_per_pair']:16.2f} {f['persistent_ratio']:15.4f} "
-              f"{f['all_scatter_ratio']:16.4f}   (untraced: loop {f['one_program_untraced_ms']:.3f} ms, persistent "
-              f"{f['persistent_untraced_ms']:.3f} ms, all-scatter {f['all_scatter_untraced_ms']:.3f} ms, without "
-              f"the hint {f['all_scatter_untraced_no_hint_ms']:.3f} ms)")
+        print(row(api, r0[api]))
     return results
 
 

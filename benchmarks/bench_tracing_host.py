@@ -34,6 +34,7 @@ from iris.tracing import chunks, deflate, pftrace, timeline
 from iris.tracing.core import Tracing
 from iris.tracing.events import DURATION_INSTANT, DURATION_OPEN, EVENT_IDS, FIELD_INDEX, TRACE_FIELDS
 from iris.tracing.export import write_trace
+from iris.tracing.records import encode_records
 from iris.tracing.timeline import RankTrace
 
 
@@ -129,7 +130,7 @@ def _binary_steps(records, repeat: int) -> None:
 def bench(device: torch.device, n: int, repeat: int, out_dir: str) -> None:
     tracing = Tracing(_Owner(device))
     tracing.enable(n)
-    tracing._records[:, : len(TRACE_FIELDS)].copy_(torch.from_numpy(synthetic_records(n).T))  # slot-major
+    tracing._records.copy_(torch.from_numpy(encode_records(synthetic_records(n))))  # slot-major, as kernels write
     tracing._counters[layout.COUNTER_CLAIMED] = n
     print(f"{device.type}: {n:,} events ({tracing.backend} clock), median of {repeat}")
 

@@ -95,7 +95,7 @@ class Iris:
 
     # -- context ---------------------------------------------------------------------------------
     def get_device_context(self) -> torch.Tensor:
-        """The context tensor (layout v2) kernels pass to ``DeviceContext.initialize``.
+        """The context tensor (layout v3) kernels pass to ``DeviceContext.initialize``.
 
         The same tensor is returned every time; ``tracing.enable/disable`` update it in place.
         """

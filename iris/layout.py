@@ -1,4 +1,4 @@
-"""The context-tensor layout (v2) and the trace buffers it points at: the only place they are defined.
+"""The context-tensor layout (v3) and the trace buffers it points at: the only place they are defined.
 
 Every other module derives offsets from here: the host builder, the Triton and Gluon device
 contexts, and the pure-Python decoder used by tests and the conformance harness.
@@ -13,20 +13,23 @@ The buffers (int64, on the rank's device):
 
     counters  [COUNTERS]                    [COUNTER_CLAIMED] slots claimed (chunk by chunk), [COUNTER_DROPPED]
                                             records that found no slot below max_events
-    records   [max_events, RECORD_WORDS]    one record per slot, word f = field f (TRACE_FIELDS order); a slot
-                                            never written keeps event_id EMPTY_EVENT (a hole)
-    cursors   [cursor_cells(...), 2]        per-program [next slot, end of chunk] of both tracings, cell
-                                            first chunk's base // chunk (written and read by thread 0)
+    records   [max_events, RECORD_WORDS]    one 64-byte record per slot: where each field lives is the field
+                                            table's ``word``/``shift`` (``iris.tracing.events.FIELDS``; 32-bit
+                                            fields share a word); a slot never written keeps event_id EMPTY_EVENT
+    cursors   [cursor_cells(...)]           per-program cursor of both tracings, cell = first chunk's base // chunk:
+                                            (end of chunk << 32) | next slot, one word (written and read by thread 0)
 
-With tracing off the tracing block is all zeros, same length. Version 1 had no chunk and no cursors, one claim
-per event, and the records field-major ([fields, max_events]).
+Slots and chunk ends are below ``SLOT_LIMIT`` (2**31), so a cursor packs both in one word and ``op_index`` is a
+32-bit value. With tracing off the tracing block is all zeros, same length. Version 1 had no chunk and no cursors,
+one claim per event, and the records field-major ([fields, max_events]); version 2 had 128-byte records (one
+int64 word per field) and a two-word cursor.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-VERSION = 2
+VERSION = 3
 
 CUR_RANK = 0
 NUM_RANKS = 1
@@ -43,8 +46,9 @@ HEAP_BASES = TRACE_BLOCK + TRACE_BLOCK_LEN
 
 COUNTER_CLAIMED, COUNTER_DROPPED = 0, 1
 COUNTERS = 2
-RECORD_WORDS = 16  # words per record: the 14 fields, padded to 128 bytes (one aligned line per record)
-CURSOR_WORDS = 2  # next slot, end of the chunk
+RECORD_WORDS = 8  # int64 words per record: 64 bytes (iris.tracing.events.FIELDS says which field is where)
+CURSOR_WORDS = 1  # (end of the chunk << 32) | next slot
+SLOT_LIMIT = 1 << 31  # every slot and chunk end is below this: a cursor holds two of them, op_index is 32-bit
 
 
 def length(num_ranks: int) -> int:

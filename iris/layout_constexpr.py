@@ -1,4 +1,4 @@
-"""The context layout and trace-record rows as ``tl.constexpr``, for Triton and Gluon kernels.
+"""The context layout and the trace-record words as ``tl.constexpr``, for Triton and Gluon kernels.
 
 Derived from ``iris.layout`` and ``iris.tracing.events`` (the definitions); nothing is defined here.
 Kernels import this module (``from iris import layout_constexpr as L``) because Triton lets a
@@ -27,10 +27,34 @@ COUNTER_DROPPED = tl.constexpr(_layout.COUNTER_DROPPED)
 RECORD_WORDS = tl.constexpr(_layout.RECORD_WORDS)
 CURSOR_WORDS = tl.constexpr(_layout.CURSOR_WORDS)
 
-# Word of each trace field in a record: FIELD_EVENT_ID, FIELD_PID, ..., FIELD_PAYLOAD.
-for _name, _row in _events.FIELD_INDEX.items():
-    globals()[f"FIELD_{_name.upper()}"] = tl.constexpr(_row)
-NUM_FIELDS = tl.constexpr(len(_events.TRACE_FIELDS))
+
+def _whole(name: str) -> int:
+    """The record word holding 64-bit field ``name``."""
+    f = _events.FIELD_BY_NAME[name]
+    if f.word is None or f.bits != 64:
+        raise ValueError(f"trace field {name} is not a whole record word ({f}); the kernels write it as one")
+    return f.word
+
+
+def _halves(low: str, high: str) -> int:
+    """The record word holding 32-bit field ``low`` in its low half and ``high`` in its high half."""
+    lo, hi = _events.FIELD_BY_NAME[low], _events.FIELD_BY_NAME[high]
+    if lo.word is None or (lo.bits, lo.shift, hi.bits, hi.shift, hi.word) != (32, 0, 32, 32, lo.word):
+        raise ValueError(f"trace fields {low} and {high} are not the low and high halves of one record word "
+                         f"({lo}, {hi}); the kernels write them as one")
+    return lo.word
+
+
+# The record words the kernels write (iris.tracing.events.FIELDS places every field; these names fix the pairs).
+WORD_TIMESTAMP = tl.constexpr(_whole("timestamp"))
+WORD_DURATION = tl.constexpr(_whole("duration_cycles"))
+WORD_ADDRESS = tl.constexpr(_whole("address"))
+WORD_PAYLOAD = tl.constexpr(_whole("payload"))
+WORD_EVENT = tl.constexpr(_halves("event_id", "target_rank"))
+WORD_PIDS = tl.constexpr(_halves("pid_m", "pid_n"))
+WORD_SIZE = tl.constexpr(_halves("payload_size", "xcc_id"))  # xcc_id: the same for every record of a program
+WORD_PROGRAM = tl.constexpr(_halves("pid", "cu_id"))  # the same for every record of a program
+LOW_BITS = tl.constexpr(0xFFFFFFFF)  # the low half of a word (a 32-bit field, or a cursor's next slot)
 
 DURATION_OPEN = _events.DURATION_OPEN
 DURATION_INSTANT = _events.DURATION_INSTANT

@@ -3,29 +3,30 @@
 ``GluonDeviceTracing`` is the Gluon twin of the Triton ``DeviceTracing`` (``iris/tracing/device.py``):
 same methods, order, parameters and record semantics, but written separately, in Gluon, on purpose, so
 that the conformance suite compares two implementations. Shared with Triton, defined once: the context
-layout, record words and counters (``iris.layout_constexpr``), the clock/id readers (``iris.tracing.hw``)
-and the record constexprs (``iris.tracing.record_constexpr``).
+layout and record words (``iris.layout_constexpr``), the clock/id readers (``iris.tracing.hw``), the record
+constexprs (``iris.tracing.record_constexpr``) and the aggregate decorator (``iris._aggregate``).
 
     initialize  base = atomic_add(claimed, chunk, relaxed)            # the program's first chunk
-                if base < max_events: cursor := (base, base + chunk)   # else the program has no room
+                if base < max_events: cursor := (base + chunk, base)   # else the program has no room
     record      if base >= max_events: dropped += 1
-                else: (slot, end) = cursor
+                else: (end, slot) = cursor
                       if slot == end: slot = atomic_add(claimed, chunk, relaxed); end = slot + chunk
-                      cursor := (slot + 1, end)
-                      if slot < max_events: write the record at slot, then its timestamp
+                      cursor := (end, slot + 1)
+                      if slot < max_events: read the clock, write the record (timestamp included) at slot
                       else: dropped += 1
     pid          = linear program id over the whole grid
     address      = min over active lanes of the pointer block (0 if no lane is active)
     payload_size = active lanes x element bytes (no mask: every element; scalar pointer: 1)
     duration     = end - start ticks for a range; DURATION_OPEN until ended; DURATION_INSTANT for an instant
 
-The cursor is a cell in global memory, the one of the program's first chunk (``cursors[base // chunk]``), as in
-the Triton twin, and needs no barrier for the same reason: thread 0 writes it and reads it back, and every write
-a record makes is thread 0's or that of a lane of warp 0 (the record block, one word per lane), lanes that take
-thread 0's slot (``hw.lane0``). Other warps may see an older value and branch differently,
-but write nothing; a new chunk is claimed by thread 0 alone (``_refill``), so no barrier hides in such a branch.
-The record, its timestamp (read just before) included, is one 16-word block store.
-The words every record of a program shares (pid, cur_rank, xcc_id, cu_id) are built once, at ``initialize``.
+The cursor is one word in global memory, (end of chunk << 32) | next slot, in the cell of the program's first
+chunk (``cursors[base // chunk]``), as in the Triton twin, and needs no barrier for the same reason: thread 0
+writes it and reads it back, and every write a record makes is thread 0's. Other threads may see an older value
+and branch differently, but write nothing; a new chunk is claimed by thread 0 alone (``_refill``), so no barrier
+hides in such a branch. The record is one block of ``RECORD_WORDS`` words held by every thread in a layout that
+gives each thread the whole record (``_record_layout``), so thread 0 alone stores it, 16 bytes at a time, and
+each word is chosen in registers (the word numbers are compile-time values in every thread). The words every
+record of a program shares (pid, cu_id, xcc_id) are built once, at ``initialize``.
 Reductions run on the pointer block's own distributed layout: each ``gl.min``/``gl.sum`` over axis 0
 yields the ``SliceLayout`` of its input, until a scalar is left, so a ``BlockedLayout`` of any rank, a
 ``SliceLayout`` block or a scalar pointer all work, with no mask, a mask of the block's shape or a scalar mask.
@@ -53,15 +54,15 @@ def _linear_pid():
 
 @gluon.jit
 def _block_min(x):
-    for _ in gl.static_range(len(x.shape)):
-        x = gl.min(x, axis=0)
+    if len(x.shape) > 0:
+        x = gl.min(x, axis=None)
     return x
 
 
 @gluon.jit
 def _block_sum(x):
-    for _ in gl.static_range(len(x.shape)):
-        x = gl.sum(x, axis=0)
+    if len(x.shape) > 0:
+        x = gl.sum(x, axis=None)
     return x
 
 
@@ -75,8 +76,8 @@ def _address_and_size(address, mask):
     else:
         lowest = _block_min(gl.where(mask, addr, NO_ADDRESS))
         lowest = gl.where(lowest == NO_ADDRESS, 0, lowest)
-        zero = addr * 0  # int64 zeros in the block's layout (a scalar for a scalar pointer)
-        count = _block_sum(gl.where(mask, zero + 1, zero))
+        one = (addr * 0 + 1).to(gl.int32)  # the block's shape: a scalar mask covers every element
+        count = _block_sum(gl.where(mask, one, 0))
     return lowest, count * element_bytes(address.dtype)
 
 
@@ -86,45 +87,17 @@ def _thread_layout(warp_size, num_warps):
     return gl.BlockedLayout([1], [warp_size], [num_warps], [0])
 
 
-@gluon.jit
-def _record_index():
-    """Word numbers 0 .. RECORD_WORDS - 1 of a record block, a word per thread."""
-    layout: gl.constexpr = _thread_layout(warp_size(), gl.num_warps())
-    w = gl.arange(0, L.RECORD_WORDS, layout=layout)
-    return w
+@gluon.constexpr_function
+def _record_layout(warp_size, num_warps):
+    """Two words (16 bytes) a thread, in thread order: a record is lanes 0 .. RECORD_WORDS / 2 - 1 of warp 0 (every
+    other thread holds a copy, which no store writes)."""
+    return gl.BlockedLayout([2], [warp_size], [num_warps], [0])
 
 
 @gluon.jit
-def _program_words(cur_rank):
-    """The words every record of this program shares (pid, cur_rank, xcc_id, cu_id), the rest 0: built once, at
-    ``initialize``, so that a record reads no program id nor chip register."""
-    w = _record_index()
-    words = (w * 0).to(gl.int64)
-    words = gl.where(w == L.FIELD_PID, _linear_pid(), words)
-    words = gl.where(w == L.FIELD_CUR_RANK, cur_rank, words)
-    words = gl.where(w == L.FIELD_XCC_ID, hw.xcc_id(), words)
-    words = gl.where(w == L.FIELD_CU_ID, hw.cu_id(), words)
-    return words
-
-
-@gluon.jit
-def _record_words(program, event_id, pid_m, pid_n, target_rank, lowest, duration, slot, start, nbytes, payload):
-    """Every word of a record, as one block: the program's words, then this event's. The fields that are often
-    the same at one call site come first, so the compiler can hoist them out of a loop; the slot and the
-    timestamp, known last, come last."""
-    w = _record_index()
-    words = gl.where(w == L.FIELD_EVENT_ID, event_id, program)
-    words = gl.where(w == L.FIELD_DURATION_CYCLES, duration, words)
-    words = gl.where(w == L.FIELD_PAYLOAD_SIZE, nbytes, words)
-    words = gl.where(w == L.FIELD_TARGET_RANK, target_rank, words)
-    words = gl.where(w == L.FIELD_PID_M, pid_m, words)
-    words = gl.where(w == L.FIELD_PID_N, pid_n, words)
-    words = gl.where(w == L.FIELD_ADDRESS, lowest, words)
-    if payload is not None:
-        words = gl.where(w == L.FIELD_PAYLOAD, payload, words)
-    words = gl.where(w == L.FIELD_OP_INDEX, slot, words)
-    words = gl.where(w == L.FIELD_TIMESTAMP, start, words)
-    return w, words
+def _halves(low, high):
+    """Two 32-bit fields as one int64 record word: ``low`` in bits 0-31, ``high`` in bits 32-63."""
+    return (gl.cast(high, gl.int64) << 32) | (gl.cast(low, gl.int64) & L.LOW_BITS)
 
 
 @gluon.jit
@@ -134,10 +107,38 @@ def _refill(counters, chunk, cursor):
     layout: gl.constexpr = _thread_layout(warp_size(), gl.num_warps())
     i = gl.arange(0, MAX_THREADS, layout=layout)
     first = i == 0
-    zero = i * 0
+    zero = (i * 0).to(gl.int64)
     base = gl.atomic_add(counters + L.COUNTER_CLAIMED + zero, chunk + zero, mask=first, sem="relaxed")
-    gl.store(cursor + zero, base, mask=first)
-    gl.store(cursor + 1 + zero, base + chunk, mask=first)
+    gl.store(cursor + zero, _halves(base, base + chunk), mask=first)
+
+
+@gluon.jit
+def _payload(payload):
+    """The payload word: the caller's value, or 0 without one."""
+    word = 0
+    if payload is not None:
+        word = payload
+    return gl.cast(word, gl.int64)
+
+
+@gluon.jit
+def _write_record(records, slot, event, pids, size, program, lowest, payload, duration):
+    """Read the clock and write the record at ``slot``, the start timestamp included, with one block store (two
+    words a lane, 16 bytes: lanes 0 .. RECORD_WORDS / 2 - 1 of warp 0, which hold thread 0's slot)."""
+    record = records + slot * L.RECORD_WORDS
+    record = gl.multiple_of(record, L.RECORD_WORDS * 8)  # records are 64-byte aligned: 16-byte stores
+    layout: gl.constexpr = _record_layout(warp_size(), gl.num_warps())
+    w = gl.arange(0, L.RECORD_WORDS, layout=layout)
+    words = gl.where(w == L.WORD_EVENT, event, program)
+    words = gl.where(w == L.WORD_PIDS, pids, words)
+    words = gl.where(w == L.WORD_SIZE, size, words)
+    words = gl.where(w == L.WORD_ADDRESS, lowest, words)
+    words = gl.where(w == L.WORD_PAYLOAD, payload, words)
+    words = gl.where(w == L.WORD_DURATION, duration, words)
+    start = hw.timestamp()
+    words = gl.where(w == L.WORD_TIMESTAMP, start, words)
+    gl.store(record + w, words)
+    return start
 
 
 @aggregate
@@ -152,11 +153,11 @@ class GluonDeviceTracing:
     records: gl.tensor
     base: gl.tensor
     cursor: gl.tensor
-    cur_rank: gl.tensor
-    program: gl.tensor  # the words every record of the program shares (_program_words)
+    program: gl.tensor  # record word WORD_PROGRAM (pid | cu_id), the same for every record of the program
+    xcc: gl.tensor  # xcc_id in the high half of record word WORD_SIZE
 
     @gluon.constexpr_function
-    def __init__(self, enabled, active, max_events, chunk, counters, records, base, cursor, cur_rank, program):
+    def __init__(self, enabled, active, max_events, chunk, counters, records, base, cursor, program, xcc):
         self.enabled = gl.constexpr(enabled)
         self.active = active
         self.max_events = max_events
@@ -165,14 +166,13 @@ class GluonDeviceTracing:
         self.records = records
         self.base = base
         self.cursor = cursor
-        self.cur_rank = cur_rank
         self.program = program
+        self.xcc = xcc
 
     @staticmethod
     @gluon.jit
     def initialize(context_tensor, enabled: gl.constexpr = False):
         gl.static_assert(SOURCE_KEY == SOURCE_KEY, "keys the compile cache on iris's builtin sources")
-        cur_rank = gl.load(context_tensor + L.CUR_RANK)
         if enabled:
             active = gl.load(context_tensor + L.TRACE_ENABLED)
             max_events = gl.load(context_tensor + L.TRACE_MAX_EVENTS)
@@ -180,43 +180,42 @@ class GluonDeviceTracing:
             counters = gl.load(context_tensor + L.TRACE_COUNTERS_PTR).to(gl.pointer_type(gl.int64))
             records = gl.load(context_tensor + L.TRACE_RECORDS_PTR).to(gl.pointer_type(gl.int64))
             cursors = gl.load(context_tensor + L.TRACE_CURSORS_PTR).to(gl.pointer_type(gl.int64))
+            program = _halves(_linear_pid(), hw.cu_id())
+            xcc = hw.xcc_id().to(gl.int64) << 32
             base = max_events  # no room, unless the claim below finds some
-            program = _program_words(cur_rank)
             cursor = cursors
             if active != 0:
                 base = gl.atomic_add(counters + L.COUNTER_CLAIMED, chunk, sem="relaxed")
-                if base < max_events:
-                    cursor = cursors + (base // chunk) * L.CURSOR_WORDS
-                    gl.store(cursor, base)
-                    gl.store(cursor + 1, base + chunk)
+                if base < max_events:  # then base < SLOT_LIMIT: 32-bit division
+                    cursor = cursors + (base.to(gl.int32) // chunk.to(gl.int32)) * L.CURSOR_WORDS
+                    gl.store(cursor, _halves(base, base + chunk))
         else:
-            active = cur_rank * 0
+            active = gl.load(context_tensor + L.CUR_RANK) * 0
             max_events = active
             chunk = active
             counters = context_tensor
             records = context_tensor
             base = active
-            program = active
             cursor = context_tensor
-        return GluonDeviceTracing(enabled, active, max_events, chunk, counters, records, base, cursor, cur_rank,
-                                  program)
+            program = active
+            xcc = active
+        return GluonDeviceTracing(enabled, active, max_events, chunk, counters, records, base, cursor, program, xcc)
 
     @gluon.jit
     def _claim(self):
         """The program's next slot from its cursor, claiming a new chunk when the current one is used up (the
         values are thread 0's and warp 0's; see the module docstring)."""
-        slot = gl.load(self.cursor)
-        end = gl.load(self.cursor + 1)
-        if slot == end:
+        cursor = gl.load(self.cursor)
+        if (cursor & L.LOW_BITS) == (cursor >> 32):
             _refill(self.counters, self.chunk, self.cursor)
-            slot = gl.load(self.cursor)
-        gl.store(self.cursor, slot + 1)
-        return hw.lane0(slot)  # thread 0's slot, for every lane of warp 0 (the lanes of the record block)
+            cursor = gl.load(self.cursor)
+        gl.store(self.cursor, cursor + 1)
+        return hw.lane0(cursor & L.LOW_BITS)  # thread 0's slot, for every lane of warp 0 (the record's lanes)
 
     @gluon.jit
     def _record(self, event_id, target_rank, address, pid_m, pid_n, mask, payload, duration):
-        slot = self.cur_rank * 0 - 1
-        start = self.cur_rank * 0
+        slot = self.max_events * 0 - 1
+        start = self.max_events * 0
         if self.enabled:
             if self.active != 0:
                 lowest, nbytes = _address_and_size(address, mask)
@@ -224,10 +223,9 @@ class GluonDeviceTracing:
                 if self.base < self.max_events:
                     slot = self._claim()
                 if slot < self.max_events:
-                    start = hw.timestamp()
-                    w, words = _record_words(self.program, event_id, pid_m, pid_n, target_rank, lowest, duration, slot,
-                                             start, nbytes, payload)
-                    gl.store(self.records + slot * L.RECORD_WORDS + w, words)
+                    start = _write_record(self.records, slot, _halves(event_id, target_rank),
+                                          _halves(pid_m, pid_n), _halves(nbytes, 0) | self.xcc, self.program,
+                                          lowest, _payload(payload), duration)
                 else:
                     gl.atomic_add(self.counters + L.COUNTER_DROPPED, 1, sem="relaxed")
         return slot, start
@@ -244,7 +242,7 @@ class GluonDeviceTracing:
             now = hw.timestamp()
             slot = handle[0]
             if (slot >= 0) & (slot < self.max_events):
-                gl.store(self.records + slot * L.RECORD_WORDS + L.FIELD_DURATION_CYCLES, now - handle[1])
+                gl.store(self.records + slot * L.RECORD_WORDS + L.WORD_DURATION, now - handle[1])
 
     @gluon.jit
     def record_event(self, event_id, target_rank, address, pid_m, pid_n, mask=None, payload=None):

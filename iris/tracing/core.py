@@ -15,9 +15,9 @@ import torch
 from iris import layout
 from iris.checks import is_int
 from iris.tracing import hw
-from iris.tracing.events import EMPTY_EVENT, FIELD_INDEX, TRACE_FIELDS
+from iris.tracing.events import EMPTY_EVENT, FIELDS
 from iris.tracing.readback import Readback
-from iris.tracing.records import TraceRecords
+from iris.tracing.records import HOST_FIELDS, TraceRecords, int32_column
 from iris.world import synchronize
 
 
@@ -29,13 +29,14 @@ def backend_of(device: torch.device) -> str:
 
 
 MAX_CHUNK = 1 << 20
+MAX_EVENTS = layout.SLOT_LIMIT - MAX_CHUNK  # every chunk a program can claim ends below SLOT_LIMIT
 DEFAULT_CHUNK = 16  # slots a program claims at a time: one claim (a device-wide atomic) per 16 events
 
 
 class Tracing:
     """Trace buffers of one rank. ``owner`` supplies ``rank``, ``device`` and ``_write_tracing_block``.
 
-    Record semantics v2 (``DESIGN.md``, "Trace record"): every program that initializes tracing claims a chunk of
+    Record semantics (``docs/design.md``, "Trace records"): every program that initializes tracing claims a chunk of
     ``chunk`` consecutive slots with one relaxed atomic on the claim counter and hands them out in program order;
     it claims the next chunk only when the current one is used up. Unused slots are holes (``EMPTY_EVENT``),
     skipped when decoding; a record that finds no slot below ``max_events`` is dropped and counted.
@@ -77,8 +78,9 @@ class Tracing:
         Buffers that cannot be allocated raise an error naming ``max_events``, the bytes and the device, and change
         nothing (tracing stays disabled, or enabled with the previous buffers).
         """
-        if not is_int(max_events) or max_events <= 0:
-            raise ValueError(f"max_events={max_events!r}; expected a positive int (events per rank to keep)")
+        if not is_int(max_events) or not 0 < max_events <= MAX_EVENTS:
+            raise ValueError(f"max_events={max_events!r}; expected a positive int (events per rank to keep), at most "
+                             f"{MAX_EVENTS} (slots are 32-bit)")
         if not is_int(chunk) or not 1 <= chunk <= MAX_CHUNK:
             raise ValueError(f"chunk={chunk!r}; expected an int in [1, {MAX_CHUNK}] (slots a program claims at a time)")
         cells = layout.cursor_cells(max_events, chunk)
@@ -102,14 +104,12 @@ class Tracing:
         device = self._owner.device
         shapes = ((max_events + 1, layout.RECORD_WORDS), (layout.COUNTERS,), (cells, layout.CURSOR_WORDS))
         needed = 8 * sum(math.prod(shape) for shape in shapes)  # bytes: int64 words
-        error, reason = None, "more than a tensor can hold"
-        if needed < 1 << 63:  # else torch cannot even express the size
-            try:
-                return (torch.empty(shapes[0], dtype=torch.int64, device=device),
-                        torch.empty(shapes[1], dtype=torch.int64, device=device),
-                        torch.zeros(shapes[2], dtype=torch.int64, device=device))
-            except RuntimeError as e:  # torch.OutOfMemoryError is one too
-                error, reason = e, f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300]}"
+        try:
+            return (torch.empty(shapes[0], dtype=torch.int64, device=device),
+                    torch.empty(shapes[1], dtype=torch.int64, device=device),
+                    torch.zeros(shapes[2], dtype=torch.int64, device=device))
+        except RuntimeError as e:  # torch.OutOfMemoryError is one too
+            error, reason = e, f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300]}"
         if self._records is None:
             state = "tracing stays disabled"
         else:
@@ -132,7 +132,7 @@ class Tracing:
 
     def _clear(self) -> None:
         self._sync()
-        self._guarded[:, FIELD_INDEX["event_id"]] = EMPTY_EVENT.value
+        self._event_ids(self._guarded).fill_(EMPTY_EVENT.value)
         self._counters.zero_()
 
     def _publish(self) -> None:
@@ -145,6 +145,11 @@ class Tracing:
     def _require_buffers(self, what: str) -> None:
         if self._records is None:
             raise RuntimeError(f"tracing.{what} used before tracing.enable(max_events); enable tracing first")
+
+    @staticmethod
+    def _event_ids(records: torch.Tensor) -> torch.Tensor:
+        """The event_id column of contiguous ``records`` (a view: 32-bit halves of a word)."""
+        return records.view(torch.int32)[:, int32_column("event_id")]
 
     def _sync(self) -> None:
         synchronize(self._owner.device)
@@ -172,7 +177,7 @@ class Tracing:
         """Events kernels tried to record since enable/reset (recorded + dropped)."""
         self._require_buffers("attempted")
         claimed, dropped = self._read_counters()
-        slots = self._records[: min(claimed, self.max_events), FIELD_INDEX["event_id"]]
+        slots = self._event_ids(self._records[: min(claimed, self.max_events)])
         return int((slots != EMPTY_EVENT.value).sum()) + dropped
 
     @property
@@ -187,7 +192,7 @@ class Tracing:
     def trace_counter(self) -> torch.Tensor | None:
         """Upstream-compatible view of the slot counter: shape (1,), on the rank's device; None before enable.
 
-        Record semantics v2: it holds the slots claimed since enable/reset, a whole chunk at a time (holes
+        Record semantics: it holds the slots claimed since enable/reset, a whole chunk at a time (holes
         included, and it may pass ``max_events``), not the events attempted (upstream: one slot per event, so
         the two were equal; ``attempted`` and ``dropped`` give those now). It is the live buffer (no copy; the
         device is synchronized first): read it, never write it (``reset()`` clears it). Unlike upstream iris, its
@@ -202,29 +207,40 @@ class Tracing:
     def trace_buffers(self) -> Mapping[str, torch.Tensor]:
         """Upstream-compatible view of the records: field name -> ``max_events`` slots; empty before enable.
 
-        One entry per ``TRACE_FIELDS`` name; slot i is the event that drew op_index i. Record semantics v2: slots
-        are claimed a chunk at a time, so a slot below ``trace_counter`` may be a hole, whose ``event_id`` is
-        ``EMPTY_EVENT`` (-1; its other fields are undefined). Each tensor is a strided column of the live buffer
-        (records are slot-major, ``RECORD_WORDS`` words a slot; no copy; the device is synchronized first): read
-        them, never write them. The mapping itself cannot be changed. Unlike upstream iris: every field is int64
-        (upstream: int32 for most); ``payload`` is an extra field; ``duration_cycles`` is a duration, not an end
-        timestamp: end - start ticks of a finished range, ``DURATION_OPEN`` (-1) for a range never ended,
-        ``DURATION_INSTANT`` (-2) for an instant (upstream stores the end timestamp there, 0 for an instant).
-        ``events()`` decodes the same data, holes skipped.
+        One entry per ``TRACE_FIELDS`` name; slot i is the event that drew op_index i. Slots are claimed a chunk at
+        a time, so a slot below ``trace_counter`` may be a hole, whose ``event_id`` is ``EMPTY_EVENT`` (-1; its
+        other fields are undefined). A field the device stores is a strided column of the live buffer (records are
+        slot-major, ``RECORD_WORDS`` words a slot; no copy; the device is synchronized first): int32 for the
+        32-bit fields, int64 for timestamp, duration_cycles, address and payload; read them, never write them.
+        ``cur_rank`` and ``op_index``, which no record stores, are new int32 tensors (this rank; the slot number).
+        The mapping itself cannot be changed. Unlike upstream iris: ``payload`` is an extra field;
+        ``duration_cycles`` is a duration, not an end timestamp: end - start ticks of a finished range,
+        ``DURATION_OPEN`` (-1) for a range never ended, ``DURATION_INSTANT`` (-2) for an instant (upstream stores the
+        end timestamp there, 0 for an instant). ``events()`` decodes the same data, holes skipped.
         """
         if self._records is None:
             return MappingProxyType({})
         self._sync()
-        return MappingProxyType({field: self._records[:, word] for word, field in enumerate(TRACE_FIELDS)})
+        halves = self._records.view(torch.int32)
+        derived = {"cur_rank": torch.full((self.max_events,), self._owner.rank, dtype=torch.int32,
+                                          device=self._records.device),
+                   "op_index": torch.arange(self.max_events, dtype=torch.int32, device=self._records.device)}
+        columns = {}
+        for f in FIELDS:
+            if f.name in HOST_FIELDS:
+                columns[f.name] = derived[f.name]
+            else:
+                columns[f.name] = self._records[:, f.word] if f.bits == 64 else halves[:, int32_column(f.name)]
+        return MappingProxyType(columns)
 
     def events(self) -> TraceRecords:
-        """This rank's events, decoded (the claimed slots transposed to one row per field, then copied to the host
-        in bulk, ``readback``; holes skipped)."""
+        """This rank's events, decoded (the claimed slots transposed to one row per record word, then copied to the
+        host in bulk, ``readback``; holes skipped)."""
         self._require_buffers("events")
         claimed, dropped = self._read_counters()
         n = min(claimed, self.max_events)
-        fields = self._readback.fields(self._records[:n, : len(TRACE_FIELDS)])
-        return TraceRecords.from_written(fields, dropped, self.max_events, rank=self._owner.rank,
+        words = self._readback.fields(self._records[:n])
+        return TraceRecords.from_written(words, dropped, self.max_events, rank=self._owner.rank,
                                          backend=self.backend, ticks_per_second=self.ticks_per_second)
 
     @property

@@ -1,31 +1,31 @@
 """Triton device tracing: ``ctx.tracing.record_event_start/end`` and ``record_event``.
 
-Record semantics v2 (``DESIGN.md``, "Trace record"; the Gluon twin ``GluonDeviceTracing`` in
+Record semantics (``docs/design.md``, "Trace records"; the Gluon twin ``GluonDeviceTracing`` in
 ``iris/experimental/tracing.py`` is written separately and keeps them identical; the conformance suite compares
 the two):
 
     initialize  base = atomic_add(claimed, chunk, relaxed)            # the program's first chunk
-                if base < max_events: cursor := (base, base + chunk)   # else the program has no room
+                if base < max_events: cursor := (base + chunk, base)   # else the program has no room
     record      if base >= max_events: dropped += 1
-                else: (slot, end) = cursor
+                else: (end, slot) = cursor
                       if slot == end: slot = atomic_add(claimed, chunk, relaxed); end = slot + chunk
-                      cursor := (slot + 1, end)
-                      if slot < max_events: write the record at slot, then its timestamp
+                      cursor := (end, slot + 1)
+                      if slot < max_events: write the record's words at slot, read the clock, write the timestamp
                       else: dropped += 1
     pid          = linear program id over the whole grid
     address      = min over active lanes of the pointer block (0 if no lane is active)
     payload_size = active lanes x element bytes (no mask: every element; scalar pointer: 1)
     duration     = end - start ticks for a range; DURATION_OPEN until ended; DURATION_INSTANT for an instant
 
-The cursor is a cell in global memory, the one of the program's first chunk (``cursors[base // chunk]``):
-programs of kernels that run at once never share a cursor. It needs no barrier: thread 0 writes it and thread 0
-reads it back (a thread sees its own writes), and every write a record makes is thread 0's or that of a lane of
-warp 0 (the 16-word block store), lanes that take thread 0's slot (``hw.lane0``). Other warps read the cell too,
-may see an older value and may branch differently, but write nothing.
-A new chunk is claimed by thread 0 alone (``_refill``: a block atomic masked to the element thread 0 owns), so
-no barrier hides in a branch that only some warps take. The record, its timestamp (read just before)
-included, is one 16-word block store. The words every record of a program shares (pid, cur_rank, xcc_id,
-cu_id) are built once, at ``initialize``.
+The cursor is one word in global memory, (end of chunk << 32) | next slot, in the cell of the program's first
+chunk (``cursors[base // chunk]``): programs of kernels that run at once never share a cursor, and a record costs
+one load and one store of it. It needs no barrier: thread 0 writes it and reads it back (a thread sees its own
+writes), and every write a record makes is thread 0's (Triton stores a scalar from thread 0 alone). Other threads
+read the cell too, may see an older value and may branch differently, but write nothing. A new chunk is claimed
+by thread 0 alone (``_refill``: a block atomic masked to the element thread 0 owns), so no barrier hides in a
+branch that only some threads take. The record is eight word stores (``iris.tracing.events.FIELDS`` places the
+fields; 32-bit fields go two to a word); the words every record of a program shares (pid, cu_id, xcc_id) are
+built once, at ``initialize``; the start timestamp is read after every other word is written.
 
 With ``tracing`` compiled off every method is empty; compiled on but switched off at run time
 (context tracing block all zeros) it records nothing and touches no memory.
@@ -44,24 +44,22 @@ from iris.tracing.record_constexpr import MAX_THREADS, NO_ADDRESS, element_bytes
 
 @triton.jit
 def _linear_pid():
-    return (
-        tl.program_id(0)
-        + tl.program_id(1) * tl.num_programs(0)
-        + tl.program_id(2) * tl.num_programs(0) * tl.num_programs(1)
-    )
+    grid_m = tl.num_programs(0)
+    grid_mn = grid_m * tl.num_programs(1)
+    return tl.program_id(0) + tl.program_id(1) * grid_m + tl.program_id(2) * grid_mn
 
 
 @triton.jit
 def _block_min(x):
-    for _ in tl.static_range(len(x.shape)):
-        x = tl.min(x, axis=0)
+    if len(x.shape) > 0:
+        x = tl.min(x, axis=None)
     return x
 
 
 @triton.jit
 def _block_sum(x):
-    for _ in tl.static_range(len(x.shape)):
-        x = tl.sum(x, axis=0)
+    if len(x.shape) > 0:
+        x = tl.sum(x, axis=None)
     return x
 
 
@@ -75,49 +73,15 @@ def _address_and_size(address, mask):
     else:
         lowest = _block_min(tl.where(mask, addr, NO_ADDRESS))
         lowest = tl.where(lowest == NO_ADDRESS, 0, lowest)
-        zero = addr * 0  # int64 zeros of the block's shape (a scalar for a scalar pointer)
-        count = _block_sum(tl.where(mask, zero + 1, zero))
+        one = (addr * 0 + 1).to(tl.int32)  # the block's shape: a scalar mask covers every element
+        count = _block_sum(tl.where(mask, one, 0))
     return lowest, count * element_bytes(address.dtype)
 
 
 @triton.jit
-def _record_index():
-    """Word numbers 0 .. RECORD_WORDS - 1 of a record block."""
-    w = tl.arange(0, L.RECORD_WORDS)
-    return w
-
-
-@triton.jit
-def _program_words(cur_rank):
-    """The words every record of this program shares (pid, cur_rank, xcc_id, cu_id), the rest 0: built once, at
-    ``initialize``, so that a record reads no program id nor chip register."""
-    w = _record_index()
-    words = (w * 0).to(tl.int64)
-    words = tl.where(w == L.FIELD_PID, _linear_pid(), words)
-    words = tl.where(w == L.FIELD_CUR_RANK, cur_rank, words)
-    words = tl.where(w == L.FIELD_XCC_ID, hw.xcc_id(), words)
-    words = tl.where(w == L.FIELD_CU_ID, hw.cu_id(), words)
-    return words
-
-
-@triton.jit
-def _record_words(program, event_id, pid_m, pid_n, target_rank, lowest, duration, slot, start, nbytes, payload):
-    """Every word of a record, as one block: the program's words, then this event's. The fields that are often
-    the same at one call site come first, so the compiler can hoist them out of a loop; the slot and the
-    timestamp, known last, come last."""
-    w = _record_index()
-    words = tl.where(w == L.FIELD_EVENT_ID, event_id, program)
-    words = tl.where(w == L.FIELD_DURATION_CYCLES, duration, words)
-    words = tl.where(w == L.FIELD_PAYLOAD_SIZE, nbytes, words)
-    words = tl.where(w == L.FIELD_TARGET_RANK, target_rank, words)
-    words = tl.where(w == L.FIELD_PID_M, pid_m, words)
-    words = tl.where(w == L.FIELD_PID_N, pid_n, words)
-    words = tl.where(w == L.FIELD_ADDRESS, lowest, words)
-    if payload is not None:
-        words = tl.where(w == L.FIELD_PAYLOAD, payload, words)
-    words = tl.where(w == L.FIELD_OP_INDEX, slot, words)
-    words = tl.where(w == L.FIELD_TIMESTAMP, start, words)
-    return w, words
+def _halves(low, high):
+    """Two 32-bit fields as one int64 record word: ``low`` in bits 0-31, ``high`` in bits 32-63."""
+    return (tl.cast(high, tl.int64) << 32) | (tl.cast(low, tl.int64) & L.LOW_BITS)
 
 
 @triton.jit
@@ -126,10 +90,36 @@ def _refill(counters, chunk, cursor):
     ``MAX_THREADS`` elements (one owner each, so no result is broadcast) masked to element 0, thread 0's."""
     i = tl.arange(0, MAX_THREADS)
     first = i == 0
-    zero = i * 0
+    zero = (i * 0).to(tl.int64)
     base = tl.atomic_add(counters + L.COUNTER_CLAIMED + zero, chunk + zero, mask=first, sem="relaxed")
-    tl.store(cursor + zero, base, mask=first)
-    tl.store(cursor + 1 + zero, base + chunk, mask=first)
+    tl.store(cursor + zero, _halves(base, base + chunk), mask=first)
+
+
+@triton.jit
+def _payload(payload):
+    """The payload word: the caller's value, or 0 without one."""
+    word = 0
+    if payload is not None:
+        word = payload
+    return tl.cast(word, tl.int64)
+
+
+@triton.jit
+def _write_record(records, slot, event, pids, size, program, lowest, payload, duration):
+    """Read the clock and write the record at ``slot``, the start timestamp included, with one block store (a word a
+    lane: lanes 0 .. RECORD_WORDS - 1 of warp 0, which hold thread 0's slot)."""
+    record = records + slot * L.RECORD_WORDS
+    w = tl.arange(0, L.RECORD_WORDS)
+    words = tl.where(w == L.WORD_EVENT, event, program)
+    words = tl.where(w == L.WORD_PIDS, pids, words)
+    words = tl.where(w == L.WORD_SIZE, size, words)
+    words = tl.where(w == L.WORD_ADDRESS, lowest, words)
+    words = tl.where(w == L.WORD_PAYLOAD, payload, words)
+    words = tl.where(w == L.WORD_DURATION, duration, words)
+    start = hw.timestamp()
+    words = tl.where(w == L.WORD_TIMESTAMP, start, words)
+    tl.store(record + w, words)
+    return start
 
 
 @aggregate
@@ -144,11 +134,11 @@ class DeviceTracing:
     records: tl.tensor
     base: tl.tensor
     cursor: tl.tensor
-    cur_rank: tl.tensor
-    program: tl.tensor  # the words every record of the program shares (_program_words)
+    program: tl.tensor  # record word WORD_PROGRAM (pid | cu_id), the same for every record of the program
+    xcc: tl.tensor  # xcc_id in the high half of record word WORD_SIZE
 
     @triton.constexpr_function
-    def __init__(self, enabled, active, max_events, chunk, counters, records, base, cursor, cur_rank, program):
+    def __init__(self, enabled, active, max_events, chunk, counters, records, base, cursor, program, xcc):
         self.enabled = tl.constexpr(enabled)
         self.active = active
         self.max_events = max_events
@@ -157,14 +147,13 @@ class DeviceTracing:
         self.records = records
         self.base = base
         self.cursor = cursor
-        self.cur_rank = cur_rank
         self.program = program
+        self.xcc = xcc
 
     @staticmethod
     @triton.jit
     def initialize(context_tensor, enabled: tl.constexpr = False):
         tl.static_assert(SOURCE_KEY == SOURCE_KEY, "keys the compile cache on iris's builtin sources")
-        cur_rank = tl.load(context_tensor + L.CUR_RANK)
         if enabled:
             active = tl.load(context_tensor + L.TRACE_ENABLED)
             max_events = tl.load(context_tensor + L.TRACE_MAX_EVENTS)
@@ -172,43 +161,42 @@ class DeviceTracing:
             counters = tl.load(context_tensor + L.TRACE_COUNTERS_PTR).to(tl.pointer_type(tl.int64))
             records = tl.load(context_tensor + L.TRACE_RECORDS_PTR).to(tl.pointer_type(tl.int64))
             cursors = tl.load(context_tensor + L.TRACE_CURSORS_PTR).to(tl.pointer_type(tl.int64))
+            program = _halves(_linear_pid(), hw.cu_id())
+            xcc = hw.xcc_id().to(tl.int64) << 32
             base = max_events  # no room, unless the claim below finds some
-            program = _program_words(cur_rank)
             cursor = cursors
             if active != 0:
                 base = tl.atomic_add(counters + L.COUNTER_CLAIMED, chunk, sem="relaxed")
-                if base < max_events:
-                    cursor = cursors + (base // chunk) * L.CURSOR_WORDS
-                    tl.store(cursor, base)
-                    tl.store(cursor + 1, base + chunk)
+                if base < max_events:  # then base < SLOT_LIMIT: 32-bit division
+                    cursor = cursors + (base.to(tl.int32) // chunk.to(tl.int32)) * L.CURSOR_WORDS
+                    tl.store(cursor, _halves(base, base + chunk))
         else:
-            active = cur_rank * 0
+            active = tl.load(context_tensor + L.CUR_RANK) * 0
             max_events = active
             chunk = active
             counters = context_tensor
             records = context_tensor
             base = active
-            program = active
             cursor = context_tensor
-        return DeviceTracing(enabled, active, max_events, chunk, counters, records, base, cursor, cur_rank,
-                             program)
+            program = active
+            xcc = active
+        return DeviceTracing(enabled, active, max_events, chunk, counters, records, base, cursor, program, xcc)
 
     @triton.jit
     def _claim(self):
         """The program's next slot from its cursor, claiming a new chunk when the current one is used up (the
         values are thread 0's and warp 0's; see the module docstring)."""
-        slot = tl.load(self.cursor)
-        end = tl.load(self.cursor + 1)
-        if slot == end:
+        cursor = tl.load(self.cursor)
+        if (cursor & L.LOW_BITS) == (cursor >> 32):
             _refill(self.counters, self.chunk, self.cursor)
-            slot = tl.load(self.cursor)
-        tl.store(self.cursor, slot + 1)
-        return hw.lane0(slot)  # thread 0's slot, for every lane of warp 0 (the lanes of the record block)
+            cursor = tl.load(self.cursor)
+        tl.store(self.cursor, cursor + 1)
+        return hw.lane0(cursor & L.LOW_BITS)  # thread 0's slot, for every lane of warp 0 (the record's lanes)
 
     @triton.jit
     def _record(self, event_id, target_rank, address, pid_m, pid_n, mask, payload, duration):
-        slot = self.cur_rank * 0 - 1
-        start = self.cur_rank * 0
+        slot = self.max_events * 0 - 1
+        start = self.max_events * 0
         if self.enabled:
             if self.active != 0:
                 lowest, nbytes = _address_and_size(address, mask)
@@ -216,10 +204,9 @@ class DeviceTracing:
                 if self.base < self.max_events:
                     slot = self._claim()
                 if slot < self.max_events:
-                    start = hw.timestamp()
-                    w, words = _record_words(self.program, event_id, pid_m, pid_n, target_rank, lowest, duration, slot,
-                                             start, nbytes, payload)
-                    tl.store(self.records + slot * L.RECORD_WORDS + w, words)
+                    start = _write_record(self.records, slot, _halves(event_id, target_rank),
+                                          _halves(pid_m, pid_n), _halves(nbytes, 0) | self.xcc, self.program,
+                                          lowest, _payload(payload), duration)
                 else:
                     tl.atomic_add(self.counters + L.COUNTER_DROPPED, 1, sem="relaxed")
         return slot, start
@@ -236,7 +223,7 @@ class DeviceTracing:
             now = hw.timestamp()
             slot = handle[0]
             if (slot >= 0) & (slot < self.max_events):
-                tl.store(self.records + slot * L.RECORD_WORDS + L.FIELD_DURATION_CYCLES, now - handle[1])
+                tl.store(self.records + slot * L.RECORD_WORDS + L.WORD_DURATION, now - handle[1])
 
     @triton.jit
     def record_event(self, event_id, target_rank, address, pid_m, pid_n, mask=None, payload=None):

@@ -2,9 +2,10 @@
 
 Event ids are usable inside kernels as ``TraceEvent().put`` (a ``tl.constexpr``); the host
 decodes ids to names through ``EVENT_NAMES``. Every id has exactly one name.
-A record is ``RECORD_WORDS`` int64 words (``iris.layout``), word f holding field f in ``TRACE_FIELDS`` order.
-``FIELDS`` says, per field, what the conformance checks do with it and how an export carries it; every other
-list of fields (the export's arguments, the model's logical fields, the physical checks) is derived from it.
+A record is ``RECORD_WORDS`` int64 words (``iris.layout``). ``FIELDS`` says, per field, where the device stores it
+(a whole word, or the low or high 32 bits of one; or nowhere: the host knows it), what the conformance checks do
+with it and how an export carries it; every other list of fields (the export's arguments, the model's logical
+fields, the physical checks, the kernels' word constants, the decoder) is derived from it.
 """
 
 from __future__ import annotations
@@ -46,41 +47,52 @@ LOGICAL, PHYSICAL, SLOT = "logical", "physical", "slot"
 
 @dataclass(frozen=True)
 class TraceField:
-    """One field of a trace record: what the conformance checks do with it and how an export carries it.
+    """One field of a trace record: where the device stores it, what the conformance checks do with it and how an
+    export carries it.
 
-    ``role``: ``logical`` (equal to the model's), ``physical`` (checked for validity: in range, ordered),
-    ``slot`` (the slot the record was found in). ``exported``: ``arg`` (an argument of the exported slice) or
-    what carries it instead (``name``, ``track``, ``process``, ``time``: the slice's start and length).
+    ``word``: the record word (int64) holding it, or None where the host supplies it (``cur_rank``: the buffer's
+    own rank; ``op_index``: the slot). ``bits``: 64 (the whole word) or 32 (``shift`` 0: the low half, 32: the high
+    half; read back sign-extended). ``role``: ``logical`` (equal to the model's), ``physical`` (checked for
+    validity: in range, ordered), ``slot`` (the slot the record was found in). ``exported``: ``arg`` (an argument of
+    the exported slice) or what carries it instead (``name``, ``track``, ``process``, ``time``: the slice's start
+    and length).
     """
 
     name: str
     role: str
     exported: str
     meaning: str
+    word: int | None
+    bits: int = 64
+    shift: int = 0
 
 
-# The fields in storage order (word f of a record holds field f): the one table every list below derives from.
+# The fields in their decoded order: the one table every list below derives from. A record (64 bytes): w0 timestamp,
+# w1 duration, w2 address, w3 payload, w4 event_id | target_rank, w5 pid_m | pid_n, w6 payload_size | xcc_id,
+# w7 pid | cu_id (low | high 32 bits). w7 and the high half of w6 are the same for every record of a program.
 FIELDS: tuple[TraceField, ...] = (
-    TraceField("event_id", LOGICAL, "name", "which op or event (EVENT_NAMES)"),
-    TraceField("pid", LOGICAL, "track", "the linear program id over the whole grid"),
-    TraceField("pid_m", LOGICAL, "arg", "the caller's pid_m"),
-    TraceField("pid_n", LOGICAL, "arg", "the caller's pid_n"),
-    TraceField("cur_rank", LOGICAL, "process", "the rank that recorded it (from the context)"),
-    TraceField("target_rank", LOGICAL, "arg", "the rank the op reaches"),
-    TraceField("xcc_id", PHYSICAL, "arg", "the accelerator complex die (AMD XCC; 0 elsewhere)"),
-    TraceField("cu_id", PHYSICAL, "arg", "the SM or CU"),
-    TraceField("timestamp", PHYSICAL, "time", "start ticks of the backend's global clock"),
-    TraceField("address", LOGICAL, "arg", "the lowest active pointer of the block (0: no lane active)"),
-    TraceField("duration_cycles", PHYSICAL, "time", "end - start ticks; DURATION_OPEN, DURATION_INSTANT: the kind"),
-    TraceField("op_index", SLOT, "arg", "the slot: unique per rank, increasing in program order"),
-    TraceField("payload_size", LOGICAL, "arg", "active elements x element bytes"),
-    TraceField("payload", LOGICAL, "arg", "the caller's value (0 without one)"),
+    TraceField("event_id", LOGICAL, "name", "which op or event (EVENT_NAMES)", 4, 32, 0),
+    TraceField("pid", LOGICAL, "track", "the linear program id over the whole grid", 7, 32, 0),
+    TraceField("pid_m", LOGICAL, "arg", "the caller's pid_m", 5, 32, 0),
+    TraceField("pid_n", LOGICAL, "arg", "the caller's pid_n", 5, 32, 32),
+    TraceField("cur_rank", LOGICAL, "process", "the rank that recorded it (the rank whose buffers hold it)", None),
+    TraceField("target_rank", LOGICAL, "arg", "the rank the op reaches", 4, 32, 32),
+    TraceField("xcc_id", PHYSICAL, "arg", "the accelerator complex die (AMD XCC; 0 elsewhere)", 6, 32, 32),
+    TraceField("cu_id", PHYSICAL, "arg", "the SM or CU", 7, 32, 32),
+    TraceField("timestamp", PHYSICAL, "time", "start ticks of the backend's global clock", 0),
+    TraceField("address", LOGICAL, "arg", "the lowest active pointer of the block (0: no lane active)", 2),
+    TraceField("duration_cycles", PHYSICAL, "time", "end - start ticks; DURATION_OPEN, DURATION_INSTANT: the kind",
+               1),
+    TraceField("op_index", SLOT, "arg", "the slot: unique per rank, increasing in program order", None),
+    TraceField("payload_size", LOGICAL, "arg", "active elements x element bytes", 6, 32, 0),
+    TraceField("payload", LOGICAL, "arg", "the caller's value (0 without one)", 3),
 )
 TRACE_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS)
 LOGICAL_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.role == LOGICAL)
 PHYSICAL_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.role == PHYSICAL)
 EXPORT_ARGS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.exported == "arg")
-FIELD_INDEX: dict[str, int] = {n: i for i, n in enumerate(TRACE_FIELDS)}
+FIELD_INDEX: dict[str, int] = {n: i for i, n in enumerate(TRACE_FIELDS)}  # row of each field in decoded records
+FIELD_BY_NAME: dict[str, TraceField] = {f.name: f for f in FIELDS}
 
 # event_id of a slot no record was written to (a hole: the host fills the buffers with it at enable and reset).
 EMPTY_EVENT = tl.constexpr(-1)

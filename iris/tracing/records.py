@@ -1,7 +1,8 @@
 """Decoded trace records of one rank: columns of numpy arrays, one row per recorded event.
 
 Built from one bulk copy of the records buffer (slot-major: a record per slot, holes skipped); every derived
-column is vectorized.
+column is vectorized. ``decode_words`` and ``encode_records`` are the record format's host side (where each field
+lives: ``iris.tracing.events.FIELDS``), one the inverse of the other.
 """
 
 from __future__ import annotations
@@ -10,10 +11,72 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from iris.tracing.events import DURATION_INSTANT, DURATION_OPEN, EMPTY_EVENT, FIELD_INDEX, TRACE_FIELDS, event_name
+from iris import layout
+from iris.tracing.events import (
+    DURATION_INSTANT,
+    DURATION_OPEN,
+    EMPTY_EVENT,
+    FIELD_BY_NAME,
+    FIELDS,
+    TRACE_FIELDS,
+    TraceField,
+    event_name,
+)
 
 KIND_RANGE, KIND_INSTANT, KIND_UNFINISHED = 0, 1, 2
 KIND_NAMES = {KIND_RANGE: "range", KIND_INSTANT: "instant", KIND_UNFINISHED: "unfinished"}
+HOST_FIELDS = {"cur_rank": "the rank whose buffers hold the record", "op_index": "the slot"}  # stored nowhere
+
+
+def _field(word: np.ndarray, f: TraceField) -> np.ndarray:
+    """Field ``f`` of records whose word ``f.word`` is ``word`` (int64), as int64 (a 32-bit half sign-extended)."""
+    if f.bits == 64:
+        return word
+    return (word << (32 - f.shift)) >> 32
+
+
+def int32_column(name: str) -> int:
+    """The column of 32-bit field ``name`` in a records buffer viewed as int32 (two per word, low half first)."""
+    f = FIELD_BY_NAME[name]
+    if f.word is None or f.bits != 32:
+        raise ValueError(f"trace field {name} is not a 32-bit half of a record word")
+    return 2 * f.word + f.shift // 32
+
+
+def event_ids(words: np.ndarray) -> np.ndarray:
+    """The ``event_id`` of each record of field-major ``words`` (``[RECORD_WORDS, n]``): ``EMPTY_EVENT`` at a hole."""
+    f = FIELD_BY_NAME["event_id"]
+    return _field(words[f.word], f)
+
+
+def decode_words(words: np.ndarray, rank: int, slots: np.ndarray) -> np.ndarray:
+    """Field-major records (int64 ``[RECORD_WORDS, n]``, column i = the record in slot ``slots[i]`` of ``rank``'s
+    buffers) as int64 ``[len(TRACE_FIELDS), n]`` fields, row f = ``TRACE_FIELDS[f]``."""
+    n = words.shape[1]
+    out = np.empty((len(FIELDS), n), dtype=np.int64)
+    for i, f in enumerate(FIELDS):
+        if f.name == "cur_rank":
+            out[i] = rank
+        elif f.name == "op_index":
+            out[i] = slots
+        else:
+            out[i] = _field(words[f.word], f)
+    return out
+
+
+def encode_records(fields: np.ndarray) -> np.ndarray:
+    """The records a device writes for int64 ``[len(TRACE_FIELDS), n]`` fields (row f = ``TRACE_FIELDS[f]``): a
+    slot-major int64 ``[n, RECORD_WORDS]`` array (``cur_rank`` and ``op_index`` are not stored; words no field uses
+    are 0). The inverse of ``decode_words`` for values that fit their bits."""
+    out = np.zeros((fields.shape[1], layout.RECORD_WORDS), dtype=np.int64)
+    for i, f in enumerate(FIELDS):
+        if f.word is None:
+            continue
+        value = fields[i].astype(np.int64)
+        if f.bits == 32:
+            value = (value & 0xFFFFFFFF) << f.shift
+        out[:, f.word] |= value
+    return out
 
 
 @dataclass
@@ -35,24 +98,23 @@ class TraceRecords:
     @classmethod
     def from_slots(cls, slots: np.ndarray, dropped: int, max_events: int, *, rank: int, backend: str,
                    ticks_per_second: float):
-        """Decode the slots a device wrote: an int64 ``[n, >= len(TRACE_FIELDS)]`` array, one record per row (word
-        f = field f), where a row whose event_id is ``EMPTY_EVENT`` is a hole and is skipped."""
-        fields = np.ascontiguousarray(slots[:, : len(TRACE_FIELDS)].T)
-        return cls.from_written(fields, dropped, max_events, rank=rank, backend=backend,
+        """Decode the slots a device wrote: an int64 ``[n, RECORD_WORDS]`` array, one record per row (slot s = row
+        s), where a row whose event_id is ``EMPTY_EVENT`` is a hole and is skipped."""
+        return cls.from_written(np.ascontiguousarray(slots.T), dropped, max_events, rank=rank, backend=backend,
                                 ticks_per_second=ticks_per_second)
 
     @classmethod
-    def from_written(cls, fields: np.ndarray, dropped: int, max_events: int, *, rank: int, backend: str,
+    def from_written(cls, words: np.ndarray, dropped: int, max_events: int, *, rank: int, backend: str,
                      ticks_per_second: float):
-        """The same from the slots field-major (``[len(TRACE_FIELDS), n]``, column s = slot s), holes included:
+        """The same from the slots field-major (int64 ``[RECORD_WORDS, n]``, column s = slot s), holes included:
         what ``Tracing.events`` copies from the device after transposing there."""
-        holes = fields[FIELD_INDEX["event_id"]] == EMPTY_EVENT.value
+        holes = event_ids(words) == EMPTY_EVENT.value
         if holes.any():  # a copy only where there are holes
             index = np.nonzero(~holes)[0]
-            fields = fields[:, index]
+            words = words[:, index]
         else:
-            index = np.arange(fields.shape[1])
-        return cls.from_fields(fields, dropped, max_events, rank=rank, backend=backend,
+            index = np.arange(words.shape[1])
+        return cls.from_fields(decode_words(words, rank, index), dropped, max_events, rank=rank, backend=backend,
                                ticks_per_second=ticks_per_second, slots=index)
 
     @classmethod

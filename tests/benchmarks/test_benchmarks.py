@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import bench_tracing_device as device_bench
+from iris import layout
 
 pytestmark = pytest.mark.cpu_interpret
 
@@ -65,18 +66,30 @@ def test_bench_tracing_device_prints_both_apis_on_the_cpu():
     out = run("bench_tracing_device")
     at = out.index(device_bench.HEADER)
     heading, rows = out[at - 1], out[at + 1:]
-    assert heading.startswith(f"cpu: 1 ranks, 1 SMs, chunk {CHUNK}; one program: {PAIRS} pairs;"), heading
+    counts = ", ".join(map(str, device_bench.pair_counts(PAIRS)))
+    assert heading.startswith(f"cpu: 1 ranks, 1 SMs, chunk {CHUNK}, {8 * layout.RECORD_WORDS} bytes/record; one "
+                              f"program: {counts} pairs;"), heading
     assert [r.split()[0] for r in rows] == ["triton", "gluon"], rows
     claims = max(1, math.ceil(PAIRS / CHUNK)) / (2 * PAIRS)  # one claim per chunk of records, 2 events a pair
-    untraced = re.compile(rf"loop {NUMBER} ms, persistent {NUMBER} ms, all-scatter {NUMBER} ms, without the hint "
-                          rf"{NUMBER} ms\)$")
+    untraced = re.compile(rf"loop {NUMBER} ms, short {NUMBER} ms, persistent {NUMBER} ms; all-scatter per launch "
+                          rf"min/median/max: untraced {NUMBER}/{NUMBER}/{NUMBER} ms, traced {NUMBER}/{NUMBER}/{NUMBER} "
+                          rf"ms, untraced without the hint {NUMBER} ms\)$")
     for row in rows:
-        figures, _, rest = row.partition("(untraced: ")
-        one, claim, floor, busy, persistent, scatter = (finite(x) for x in figures.split()[1:])
-        assert claim == pytest.approx(claims, abs=1e-4), row
+        figures, _, rest = row.partition("   (untraced: ")
+        one, r2, claim, floor, busy, short, persistent, scatter = (finite(x.strip("()"))
+                                                                     for x in figures.split()[1:])
+        assert 0 <= r2 <= 1 and claim == pytest.approx(claims, abs=1e-4), row
         assert persistent > 0 and scatter > 0, row
         times = untraced.search(rest)
         assert times and all(finite(t) > 0 for t in times.groups()), row
+
+
+def test_the_one_program_line_is_a_least_squares_fit():
+    slope, r2 = device_bench.fit([250, 500, 1000], [0.1 + 2e-4 * x for x in (250, 500, 1000)])
+    assert slope == pytest.approx(2e-4) and r2 == pytest.approx(1.0)
+    slope, r2 = device_bench.fit([1, 2, 3], [1.0, 3.0, 2.0])
+    assert slope == pytest.approx(0.5) and r2 == pytest.approx(0.25)
+    assert device_bench.pair_counts(1000) == [250, 500, 1000] and device_bench.pair_counts(2) == [1, 2]
 
 
 class _Launched(Exception):

@@ -19,15 +19,18 @@ from conformance.kit.scenario import names
 from conformance.mutation import report as mutation_report
 from conformance.mutation import runner as mutation
 from conformance.mutation.catalogue import CATALOGUE, TRITON_TRACING, Mutant
+from iris.tracing.events import FIELDS, LOGICAL
 
-TRACE_FIELDS = ("event_id", "pid", "pid_m", "pid_n", "cur_rank", "target_rank", "address", "payload_size",
-                "payload", "op_index")
+# Every logical field a record stores has a twin mutant in each tracing; the ones no record stores (cur_rank, op_index:
+# the decoder supplies them) have a decoder mutant.
+DEVICE_FIELDS = tuple(f.name for f in FIELDS if f.word is not None and f.role == LOGICAL)
+HOST_FIELDS = tuple(f.name for f in FIELDS if f.word is None)
 REPORT_FIELDS = {"name", "file", "breaks", "status", "kills", "cases_run", "seconds", "message"}
 KILL_FIELDS = {"scenario", "world_size", "checks", "detail"}
 
 # mutant -> (scenario, world size, checks that must be among those that failed)
 REPRESENTATIVE = {
-    "triton-trace-op_index": ("store", 1, {"triton vs model"}),
+    "triton-trace-record-slot": ("store", 1, {"triton vs model"}),
     "triton-trace-capacity-past-end": ("overflow", 1, {"triton vs model"}),
     "triton-get-wrong-rank": ("get", 2, {"triton vs model", "triton vs gluon"}),
     "gluon-atomic_cas-swapped": ("atomic_cas", 1, {"gluon vs model", "triton vs gluon"}),
@@ -54,11 +57,15 @@ def test_catalogue_is_sound():
     assert mutation.catalogue_problems(CATALOGUE, names()) == []
     assert len(CATALOGUE) >= 30, f"catalogue has {len(CATALOGUE)} mutants, expected at least 30"
     by_name = {m.name for m in CATALOGUE}
+    assert set(DEVICE_FIELDS) >= {"event_id", "pid", "pid_m", "pid_n", "target_rank", "address", "payload"}
     for api in ("triton", "gluon"):
-        for field in TRACE_FIELDS:
+        for field in DEVICE_FIELDS:
             hits = [n for n in by_name if n == f"{api}-trace-{field}" or n.startswith(f"{api}-trace-{field}-")]
             assert hits, (f"no {api} tracing mutant of field {field} "
                           f"({api}-trace-{field} in conformance/mutation/catalogue.py)")
+    assert set(HOST_FIELDS) == {"cur_rank", "op_index"}
+    for field in HOST_FIELDS:
+        assert f"decoder-{field}" in by_name, f"no decoder mutant of field {field} (decoder-{field})"
     files = {m.file for m in CATALOGUE}
     for expected in ("iris/tracing/device.py", "iris/device/context.py", "iris/experimental/iris_gluon.py",
                      "iris/tracing/records.py"):
@@ -94,7 +101,7 @@ def test_unknown_only_is_a_one_line_error(capsys):
 def test_stale_mutants_fail_the_run_with_their_name_and_file(capsys, monkeypatch, tmp_path):
     stale = (
         Mutant("probe-moved-text", TRITON_TRACING, "text that is not in the file", "x", "nothing"),
-        Mutant("probe-twice", TRITON_TRACING, "words = tl.where(w == L.FIELD_", "x", "nothing"),
+        Mutant("probe-twice", TRITON_TRACING, "words = tl.where(w == L.WORD_", "x", "nothing"),
         Mutant("probe-missing-file", "iris/experimental/no_such_file.py", "a", "b", "nothing"),
     )
     monkeypatch.setattr(mutation, "CATALOGUE", stale)
@@ -106,7 +113,7 @@ def test_stale_mutants_fail_the_run_with_their_name_and_file(capsys, monkeypatch
     assert report["probe-moved-text"]["message"] == (
         "stale mutant probe-moved-text: its old text 'text that is not in the file' is not found in "
         "iris/tracing/device.py (expected once)")
-    times = (Path(__file__).parents[2] / TRITON_TRACING).read_text().count("words = tl.where(w == L.FIELD_")
+    times = (Path(__file__).parents[2] / TRITON_TRACING).read_text().count("words = tl.where(w == L.WORD_")
     assert times > 1
     assert f"is found {times} times in iris/tracing/device.py (expected once)" in report["probe-twice"]["message"]
     assert report["probe-missing-file"]["message"] == (

@@ -57,17 +57,30 @@ def test_field_index_follows_trace_fields():
     check("number of distinct fields", len(set(TRACE_FIELDS)), len(TRACE_FIELDS))
 
 
-@pytest.mark.parametrize("row,name", list(enumerate(TRACE_FIELDS)))
-def test_layout_constexpr_field_rows(row, name):
-    attr = f"FIELD_{name.upper()}"
+# The record words the kernels write, and the fields each holds (low half first): what layout_constexpr fixes.
+KERNEL_WORDS = {
+    "WORD_TIMESTAMP": ("timestamp",), "WORD_DURATION": ("duration_cycles",), "WORD_ADDRESS": ("address",),
+    "WORD_PAYLOAD": ("payload",), "WORD_EVENT": ("event_id", "target_rank"), "WORD_PIDS": ("pid_m", "pid_n"),
+    "WORD_SIZE": ("payload_size", "xcc_id"), "WORD_PROGRAM": ("pid", "cu_id"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("attr", sorted(KERNEL_WORDS))
+def test_layout_constexpr_words_are_the_field_tables(attr):
     value = getattr(layout_constexpr, attr, None)
     check_that(f"layout_constexpr.{attr}", value, isinstance(value, tl.constexpr), "a tl.constexpr")
-    check(f"layout_constexpr.{attr}.value", value.value, row)
+    fields = [events.FIELD_BY_NAME[n] for n in KERNEL_WORDS[attr]]
+    check(f"{attr}: the words of {KERNEL_WORDS[attr]}", {f.word for f in fields}, {value.value})
+    check(f"{attr}: (bits, shift) of {KERNEL_WORDS[attr]}", [(f.bits, f.shift) for f in fields],
+          [(64, 0)] if len(fields) == 1 else [(32, 0), (32, 32)])
 
 
-def test_layout_constexpr_has_no_stray_fields():
-    fields = sorted(a for a in vars(layout_constexpr) if a.startswith("FIELD_"))
-    check("layout_constexpr FIELD_* names", fields, sorted(f"FIELD_{n.upper()}" for n in TRACE_FIELDS))
+def test_the_kernels_write_every_stored_field_and_nothing_else():
+    written = sorted(n for names in KERNEL_WORDS.values() for n in names)
+    stored = sorted(f.name for f in events.FIELDS if f.word is not None)
+    check("fields the kernels write", written, stored)
+    words = sorted(a for a in vars(layout_constexpr) if a.startswith("WORD_"))
+    check("layout_constexpr WORD_* names", words, sorted(KERNEL_WORDS))
 
 
 def test_duration_sentinels_are_distinct_negatives():

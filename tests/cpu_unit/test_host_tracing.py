@@ -10,12 +10,22 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
 from iris import layout
-from iris.tracing.core import DEFAULT_CHUNK, MAX_CHUNK, Tracing
-from iris.tracing.events import DURATION_INSTANT, EMPTY_EVENT, EVENT_IDS, FIELD_INDEX, TRACE_FIELDS
+from iris.tracing.core import DEFAULT_CHUNK, MAX_CHUNK, MAX_EVENTS, Tracing
+from iris.tracing.events import (
+    DURATION_INSTANT,
+    EMPTY_EVENT,
+    EVENT_IDS,
+    FIELD_BY_NAME,
+    FIELD_INDEX,
+    FIELDS,
+    TRACE_FIELDS,
+)
+from iris.tracing.records import encode_records, int32_column
 from tests.cpu_unit.checks import check, check_raises, check_that
 from tests.trace_readers import PerfettoTrace
 
@@ -46,17 +56,17 @@ def _record(tracing: Tracing, n_written: int, dropped: int = 0, holes=(), claime
     ``dropped`` records dropped, ``claimed`` slots claimed (default: up to the last one written). The slots."""
     slots = [s for s in range(tracing.max_events) if s not in holes][:n_written]
     for s in slots:
-        tracing._records[s, :] = 100 + s
-        tracing._records[s, FIELD_INDEX["event_id"]] = EVENT_IDS["user"]
-        tracing._records[s, FIELD_INDEX["op_index"]] = s
-        tracing._records[s, FIELD_INDEX["duration_cycles"]] = DURATION_INSTANT.value
+        fields = np.full((len(TRACE_FIELDS), 1), 100 + s, dtype=np.int64)
+        fields[FIELD_INDEX["event_id"]] = EVENT_IDS["user"]
+        fields[FIELD_INDEX["duration_cycles"]] = DURATION_INSTANT.value
+        tracing._records[s] = torch.from_numpy(encode_records(fields)[0])
     tracing._counters[layout.COUNTER_CLAIMED] = (slots[-1] + 1 if slots else 0) if claimed is None else claimed
     tracing._counters[layout.COUNTER_DROPPED] = dropped
     return slots
 
 
 def _all_holes(tracing: Tracing) -> bool:
-    return bool((tracing._records[:, FIELD_INDEX["event_id"]] == EMPTY_EVENT.value).all())
+    return bool((tracing._records.view(torch.int32)[:, int32_column("event_id")] == EMPTY_EVENT.value).all())
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "10", True, None], ids=repr)
@@ -185,16 +195,15 @@ def test_enable_refusing_buffers_keeps_the_previous_ones(owner, monkeypatch, ena
     check("op_index of events()", tracing.events()["op_index"].tolist(), slots)
 
 
-def test_enable_refuses_buffers_larger_than_a_tensor_can_hold(owner, monkeypatch):
-    """Bytes past what an int64 size holds are refused before torch is asked (torch would raise a TypeError)."""
-    monkeypatch.setattr(layout, "RECORD_WORDS", 1 << 62)
+@pytest.mark.parametrize("max_events", [MAX_EVENTS + 1, 10**13, 10**18], ids=["MAX_EVENTS+1", "10**13", "10**18"])
+def test_enable_refuses_a_max_events_past_the_slot_limit(owner, max_events):
+    """Slots are 32-bit (a cursor packs a slot and a chunk end in one word): past MAX_EVENTS nothing is allocated."""
     tracing = Tracing(owner)
-    e = check_raises(RuntimeError, lambda: tracing.enable(8),
-                     mentions=["tracing.enable: max_events=8 needs ", "on device cpu",
-                               "could not be allocated (more than a tensor can hold); tracing stays disabled"])
-    check("error type", type(e), RuntimeError)
+    check_raises(ValueError, lambda: tracing.enable(max_events),
+                 mentions=[f"max_events={max_events}", f"at most {MAX_EVENTS} (slots are 32-bit)"])
     check("(enabled, _records, published blocks)", (tracing.enabled, tracing._records, owner.blocks),
           (False, None, []))
+    check("MAX_EVENTS + MAX_CHUNK (the last chunk end)", MAX_EVENTS + MAX_CHUNK, 2**31)
 
 
 def test_enable_refusing_buffers_passes_torchs_out_of_memory_on(owner, monkeypatch):
@@ -324,8 +333,9 @@ def test_events_attempted_and_dropped(owner, written, dropped, holes, claimed):
     check("names()", ev.names(), ["user"] * written, where)
     check("op_index", ev["op_index"].tolist(), slots, where)
     check("slot", ev["slot"].tolist(), slots, where)
+    check("cur_rank column (the owner's rank)", ev["cur_rank"].tolist(), [owner.rank] * written, where)
     for f in TRACE_FIELDS:
-        if f not in ("event_id", "op_index", "duration_cycles"):
+        if f not in ("event_id", "op_index", "duration_cycles", "cur_rank"):
             check(f"{f} column", ev[f].tolist(), [100 + s for s in slots], where)
 
 
@@ -408,22 +418,26 @@ def test_trace_buffers_hold_every_field_slot_by_slot(owner):
     tracing = Tracing(owner)
     tracing.enable(5)
     _record(tracing, 3, holes=(1,))  # slots 0, 2, 3
-    tracing._records[2, FIELD_INDEX["duration_cycles"]] = 42  # slot 2: a finished range of 42 ticks
-    tracing._records[3, FIELD_INDEX["duration_cycles"]] = -1  # slot 3: a range never ended
+    duration = FIELD_BY_NAME["duration_cycles"].word
+    tracing._records[2, duration] = 42  # slot 2: a finished range of 42 ticks
+    tracing._records[3, duration] = -1  # slot 3: a range never ended
     buffers = tracing.trace_buffers
     check("trace_buffers keys", list(buffers), list(TRACE_FIELDS))
     decoded = tracing.events()
-    for name in TRACE_FIELDS:
-        column = buffers[name]
-        check(f"trace_buffers[{name!r}].shape", tuple(column.shape), (5,))
-        check(f"trace_buffers[{name!r}].dtype", column.dtype, torch.int64)
-        check(f"trace_buffers[{name!r}][[0, 2, 3]]", column[[0, 2, 3]].tolist(), decoded[name].tolist())
+    for f in FIELDS:
+        column = buffers[f.name]
+        check(f"trace_buffers[{f.name!r}].shape", tuple(column.shape), (5,))
+        check(f"trace_buffers[{f.name!r}].dtype", column.dtype, torch.int64 if f.word is not None and f.bits == 64
+              else torch.int32)
+        check(f"trace_buffers[{f.name!r}][[0, 2, 3]]", column[[0, 2, 3]].tolist(), decoded[f.name].tolist())
+        shared = column.untyped_storage().data_ptr() == tracing._records.untyped_storage().data_ptr()
+        check(f"trace_buffers[{f.name!r}] is a view of the records", shared, f.word is not None)
     check("trace_buffers['event_id'] holes", buffers["event_id"][[1, 4]].tolist(), [EMPTY_EVENT.value] * 2)
     check("trace_buffers['duration_cycles'][[0, 2, 3]] (instant, duration, open)",
           buffers["duration_cycles"][[0, 2, 3]].tolist(), [DURATION_INSTANT.value, 42, -1])
     check("trace_buffers['op_index'][[0, 2, 3]]", buffers["op_index"][[0, 2, 3]].tolist(), [0, 2, 3])
     check("trace_buffers['event_id'][0]", int(buffers["event_id"][0]), EVENT_IDS["user"])
-    tracing._records[0, FIELD_INDEX["payload"]] = 7  # a later kernel: the views follow
+    tracing._records[0, FIELD_BY_NAME["payload"].word] = 7  # a later kernel: the views follow
     check("trace_buffers['payload'][0] after a later write", int(buffers["payload"][0]), 7)
 
 

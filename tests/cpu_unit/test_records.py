@@ -1,5 +1,6 @@
 """TraceRecords.from_slots on synthetic slot-major [slots, RECORD_WORDS] int64 buffers as a kernel leaves them
-(record semantics v2: holes where no record was written): kinds, durations, holes, drops, rows, slots."""
+(holes where no record was written): kinds, durations, holes, drops, rows, slots; and the record format's two host
+sides, ``encode_records`` and ``decode_words``, against each other and against the field table word by word."""
 
 from __future__ import annotations
 
@@ -9,8 +10,25 @@ import numpy as np
 import pytest
 
 from iris import layout
-from iris.tracing.events import DURATION_INSTANT, DURATION_OPEN, EMPTY_EVENT, EVENT_IDS, FIELD_INDEX, TRACE_FIELDS
-from iris.tracing.records import KIND_INSTANT, KIND_RANGE, KIND_UNFINISHED, TraceRecords
+from iris.tracing.events import (
+    DURATION_INSTANT,
+    DURATION_OPEN,
+    EMPTY_EVENT,
+    EVENT_IDS,
+    FIELD_INDEX,
+    FIELDS,
+    TRACE_FIELDS,
+)
+from iris.tracing.records import (
+    HOST_FIELDS,
+    KIND_INSTANT,
+    KIND_RANGE,
+    KIND_UNFINISHED,
+    TraceRecords,
+    decode_words,
+    encode_records,
+    int32_column,
+)
 from tests.cpu_unit.checks import check, check_array
 
 pytestmark = pytest.mark.cpu_unit
@@ -30,14 +48,13 @@ def _buffer(max_events: int, slots=SLOTS, holes=()) -> np.ndarray:
     """Slots as kernels leave them: one record per slot in order, skipping the ``holes`` (EMPTY_EVENT, the rest of
     their words garbage), every slot past the records a hole too."""
     buf = np.full((max_events, layout.RECORD_WORDS), 0x5A5A, dtype=np.int64)
-    buf[:, FIELD_INDEX["event_id"]] = EMPTY_EVENT.value
+    buf.view(np.int32)[:, int32_column("event_id")] = EMPTY_EVENT.value
     where = [s for s in range(max_events) if s not in holes]
     for (event, dur), s in zip(slots, where, strict=False):
-        for f in TRACE_FIELDS:
-            buf[s, FIELD_INDEX[f]] = _value(f, s)
-        buf[s, FIELD_INDEX["event_id"]] = EVENT_IDS[event]
-        buf[s, FIELD_INDEX["duration_cycles"]] = dur
-        buf[s, FIELD_INDEX["op_index"]] = s
+        fields = np.array([[_value(f, s)] for f in TRACE_FIELDS], dtype=np.int64)
+        fields[FIELD_INDEX["event_id"]] = EVENT_IDS[event]
+        fields[FIELD_INDEX["duration_cycles"]] = dur
+        buf[s] = encode_records(fields)[0]
     return buf
 
 
@@ -97,6 +114,8 @@ def test_columns_field_by_field():
             expected = [d for _, d in SLOTS]
         elif field == "op_index":
             expected = list(range(len(SLOTS)))
+        elif field == "cur_rank":
+            expected = [3] * len(SLOTS)  # the rank _decode gives: the rank whose buffers these are
         check_array(field, rec[field], np.array(expected, dtype=np.int64))
         check(f"{field}.dtype", rec[field].dtype, np.dtype(np.int64))
 
@@ -127,7 +146,7 @@ def test_unfinished_slots():
 
 def test_unknown_event_id_decodes_to_a_readable_name():
     buf = _buffer(2)
-    buf[1, FIELD_INDEX["event_id"]] = 999
+    buf.view(np.int32)[1, int32_column("event_id")] = 999
     check("names()", _decode(buf).names(), ["store", "unknown(999)"])
 
 
@@ -139,7 +158,59 @@ def test_decoded_columns_do_not_alias_the_buffer():
 
 
 def test_from_fields_takes_field_major_columns_and_slots_default_to_op_index():
-    buf = _buffer(8)[: len(SLOTS)]
-    rec = TraceRecords.from_fields(buf.T[: len(TRACE_FIELDS)], 2, 8, rank=1, backend="cuda", ticks_per_second=1e9)
+    fields = decode_words(_buffer(8)[: len(SLOTS)].T, 1, np.arange(len(SLOTS)))
+    rec = TraceRecords.from_fields(fields, 2, 8, rank=1, backend="cuda", ticks_per_second=1e9)
     check_array("slot", rec["slot"], np.arange(len(SLOTS)))
     check("attempted", rec.attempted, len(SLOTS) + 2)
+
+
+# ---- the record format: field table, encoder, decoder ---------------------------------------------------------
+
+
+def test_every_stored_field_has_its_own_bits_and_the_record_is_64_bytes():
+    used: dict[tuple[int, int], str] = {}
+    for f in FIELDS:
+        if f.name in HOST_FIELDS:
+            check(f"{f.name}.word", f.word, None)
+            continue
+        check(f"{f.name}: bits/shift", (f.bits, f.shift) in {(64, 0), (32, 0), (32, 32)}, True)
+        check(f"{f.name}.word", 0 <= f.word < layout.RECORD_WORDS, True)
+        for bit in range(f.shift, f.shift + f.bits, 32):
+            check(f"{f.name}: word {f.word} bit {bit} also holds", used.get((f.word, bit)), None)
+            used[(f.word, bit)] = f.name
+    check("record bits in use", len(used), 2 * layout.RECORD_WORDS)
+    check("record bytes", layout.RECORD_WORDS * 8, 64)
+
+
+# Values at the edges of each field's bits: 32-bit fields at their int32 bounds, 64-bit ones at int64's.
+_EDGES = {32: [-(2**31), -2, -1, 0, 1, 2**31 - 1], 64: [-(2**63), -(2**31) - 1, -1, 0, 2**32, 2**63 - 1]}
+
+
+def test_encode_then_decode_gives_every_field_back_at_its_bounds():
+    n = 6
+    fields = np.zeros((len(FIELDS), n), dtype=np.int64)
+    for i, f in enumerate(FIELDS):
+        if f.name not in HOST_FIELDS:
+            fields[i] = np.roll(_EDGES[f.bits], i)  # rolled: neighbours in a word differ
+    words = encode_records(fields)
+    check("encoded shape", words.shape, (n, layout.RECORD_WORDS))
+    decoded = decode_words(np.ascontiguousarray(words.T), 5, np.array([7, 8, 9, 10, 11, 12]))
+    for i, f in enumerate(FIELDS):
+        want = fields[i]
+        if f.name == "cur_rank":
+            want = np.full(n, 5)
+        elif f.name == "op_index":
+            want = np.arange(7, 13)
+        check_array(f.name, decoded[i], want)
+
+
+def test_each_field_lands_in_its_word_and_half():
+    for i, f in enumerate(FIELDS):
+        if f.name in HOST_FIELDS:
+            continue
+        fields = np.zeros((len(FIELDS), 1), dtype=np.int64)
+        fields[i] = -1  # every bit of the field set
+        words = encode_records(fields)[0]
+        want = [0] * layout.RECORD_WORDS
+        want[f.word] = -1 if f.bits == 64 else (0xFFFFFFFF << f.shift) - (1 << 64 if f.shift else 0)
+        check(f"{f.name}: words", words.tolist(), want)

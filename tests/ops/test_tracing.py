@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from iris.tracing.events import EVENT_IDS, FIELD_INDEX
+from iris.tracing.events import EMPTY_EVENT, EVENT_IDS, EVENT_NAMES
+from iris.tracing.records import event_ids
 from tests.ops import trace_jobs as ts
 from tests.worlds import WORLD_SIZES, backends, run_world
 
@@ -214,16 +216,19 @@ def test_tracing_overflow(backend, world_size, api):
         _check(f"rank {q} overflow: attempted", c["attempted"], 24)
         _check(f"rank {q} overflow: dropped", c["dropped"], 19)
         _check_slots(c, f"rank {q} overflow")
-        raw = c["raw"]  # [slot][word] of the 5 slots
+        raw = np.array(c["raw"], dtype=np.int64)  # [slot][word] of the 5 slots and the guard slot after them
         for row in c["rows"]:
             where = f"rank {q} overflow slot {row['op_index']}"
             _check(f"{where}: cur_rank", row["cur_rank"], q)
             if row["name"] not in ("compute", "user"):
                 pytest.fail(f"{where}: name={row['name']!r}, but should be 'compute' or 'user'")
             _check_physical(c, row, res, where)
-        _check(f"rank {q} overflow: raw op_index words", [raw[s][FIELD_INDEX["op_index"]] for s in range(5)],
-               [0, 1, 2, 3, 4])
-        _check(f"rank {q} overflow: raw cur_rank words", [raw[s][FIELD_INDEX["cur_rank"]] for s in range(5)], [q] * 5)
+        ids = event_ids(np.ascontiguousarray(raw.T)).tolist()
+        for s in range(5):
+            if EVENT_NAMES.get(ids[s]) not in ("compute", "user"):
+                pytest.fail(f"rank {q} overflow: raw event id of slot {s}={ids[s]}, but should be compute or user")
+        _check(f"rank {q} overflow: raw event id of the guard slot past the end (never written)", ids[5],
+               EMPTY_EVENT.value)
 
 
 @pytest.mark.parametrize("api", APIS)

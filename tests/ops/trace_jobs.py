@@ -94,7 +94,7 @@ def tracing_job(api: str) -> dict:
         buf=buf.data_ptr())
     run("overflow", lambda: k.trace_loop_kernel[(4,)](ctx, buf, 3, **wc, num_warps=NUM_WARPS), max_events=5,
         buf=buf.data_ptr())
-    out["overflow"]["raw"] = shmem.tracing._records.cpu().tolist()  # [slot][word]
+    out["overflow"]["raw"] = shmem.tracing._guarded.cpu().tolist()  # [slot][word], the guard slot past the end last
     run("unfinished", lambda: k.trace_unfinished_kernel[(3,)](ctx, buf, **wc, num_warps=NUM_WARPS),
         buf=buf.data_ptr())
 
