@@ -1,7 +1,9 @@
 """Triton/Gluon device-API parity: which classes are twins, how they are compared, the deliberate differences.
 
-``TWINS`` pairs each Triton device class with its Gluon twin: the device contexts (``DeviceContext`` /
-``IrisDeviceCtx``) and the two tracing implementations (``DeviceTracing`` / ``GluonDeviceTracing``).
+A Triton device module and its Gluon twin share a file name: ``iris/device/<name>.py`` and
+``iris/experimental/<name>.py`` (``twin_file``). ``TWINS`` pairs the device class each such pair of modules defines
+(found by reading the files, not by a list): the device contexts (``context.py``: ``DeviceContext`` /
+``IrisDeviceCtx``) and the two tracing implementations (``tracing.py``: ``DeviceTracing`` / ``GluonDeviceTracing``).
 ``methods(cls)`` lists a device class's jit methods in definition order with their parameters
 (name, kind, default); ``fields(cls)`` the fields it declares. ``DIFFERENCES`` is the one place that lists, per
 Gluon class, the methods allowed to differ from the Triton twin, with the reason, and ``FIELD_DIFFERENCES`` the
@@ -15,12 +17,41 @@ import ast
 import importlib
 import inspect
 import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TRITON_DIR, GLUON_DIR = "iris/device", "iris/experimental"  # twins: the same file name in both
+
+
+def twin_file(path: str) -> str:
+    """The twin of a device module (repository-relative): ``iris/device/x.py`` <-> ``iris/experimental/x.py``."""
+    folder, _, name = path.rpartition("/")
+    if folder not in (TRITON_DIR, GLUON_DIR):
+        raise ValueError(f"{path} is not a device module (expected a file in {TRITON_DIR}/ or {GLUON_DIR}/)")
+    twin = f"{GLUON_DIR if folder == TRITON_DIR else TRITON_DIR}/{name}"
+    if not (ROOT / twin).is_file():
+        raise ValueError(f"{path} has no twin: {twin} does not exist")
+    return twin
+
+
+def _device_class(path: str) -> str:
+    """``"module:Class"`` of the one ``@aggregate`` class the file at ``path`` defines (read, not imported)."""
+    tree = ast.parse((ROOT / path).read_text())
+    found = [n.name for n in tree.body if isinstance(n, ast.ClassDef)
+             and any(isinstance(d, ast.Name) and d.id == "aggregate" for d in n.decorator_list)]
+    if len(found) != 1:
+        raise ValueError(f"{path} defines {len(found)} @aggregate classes {found}; a device module defines one")
+    return f"{path[:-3].replace('/', '.')}:{found[0]}"
+
+
+def _twins() -> tuple[tuple[str, str], ...]:
+    names = sorted(p.name for p in (ROOT / TRITON_DIR).glob("*.py") if not p.name.startswith("_")
+                   and (ROOT / GLUON_DIR / p.name).is_file())
+    return tuple((_device_class(f"{TRITON_DIR}/{n}"), _device_class(f"{GLUON_DIR}/{n}")) for n in names)
+
 
 # (Triton class, Gluon class), as "module:Class" so that importing this module compiles nothing.
-TWINS: tuple[tuple[str, str], ...] = (
-    ("iris.device.context:DeviceContext", "iris.experimental.iris_gluon:IrisDeviceCtx"),
-    ("iris.tracing.device:DeviceTracing", "iris.experimental.tracing:GluonDeviceTracing"),
-)
+TWINS: tuple[tuple[str, str], ...] = _twins()
 
 # Gluon class -> {method: reason}. Each entry must correspond to a real difference (the parity test checks both ways).
 DIFFERENCES: dict[str, dict[str, str]] = {

@@ -55,11 +55,10 @@ def install_interpreter() -> None:
     patches nothing.
     """
     if is_interpreter():
-        from iris import interpreter
-        from iris.experimental import gluon_interpret
+        from iris import interpreter, interpreter_gluon
 
         interpreter.install()
-        gluon_interpret.install()
+        interpreter_gluon.install()
 
 
 def gather_or_raise(group, world_size: int, what: str, step: Callable[[], Any]) -> list[Any]:

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TRITON_TRACING = "iris/tracing/device.py"
-GLUON_TRACING = "iris/experimental/tracing.py"
+from iris.parity import twin_file
+
+# Each Triton device module and its Gluon twin share a file name (iris.parity.twin_file).
+TRITON_TRACING = "iris/device/tracing.py"
+GLUON_TRACING = twin_file(TRITON_TRACING)
 TRITON_OPS = "iris/device/context.py"
-GLUON_OPS = "iris/experimental/iris_gluon.py"
+GLUON_OPS = twin_file(TRITON_OPS)
 DECODER = "iris/tracing/records.py"
 HOST_TRACING = "iris/tracing/core.py"
 LAYOUT = "iris/layout.py"

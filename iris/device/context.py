@@ -1,8 +1,8 @@
 """Triton ``DeviceContext``: remote load/store/get/put/copy and atomics on the symmetric heap.
 
 A pointer into this rank's heap is translated to the same byte offset in a peer's heap using the
-heap bases in the context tensor (``iris.layout``). The Gluon twin is
-``iris/experimental/iris_gluon.py::IrisDeviceCtx``: same methods, order, parameters and defaults.
+heap bases in the context tensor (``iris.layout``). The Gluon twin is ``IrisDeviceCtx`` in the file of the same
+name under ``iris/experimental/`` (``iris/experimental/context.py``): same methods, order, parameters and defaults.
 
 The ops' names, parameters, defaults, meanings and the pointers ``hint`` applies to are defined once,
 in ``iris.op_contract`` (tests/cpu_unit/test_parity.py checks this class against it); the accepted
@@ -17,7 +17,7 @@ from iris import layout_constexpr as L
 from iris import op_options as O
 from iris._aggregate import aggregate
 from iris._builtins import context_assert
-from iris.tracing.device import DeviceTracing
+from iris.device.tracing import DeviceTracing
 
 
 @aggregate

@@ -1,6 +1,6 @@
 """Gluon device tracing: ``ctx.tracing.record_event_start/end`` and ``record_event`` in Gluon kernels.
 
-``GluonDeviceTracing`` is the Gluon twin of the Triton ``DeviceTracing`` (``iris/tracing/device.py``):
+``GluonDeviceTracing`` is the Gluon twin of the Triton ``DeviceTracing`` (``iris/device/tracing.py``):
 same methods, order, parameters and record semantics, but written separately, in Gluon, on purpose, so
 that the conformance suite compares two implementations. Shared with Triton, defined once: the context
 layout and record words (``iris.layout_constexpr``), the clock/id readers (``iris.tracing.hw``), the record
@@ -145,7 +145,7 @@ def _write_record(records, slot, event, pids, size, program, lowest, payload, du
 class GluonDeviceTracing:
     """Per-program view of the rank's trace buffers in a Gluon kernel (see the module docstring)."""
 
-    enabled: gl.constexpr
+    compiled: gl.constexpr  # tracing code compiled in (initialize's switch); the run-time switch is active
     active: gl.tensor
     max_events: gl.tensor
     chunk: gl.tensor
@@ -157,8 +157,8 @@ class GluonDeviceTracing:
     xcc: gl.tensor  # xcc_id in the high half of record word WORD_SIZE
 
     @gluon.constexpr_function
-    def __init__(self, enabled, active, max_events, chunk, counters, records, base, cursor, program, xcc):
-        self.enabled = gl.constexpr(enabled)
+    def __init__(self, compiled, active, max_events, chunk, counters, records, base, cursor, program, xcc):
+        self.compiled = gl.constexpr(compiled)
         self.active = active
         self.max_events = max_events
         self.chunk = chunk
@@ -171,9 +171,9 @@ class GluonDeviceTracing:
 
     @staticmethod
     @gluon.jit
-    def initialize(context_tensor, enabled: gl.constexpr = False):
+    def initialize(context_tensor, compiled: gl.constexpr = False):
         gl.static_assert(SOURCE_KEY == SOURCE_KEY, "keys the compile cache on iris's builtin sources")
-        if enabled:
+        if compiled:
             active = gl.load(context_tensor + L.TRACE_ENABLED)
             max_events = gl.load(context_tensor + L.TRACE_MAX_EVENTS)
             chunk = gl.load(context_tensor + L.TRACE_CHUNK)
@@ -199,7 +199,7 @@ class GluonDeviceTracing:
             cursor = context_tensor
             program = active
             xcc = active
-        return GluonDeviceTracing(enabled, active, max_events, chunk, counters, records, base, cursor, program, xcc)
+        return GluonDeviceTracing(compiled, active, max_events, chunk, counters, records, base, cursor, program, xcc)
 
     @gluon.jit
     def _claim(self):
@@ -216,7 +216,7 @@ class GluonDeviceTracing:
     def _record(self, event_id, target_rank, address, pid_m, pid_n, mask, payload, duration):
         slot = self.max_events * 0 - 1
         start = self.max_events * 0
-        if self.enabled:
+        if self.compiled:
             if self.active != 0:
                 lowest, nbytes = _address_and_size(address, mask)
                 slot = self.max_events
@@ -238,7 +238,7 @@ class GluonDeviceTracing:
     @gluon.jit
     def record_event_end(self, handle):
         """Close the range ``handle``: its duration becomes now - start, in clock ticks."""
-        if self.enabled:
+        if self.compiled:
             now = hw.timestamp()
             slot = handle[0]
             if (slot >= 0) & (slot < self.max_events):

@@ -1,6 +1,6 @@
 """Compile-time values of a trace record that are not language: shared by both tracing implementations.
 
-``DeviceTracing`` (Triton, ``iris/tracing/device.py``) and ``GluonDeviceTracing`` (Gluon,
+``DeviceTracing`` (Triton, ``iris/device/tracing.py``) and ``GluonDeviceTracing`` (Gluon,
 ``iris/experimental/tracing.py``) each write their own claim, guard, reductions and stores; what they
 compute from is defined here once: the bytes per element of a pointer block, the no-address sentinel and the
 bound on a program's threads.

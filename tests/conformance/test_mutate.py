@@ -67,7 +67,7 @@ def test_catalogue_is_sound():
     for field in HOST_FIELDS:
         assert f"decoder-{field}" in by_name, f"no decoder mutant of field {field} (decoder-{field})"
     files = {m.file for m in CATALOGUE}
-    for expected in ("iris/tracing/device.py", "iris/device/context.py", "iris/experimental/iris_gluon.py",
+    for expected in ("iris/device/tracing.py", "iris/device/context.py", "iris/experimental/context.py",
                      "iris/tracing/records.py"):
         assert expected in files, f"no mutant in {expected}"
 
@@ -112,10 +112,10 @@ def test_stale_mutants_fail_the_run_with_their_name_and_file(capsys, monkeypatch
     assert [m["status"] for m in report.values()] == ["stale"] * 3
     assert report["probe-moved-text"]["message"] == (
         "stale mutant probe-moved-text: its old text 'text that is not in the file' is not found in "
-        "iris/tracing/device.py (expected once)")
+        "iris/device/tracing.py (expected once)")
     times = (Path(__file__).parents[2] / TRITON_TRACING).read_text().count("words = tl.where(w == L.WORD_")
     assert times > 1
-    assert f"is found {times} times in iris/tracing/device.py (expected once)" in report["probe-twice"]["message"]
+    assert f"is found {times} times in iris/device/tracing.py (expected once)" in report["probe-twice"]["message"]
     assert report["probe-missing-file"]["message"] == (
         "stale mutant probe-missing-file: iris/experimental/no_such_file.py does not exist")
     for name in report:

@@ -194,7 +194,7 @@ def test_traced_kernel_reads_clock_and_ids(api, kernel, constexprs, target):
     assert not other, f"{kernel} on {target}: {kind} holds another backend's readers {other}"
 
 
-_TRACING_SOURCES = {"triton": "iris/tracing/device.py", "gluon": "iris/experimental/tracing.py"}
+_TRACING_SOURCES = {"triton": "iris/device/tracing.py", "gluon": "iris/experimental/tracing.py"}
 
 
 def _source_files(llir: str) -> set[str]:
@@ -213,7 +213,7 @@ def _source_files(llir: str) -> set[str]:
 @pytest.mark.parametrize("api", API_PARAMS)
 def test_traced_kernel_records_through_its_own_tracing(api, kernel, constexprs, target):
     """Gluon kernels record through GluonDeviceTracing (iris/experimental/tracing.py), Triton kernels through
-    DeviceTracing (iris/tracing/device.py): the llir's debug info names the one and never the other."""
+    DeviceTracing (iris/device/tracing.py): the llir's debug info names the one and never the other."""
     files = _source_files(compile_kernel(api, kernel, target, constexprs)["llir"])
     other = "triton" if api == "gluon" else "gluon"
     own = _TRACING_SOURCES[api]

@@ -1,4 +1,4 @@
-"""Gluon kernels for test_gluon_interpret.py; import only after ``gluon_interpret.install()``.
+"""Gluon kernels for test_gluon_interpret.py; import only after ``interpreter_gluon.install()``.
 
 Deliberately written like real Gluon code: no ``triton.language`` import, layouts everywhere.
 """

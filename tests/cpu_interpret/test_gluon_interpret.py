@@ -1,4 +1,4 @@
-"""Gluon kernels on CPU through ``iris.experimental.gluon_interpret`` (Triton's interpreter, layouts erased).
+"""Gluon kernels on CPU through ``iris.interpreter_gluon`` (Triton's interpreter, layouts erased).
 
 The pytest process runs with the interpreter off (the root conftest removes ``TRITON_INTERPRET`` before
 Triton is imported, and Triton decides at decoration time whether ``tl.sum`` & co. are interpreted). So the
@@ -20,7 +20,7 @@ import torch
 import triton
 import triton.language as tl
 
-from iris.experimental import gluon_interpret as gi
+from iris import interpreter_gluon as gi
 
 pytestmark = [pytest.mark.cpu_interpret, pytest.mark.shares_setup]  # a module fixture: one group
 

@@ -24,7 +24,7 @@ PARAMS = {"n": 40, "BLOCK": 32, "dtype": "int32", "offset": 0, "payload": 5, "bi
 PAYLOAD_LINE = "(w == L.WORD_PAYLOAD, payload, words)"
 BUGS = {  # api whose tracing gets the bug: (file, the line, the buggy line)
     "gluon": ("iris/experimental/tracing.py", PAYLOAD_LINE, PAYLOAD_LINE.replace("payload,", "payload + 1,")),
-    "triton": ("iris/tracing/device.py", PAYLOAD_LINE, PAYLOAD_LINE.replace("payload,", "payload + 1,")),
+    "triton": ("iris/device/tracing.py", PAYLOAD_LINE, PAYLOAD_LINE.replace("payload,", "payload + 1,")),
 }
 
 

@@ -31,9 +31,9 @@ def atomic_values(rank: int, i: torch.Tensor) -> torch.Tensor:
 
 
 def upstream_job(api: str) -> dict:
-    from iris.experimental import gluon_interpret
+    from iris import interpreter_gluon
 
-    shim_at_start = gluon_interpret.is_installed()  # a cpu world's rank installs it before any job runs
+    shim_at_start = interpreter_gluon.is_installed()  # a cpu world's rank installs it before any job runs
     import iris.gluon
     import iris.host.tracing
     from iris.experimental import iris_gluon

@@ -17,7 +17,7 @@ from triton.experimental.gluon import _runtime
 from triton.runtime import interpreter
 jit, run, patch_lang = gluon.jit, _runtime.GluonJITFunction.run, interpreter._patch_lang
 import iris, iris.gluon, iris.experimental, iris.experimental.iris_gluon, iris.host.tracing.events
-from iris.experimental import gluon_interpret
+from iris import interpreter_gluon as gluon_interpret
 print(gluon_interpret.is_installed(), gluon.jit is jit, _runtime.GluonJITFunction.run is run,
       interpreter._patch_lang is patch_lang)
 from iris.world import install_interpreter

@@ -1,6 +1,7 @@
 """Parity by reflection: each Triton device class and its Gluon twin expose the same methods and fields.
 
-The twins are ``iris.parity.TWINS``: DeviceContext / IrisDeviceCtx and DeviceTracing / GluonDeviceTracing.
+The twins are ``iris.parity.TWINS``, found by file name: DeviceContext / IrisDeviceCtx (``context.py``) and
+DeviceTracing / GluonDeviceTracing (``tracing.py``).
 Both device contexts are also checked against the op contract, ``iris.op_contract``: the ops in its order, with
 its parameters and defaults, its hint pointers and meanings, and its fields.
 """
@@ -154,11 +155,11 @@ def test_twins_declare_the_same_fields_unless_listed(triton_path, gluon_path):
 def test_the_two_apis_use_two_tracing_implementations():
     """IrisDeviceCtx.tracing is the Gluon implementation; DeviceContext.tracing the Triton one."""
     from iris.device import context
+    from iris.device import tracing as device
     from iris.experimental import iris_gluon, tracing
-    from iris.tracing import device
 
     assert tracing.GluonDeviceTracing is not device.DeviceTracing
-    assert iris_gluon.GluonDeviceTracing is tracing.GluonDeviceTracing
+    assert iris_gluon.IrisDeviceCtx.__module__ == "iris.experimental.context"
     import iris.gluon
 
     assert iris.gluon.GluonDeviceTracing is tracing.GluonDeviceTracing, "iris.gluon exports the Gluon tracing"
@@ -185,7 +186,7 @@ def test_gluon_tracing_is_written_in_gluon():
             imported |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
             imported |= {f"{node.module}.{alias.name}" for alias in node.names} | {node.module}
-    forbidden = sorted(m for m in imported if m.startswith(("iris.tracing.device", "triton.language")))
+    forbidden = sorted(m for m in imported if m.startswith(("iris.device", "iris.tracing.device", "triton.language")))
     assert not forbidden, f"iris/experimental/tracing.py imports {forbidden}; it must be written with gl.* only"
     names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
     assert "tl" not in names, "iris/experimental/tracing.py uses a name 'tl' (tl.* calls)"
@@ -195,14 +196,14 @@ def test_gluon_tracing_is_written_in_gluon():
 
 
 def test_triton_tracing_is_written_in_triton():
-    """The mirror check: iris/tracing/device.py imports nothing of the Gluon side and uses no ``gl.``."""
-    from iris.tracing import device
+    """The mirror check: iris/device/tracing.py imports nothing of the Gluon side and uses no ``gl.``."""
+    from iris.device import tracing as device
 
     tree = _source_tree(device)
     modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     gluon = sorted(m for m in modules if "gluon" in m or m.startswith("iris.experimental"))
-    assert not gluon, f"iris/tracing/device.py imports {gluon}"
+    assert not gluon, f"iris/device/tracing.py imports {gluon}"
     assert "gl" not in {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
 
 
@@ -220,3 +221,37 @@ def test_parity_sees_a_changed_default():
     assert methods(A) != methods(B)
     assert methods(A) == [("op", (("self", "POSITIONAL_OR_KEYWORD", None), ("pointer", "POSITIONAL_OR_KEYWORD", None),
                                   ("mask", "POSITIONAL_OR_KEYWORD", "None")))]
+
+
+def test_twins_are_found_by_file_name():
+    """Each Triton device module's twin is the Gluon module of the same file name; TWINS is read off the files."""
+    from iris.parity import twin_file
+
+    check = {("iris.device.context:DeviceContext", "iris.experimental.context:IrisDeviceCtx"),
+             ("iris.device.tracing:DeviceTracing", "iris.experimental.tracing:GluonDeviceTracing")}
+    assert set(TWINS) == check, TWINS
+    for t, g in TWINS:
+        path = t.partition(":")[0].replace(".", "/") + ".py"
+        assert twin_file(path) == g.partition(":")[0].replace(".", "/") + ".py"
+        assert twin_file(twin_file(path)) == path
+    with pytest.raises(ValueError, match=r"iris/tracing/core.py is not a device module \(expected a file in "
+                                         r"iris/device/ or iris/experimental/\)"):
+        twin_file("iris/tracing/core.py")
+    with pytest.raises(ValueError, match="iris/experimental/layouts.py has no twin: iris/device/layouts.py does not"):
+        twin_file("iris/experimental/layouts.py")
+
+
+@pytest.mark.parametrize("old,new", [("iris.tracing.device", "iris.device.tracing"),
+                                     ("iris.experimental.gluon_interpret", "iris.interpreter_gluon")])
+def test_old_module_paths_warn_and_give_the_new_module(old, new):
+    code = (f"import warnings, importlib; warnings.simplefilter('error', DeprecationWarning)\n"
+            f"try:\n    importlib.import_module({old!r})\nexcept DeprecationWarning as e:\n    print('warned:', e)\n"
+            f"warnings.simplefilter('ignore')\nimport sys\nprint(importlib.import_module({old!r}) is "
+            f"importlib.import_module({new!r}))")
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.splitlines() == [f"warned: {old} is deprecated: import {new} (the old path is removed in the "
+                                       "next release)", "True"], out.stdout

@@ -1,0 +1,231 @@
+"""Triton device tracing: ``ctx.tracing.record_event_start/end`` and ``record_event``.
+
+Record semantics (``docs/design.md``, "Trace records"; the Gluon twin ``GluonDeviceTracing`` in
+``iris/experimental/tracing.py`` is written separately and keeps them identical; the conformance suite compares
+the two):
+
+    initialize  base = atomic_add(claimed, chunk, relaxed)            # the program's first chunk
+                if base < max_events: cursor := (base + chunk, base)   # else the program has no room
+    record      if base >= max_events: dropped += 1
+                else: (end, slot) = cursor
+                      if slot == end: slot = atomic_add(claimed, chunk, relaxed); end = slot + chunk
+                      cursor := (end, slot + 1)
+                      if slot < max_events: write the record's words at slot, read the clock, write the timestamp
+                      else: dropped += 1
+    pid          = linear program id over the whole grid
+    address      = min over active lanes of the pointer block (0 if no lane is active)
+    payload_size = active lanes x element bytes (no mask: every element; scalar pointer: 1)
+    duration     = end - start ticks for a range; DURATION_OPEN until ended; DURATION_INSTANT for an instant
+
+The cursor is one word in global memory, (end of chunk << 32) | next slot, in the cell of the program's first
+chunk (``cursors[base // chunk]``): programs of kernels that run at once never share a cursor, and a record costs
+one load and one store of it. It needs no barrier: thread 0 writes it and reads it back (a thread sees its own
+writes), and every write a record makes is thread 0's (Triton stores a scalar from thread 0 alone). Other threads
+read the cell too, may see an older value and may branch differently, but write nothing. A new chunk is claimed
+by thread 0 alone (``_refill``: a block atomic masked to the element thread 0 owns), so no barrier hides in a
+branch that only some threads take. The record is eight word stores (``iris.tracing.events.FIELDS`` places the
+fields; 32-bit fields go two to a word); the words every record of a program shares (pid, cu_id, xcc_id) are
+built once, at ``initialize``; the start timestamp is read after every other word is written.
+
+With ``tracing`` compiled off every method is empty; compiled on but switched off at run time
+(context tracing block all zeros) it records nothing and touches no memory.
+"""
+
+
+import triton
+import triton.language as tl
+
+from iris import layout_constexpr as L
+from iris._aggregate import aggregate
+from iris.layout_constexpr import SOURCE_KEY
+from iris.tracing import hw
+from iris.tracing.record_constexpr import MAX_THREADS, NO_ADDRESS, element_bytes
+
+
+@triton.jit
+def _linear_pid():
+    grid_m = tl.num_programs(0)
+    grid_mn = grid_m * tl.num_programs(1)
+    return tl.program_id(0) + tl.program_id(1) * grid_m + tl.program_id(2) * grid_mn
+
+
+@triton.jit
+def _block_min(x):
+    if len(x.shape) > 0:
+        x = tl.min(x, axis=None)
+    return x
+
+
+@triton.jit
+def _block_sum(x):
+    if len(x.shape) > 0:
+        x = tl.sum(x, axis=None)
+    return x
+
+
+@triton.jit
+def _address_and_size(address, mask):
+    """(min active address, active elements x element bytes) of a pointer or pointer block."""
+    addr = address.to(tl.int64, bitcast=False)
+    if mask is None:
+        lowest = _block_min(addr)
+        count = address.numel
+    else:
+        lowest = _block_min(tl.where(mask, addr, NO_ADDRESS))
+        lowest = tl.where(lowest == NO_ADDRESS, 0, lowest)
+        one = (addr * 0 + 1).to(tl.int32)  # the block's shape: a scalar mask covers every element
+        count = _block_sum(tl.where(mask, one, 0))
+    return lowest, count * element_bytes(address.dtype)
+
+
+@triton.jit
+def _halves(low, high):
+    """Two 32-bit fields as one int64 record word: ``low`` in bits 0-31, ``high`` in bits 32-63."""
+    return (tl.cast(high, tl.int64) << 32) | (tl.cast(low, tl.int64) & L.LOW_BITS)
+
+
+@triton.jit
+def _refill(counters, chunk, cursor):
+    """Thread 0 claims the next chunk and points the cursor at it, with no barrier: the claim is a block atomic of
+    ``MAX_THREADS`` elements (one owner each, so no result is broadcast) masked to element 0, thread 0's."""
+    i = tl.arange(0, MAX_THREADS)
+    first = i == 0
+    zero = (i * 0).to(tl.int64)
+    base = tl.atomic_add(counters + L.COUNTER_CLAIMED + zero, chunk + zero, mask=first, sem="relaxed")
+    tl.store(cursor + zero, _halves(base, base + chunk), mask=first)
+
+
+@triton.jit
+def _payload(payload):
+    """The payload word: the caller's value, or 0 without one."""
+    word = 0
+    if payload is not None:
+        word = payload
+    return tl.cast(word, tl.int64)
+
+
+@triton.jit
+def _write_record(records, slot, event, pids, size, program, lowest, payload, duration):
+    """Read the clock and write the record at ``slot``, the start timestamp included, with one block store (a word a
+    lane: lanes 0 .. RECORD_WORDS - 1 of warp 0, which hold thread 0's slot)."""
+    record = records + slot * L.RECORD_WORDS
+    w = tl.arange(0, L.RECORD_WORDS)
+    words = tl.where(w == L.WORD_EVENT, event, program)
+    words = tl.where(w == L.WORD_PIDS, pids, words)
+    words = tl.where(w == L.WORD_SIZE, size, words)
+    words = tl.where(w == L.WORD_ADDRESS, lowest, words)
+    words = tl.where(w == L.WORD_PAYLOAD, payload, words)
+    words = tl.where(w == L.WORD_DURATION, duration, words)
+    start = hw.timestamp()
+    words = tl.where(w == L.WORD_TIMESTAMP, start, words)
+    tl.store(record + w, words)
+    return start
+
+
+@aggregate
+class DeviceTracing:
+    """Per-program view of the rank's trace buffers (see the module docstring for semantics)."""
+
+    compiled: tl.constexpr  # tracing code compiled in (initialize's switch); the run-time switch is active
+    active: tl.tensor
+    max_events: tl.tensor
+    chunk: tl.tensor
+    counters: tl.tensor
+    records: tl.tensor
+    base: tl.tensor
+    cursor: tl.tensor
+    program: tl.tensor  # record word WORD_PROGRAM (pid | cu_id), the same for every record of the program
+    xcc: tl.tensor  # xcc_id in the high half of record word WORD_SIZE
+
+    @triton.constexpr_function
+    def __init__(self, compiled, active, max_events, chunk, counters, records, base, cursor, program, xcc):
+        self.compiled = tl.constexpr(compiled)
+        self.active = active
+        self.max_events = max_events
+        self.chunk = chunk
+        self.counters = counters
+        self.records = records
+        self.base = base
+        self.cursor = cursor
+        self.program = program
+        self.xcc = xcc
+
+    @staticmethod
+    @triton.jit
+    def initialize(context_tensor, compiled: tl.constexpr = False):
+        tl.static_assert(SOURCE_KEY == SOURCE_KEY, "keys the compile cache on iris's builtin sources")
+        if compiled:
+            active = tl.load(context_tensor + L.TRACE_ENABLED)
+            max_events = tl.load(context_tensor + L.TRACE_MAX_EVENTS)
+            chunk = tl.load(context_tensor + L.TRACE_CHUNK)
+            counters = tl.load(context_tensor + L.TRACE_COUNTERS_PTR).to(tl.pointer_type(tl.int64))
+            records = tl.load(context_tensor + L.TRACE_RECORDS_PTR).to(tl.pointer_type(tl.int64))
+            cursors = tl.load(context_tensor + L.TRACE_CURSORS_PTR).to(tl.pointer_type(tl.int64))
+            program = _halves(_linear_pid(), hw.cu_id())
+            xcc = hw.xcc_id().to(tl.int64) << 32
+            base = max_events  # no room, unless the claim below finds some
+            cursor = cursors
+            if active != 0:
+                base = tl.atomic_add(counters + L.COUNTER_CLAIMED, chunk, sem="relaxed")
+                if base < max_events:  # then base < SLOT_LIMIT: 32-bit division
+                    cursor = cursors + (base.to(tl.int32) // chunk.to(tl.int32)) * L.CURSOR_WORDS
+                    tl.store(cursor, _halves(base, base + chunk))
+        else:
+            active = tl.load(context_tensor + L.CUR_RANK) * 0
+            max_events = active
+            chunk = active
+            counters = context_tensor
+            records = context_tensor
+            base = active
+            cursor = context_tensor
+            program = active
+            xcc = active
+        return DeviceTracing(compiled, active, max_events, chunk, counters, records, base, cursor, program, xcc)
+
+    @triton.jit
+    def _claim(self):
+        """The program's next slot from its cursor, claiming a new chunk when the current one is used up (the
+        values are thread 0's and warp 0's; see the module docstring)."""
+        cursor = tl.load(self.cursor)
+        if (cursor & L.LOW_BITS) == (cursor >> 32):
+            _refill(self.counters, self.chunk, self.cursor)
+            cursor = tl.load(self.cursor)
+        tl.store(self.cursor, cursor + 1)
+        return hw.lane0(cursor & L.LOW_BITS)  # thread 0's slot, for every lane of warp 0 (the record's lanes)
+
+    @triton.jit
+    def _record(self, event_id, target_rank, address, pid_m, pid_n, mask, payload, duration):
+        slot = self.max_events * 0 - 1
+        start = self.max_events * 0
+        if self.compiled:
+            if self.active != 0:
+                lowest, nbytes = _address_and_size(address, mask)
+                slot = self.max_events
+                if self.base < self.max_events:
+                    slot = self._claim()
+                if slot < self.max_events:
+                    start = _write_record(self.records, slot, _halves(event_id, target_rank),
+                                          _halves(pid_m, pid_n), _halves(nbytes, 0) | self.xcc, self.program,
+                                          lowest, _payload(payload), duration)
+                else:
+                    tl.atomic_add(self.counters + L.COUNTER_DROPPED, 1, sem="relaxed")
+        return slot, start
+
+    @triton.jit
+    def record_event_start(self, event_id, target_rank, address, pid_m, pid_n, mask=None, payload=None):
+        """Open a range; returns the handle to pass to ``record_event_end``."""
+        return self._record(event_id, target_rank, address, pid_m, pid_n, mask, payload, L.DURATION_OPEN)
+
+    @triton.jit
+    def record_event_end(self, handle):
+        """Close the range ``handle``: its duration becomes now - start, in clock ticks."""
+        if self.compiled:
+            now = hw.timestamp()
+            slot = handle[0]
+            if (slot >= 0) & (slot < self.max_events):
+                tl.store(self.records + slot * L.RECORD_WORDS + L.WORD_DURATION, now - handle[1])
+
+    @triton.jit
+    def record_event(self, event_id, target_rank, address, pid_m, pid_n, mask=None, payload=None):
+        """Record an instant (an event with no duration)."""
+        self._record(event_id, target_rank, address, pid_m, pid_n, mask, payload, L.DURATION_INSTANT)
