@@ -21,6 +21,7 @@ from conformance.kit.scenario import APIS
 
 if TYPE_CHECKING:
     from conformance.check.model import Event
+    from conformance.harness.observation import RankObservation
 
 # ------------------------------------------------------------------------------------------------ the checks
 
@@ -111,7 +112,7 @@ class ExampleResult:
     seconds: float
     compiles: dict[str, int] = field(default_factory=dict)
     variants: dict[str, int | None] = field(default_factory=dict)
-    observations: list[dict] = field(default_factory=list, repr=False)
+    observations: list[RankObservation] = field(default_factory=list, repr=False)
     timings: dict[str, float] = field(default_factory=dict)  # seconds by phase (``host_side._breakdown``)
     jit: dict[str, int] = field(default_factory=dict)  # kernels Triton compiled / loaded from its disk cache
 

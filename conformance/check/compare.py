@@ -20,10 +20,15 @@ diverging event of each side.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from conformance.check.model import Addr, Event, Model
 from conformance.results import Divergence, between, vs_model
 from iris.tracing.events import PHYSICAL_FIELDS
 from iris.tracing.hw import XCC_ID_LIMIT
+
+if TYPE_CHECKING:
+    from conformance.harness.observation import ApiObservation, RankObservation
 
 # ---------------------------------------------------------------------------------------------- normalization
 
@@ -77,13 +82,13 @@ def expected_by_program(events: list[Event]) -> dict[int, list[Event]]:
 # ------------------------------------------------------------------------------------------------ comparison
 
 
-def observed_events(rank_obs: dict, api: str, heap_bytes: int, source: str = "rows"
+def observed_events(rank_obs: RankObservation, api: str, heap_bytes: int, source: str = "rows"
                     ) -> tuple[dict[int, list[Event]], list[dict]]:
     """``({pid: events in program order}, raw rows)`` of one API on one rank: the decoded slots
-    (``source="rows"``) or the events of its exported trace file (``"exported"``)."""
-    a = rank_obs["apis"][api]
-    amap = AddressMap(rank_obs["heap_bases"], a["layout"], heap_bytes)
-    rows = a["rows"] if source == "rows" else a["exported"]["rows"]
+    (``source="rows"``: its records, a dict per event) or the events of its exported trace file (``"exported"``)."""
+    a = rank_obs.apis[api]
+    amap = AddressMap(rank_obs.heap_bases, a.layout, heap_bytes)
+    rows = a.records.rows() if source == "rows" else a.exported.rows
     events = [to_event(r, amap) for r in rows]
     return by_program(events, [r["op_index"] for r in rows]), rows
 
@@ -109,21 +114,21 @@ def _compare_programs(check, rank, got, want, prefix_only=False, where_prefix=""
     return []
 
 
-def _valid_timestamp(r: dict, obs: dict, t0: int, t1: int) -> str | None:
+def _valid_timestamp(r: dict, obs: RankObservation, t0: int, t1: int) -> str | None:
     return None if t0 <= r["timestamp"] <= t1 else f"within launch window [{t0}, {t1}]"
 
 
-def _valid_duration(r: dict, obs: dict, t0: int, t1: int) -> str | None:
+def _valid_duration(r: dict, obs: RankObservation, t0: int, t1: int) -> str | None:
     bound = t1 - r["timestamp"]
     return None if r["kind"] != "range" or 0 <= r["duration_cycles"] <= bound else f"in [0, {bound}]"
 
 
-def _valid_cu_id(r: dict, obs: dict, t0: int, t1: int) -> str | None:
-    return None if 0 <= r["cu_id"] < obs["cu_limit"] else f"in [0, {obs['cu_limit']})"
+def _valid_cu_id(r: dict, obs: RankObservation, t0: int, t1: int) -> str | None:
+    return None if 0 <= r["cu_id"] < obs.cu_limit else f"in [0, {obs.cu_limit})"
 
 
-def _valid_xcc_id(r: dict, obs: dict, t0: int, t1: int) -> str | None:
-    limit = XCC_ID_LIMIT[obs["backend"]]
+def _valid_xcc_id(r: dict, obs: RankObservation, t0: int, t1: int) -> str | None:
+    limit = XCC_ID_LIMIT[obs.backend]
     return None if 0 <= r["xcc_id"] < limit else f"in [0, {limit})"
 
 
@@ -132,8 +137,8 @@ PHYSICAL_CHECKS = {"timestamp": _valid_timestamp, "duration_cycles": _valid_dura
                    "xcc_id": _valid_xcc_id}
 
 
-def _physical(api: str, rank: int, rows: list[dict], obs: dict) -> list[Divergence]:
-    t0, t1 = obs["apis"][api]["window"]
+def _physical(api: str, rank: int, rows: list[dict], obs: RankObservation) -> list[Divergence]:
+    t0, t1 = obs.apis[api].window
     check = vs_model(api)
     for r in rows:
         for name in PHYSICAL_FIELDS:
@@ -193,27 +198,27 @@ def _flatten(x) -> list:
     return list(x)
 
 
-def _host_counters(check: str, rank: int, a: dict, rows: list[dict], attempted: int, dropped: int,
-                   claimed: int | None) -> list[Divergence]:
+def _host_counters(check: str, rank: int, a: ApiObservation, rows: list[dict], attempted: int, dropped: int,
+                   claimed: int | None, chunk: int, max_events: int) -> list[Divergence]:
     """Every host view of the counters (``a``: one API's observation) against the model: ``attempted`` and
     ``dropped`` as ``events()`` reports them and as ``tracing.attempted`` and ``tracing.dropped`` do; the claimed
     slots as ``tracing.claimed`` and ``tracing.trace_counter`` report them, against the model's ``claimed`` where
     it has one, else against each other and what the slots imply: a whole number of chunks, above every kept
     slot, and past ``max_events`` when a record was dropped (a record is dropped only when its slot, claimed, is
     past the end)."""
-    host = a["host"]
-    views = [("events().attempted", a["attempted"], attempted), ("tracing.attempted", host["attempted"], attempted),
-             ("events().dropped", a["dropped"], dropped), ("tracing.dropped", host["dropped"], dropped)]
+    host = a.host
+    views = [("events().attempted", a.records.attempted, attempted), ("tracing.attempted", host.attempted, attempted),
+             ("events().dropped", a.records.dropped, dropped), ("tracing.dropped", host.dropped, dropped)]
     if claimed is not None:
-        views += [("tracing.claimed", host["claimed"], claimed),
-                  ("tracing.trace_counter", host["trace_counter"], claimed)]
+        views += [("tracing.claimed", host.claimed, claimed),
+                  ("tracing.trace_counter", host.trace_counter, claimed)]
     out = [Divergence(check, rank, "whole launch", f, actual, want) for f, actual, want in views if actual != want]
     if claimed is not None:
         return out
-    got, chunk, max_events = host["claimed"], a["chunk"], a["max_events"]
+    got = host.claimed
     top = max((r["slot"] for r in rows), default=-1)
-    if host["trace_counter"] != got:
-        out.append(Divergence(check, rank, "whole launch", "tracing.trace_counter", host["trace_counter"],
+    if host.trace_counter != got:
+        out.append(Divergence(check, rank, "whole launch", "tracing.trace_counter", host.trace_counter,
                               f"{got} (tracing.claimed)"))
     elif got % chunk:
         out.append(Divergence(check, rank, "whole launch", "tracing.claimed", got, f"a multiple of the chunk {chunk}"))
@@ -225,33 +230,35 @@ def _host_counters(check: str, rank: int, a: dict, rows: list[dict], attempted: 
     return out
 
 
-def _host_reports(check: str, rank: int, obs: dict, api: str, want, prefix_only: bool, expected_dropped: int,
-                  heap_bytes: int) -> list[Divergence]:
+def _host_reports(check: str, rank: int, obs: RankObservation, api: str, want, prefix_only: bool,
+                  expected_dropped: int, heap_bytes: int) -> list[Divergence]:
     """What the host's exported trace file holds: its counts and events."""
-    a = obs["apis"][api]
+    kept = len(obs.apis[api].records)
     out = []
-    exported = a["exported"]
-    if exported["dropped"] != expected_dropped:
-        out.append(Divergence(check, rank, "exported trace", "dropped", exported["dropped"], expected_dropped))
-    if exported["events"] != len(a["rows"]) or len(exported["rows"]) != len(a["rows"]):
-        out.append(Divergence(check, rank, "exported trace", "events", (exported["events"], len(exported["rows"])),
-                              (len(a["rows"]), len(a["rows"]))))
+    exported = obs.apis[api].exported
+    if exported.dropped != expected_dropped:
+        out.append(Divergence(check, rank, "exported trace", "dropped", exported.dropped, expected_dropped))
+    if exported.events != kept or len(exported.rows) != kept:
+        out.append(Divergence(check, rank, "exported trace", "events", (exported.events, len(exported.rows)),
+                              (kept, kept)))
     got, _ = observed_events(obs, api, heap_bytes, source="exported")
     return out + _compare_programs(check, rank, got, want, prefix_only=prefix_only, where_prefix="exported trace, ")
 
 
-def compare(model: Model, observations: list[dict], apis: tuple[str, ...], heap_bytes: int) -> list[Divergence]:
-    """Every divergence of one example (at most one per check, rank and kind of evidence)."""
+def compare(model: Model, observations: list[RankObservation], apis: tuple[str, ...], heap_bytes: int,
+            chunk: int, max_events: int) -> list[Divergence]:
+    """Every divergence of one example (at most one per check, rank and kind of evidence); ``chunk`` and
+    ``max_events``: what the ranks enabled tracing with (``ExampleSettings``)."""
     out: list[Divergence] = []
     seen: dict[str, list[dict[int, list[Event]]]] = {api: [] for api in apis}
     for obs in observations:
-        r = obs["rank"]
+        r = obs.rank
         want = expected_by_program(model.events.get(r, []))
         for api in apis:
             check = vs_model(api)
             got, rows = observed_events(obs, api, heap_bytes)
             seen[api].append(got)
-            a = obs["apis"][api]
+            a = obs.apis[api]
             overflow = model.max_events is not None and model.max_events < model.attempted(r)
             if overflow and len(rows) > model.max_events:
                 out.append(Divergence(check, r, "whole launch", "kept events", len(rows), f"<= {model.max_events}"))
@@ -261,11 +268,11 @@ def compare(model: Model, observations: list[dict], apis: tuple[str, ...], heap_
             # record is kept or dropped, never both, so the drops are what the model attempted less what was kept
             dropped = model.attempted(r) - len(rows) if overflow else 0
             claimed = None if model.claimed is None else model.claimed[r]
-            out += _host_counters(check, r, a, rows, model.attempted(r), dropped, claimed)
+            out += _host_counters(check, r, a, rows, model.attempted(r), dropped, claimed, chunk, max_events)
             out += _compare_programs(check, r, got, want, prefix_only=overflow)
-            out += _op_indices(check, r, rows, a["max_events"], a["chunk"])
+            out += _op_indices(check, r, rows, max_events, chunk)
             out += _physical(api, r, rows, obs)
-            out += _memory(check, r, a["memory"], model.memory.get(r, {}))
+            out += _memory(check, r, a.memory, model.memory.get(r, {}))
             out += _host_reports(check, r, obs, api, want, overflow, dropped, heap_bytes)
         if len(apis) == 2:
             x, y = apis
@@ -273,6 +280,6 @@ def compare(model: Model, observations: list[dict], apis: tuple[str, ...], heap_
             gx, gy = seen[x][-1], seen[y][-1]
             if model.max_events is None or model.max_events >= model.attempted(r):
                 out += _compare_programs(check, r, gx, gy)
-            mx, my = obs["apis"][x]["memory"], obs["apis"][y]["memory"]
+            mx, my = obs.apis[x].memory, obs.apis[y].memory
             out += _memory(check, r, mx, my)
     return out

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 
 from iris.tracing.events import EXPORT_ARGS, PHYSICAL_FIELDS
 
@@ -25,8 +26,18 @@ _TRACK = re.compile(r"program (\d+)( #\d+)?$")
 _PROCESS = re.compile(r"(\w+) rank (\d+)$")
 
 
-def read(path: str) -> dict:
-    """``{"rows": [...], "events": n, "dropped": n}`` of a one-rank JSON export (``tracing.export(path)``)."""
+@dataclass
+class ExportedTrace:
+    """A one-rank export read back: a row per slice or instant (sorted by ``op_index``), and the file's own event
+    and drop counts."""
+
+    rows: list[dict]
+    events: int
+    dropped: int
+
+
+def read(path: str) -> ExportedTrace:
+    """The :class:`ExportedTrace` of a one-rank JSON export (``tracing.export(path)``)."""
     with open(path) as f:
         trace = json.load(f)
     events = trace["traceEvents"]
@@ -49,4 +60,4 @@ def read(path: str) -> dict:
                      **{a: int(args[a]) for a in ARGS}})
     rows.sort(key=lambda r: r["op_index"])
     meta = trace["metadata"]
-    return {"rows": rows, "events": int(meta["events"][process]), "dropped": int(meta["dropped"][process])}
+    return ExportedTrace(rows, int(meta["events"][process]), int(meta["dropped"][process]))

@@ -20,6 +20,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from conformance.check.compare import compare
 from conformance.harness.compile_ahead import Compiler
+from conformance.harness.observation import RankObservation
 from conformance.harness.rank_side import HEAP_BYTES
 from conformance.kit.scenario import APIS, Scenario, ScenarioError
 from conformance.results import CaseResult, ExampleResult, replay_command
@@ -215,33 +216,34 @@ def run_example(pools: Pools, scenario: Scenario, world_size: int, params: dict,
     except Exception as e:
         raise ScenarioError(f"{scenario.where or ref}: model raised {type(e).__name__}: {e}") from e
     modelled = time.perf_counter()
-    divergences = compare(model, observations, apis, HEAP_BYTES)
+    chunk = params.get("chunk", DEFAULT_CHUNK)
+    divergences = compare(model, observations, apis, HEAP_BYTES, chunk, scenario.trace_slots(params, chunk))
     timings = _breakdown(observations, job - start, modelled - job, time.perf_counter() - modelled)
-    compiles = {api: sum(o["apis"][api]["compiles"] for o in observations) for api in apis}
+    compiles = {api: sum(o.apis[api].compiles for o in observations) for api in apis}
     variants = {api: variants_per_config(observations, api) for api in apis}
-    jit = {k: sum(o["apis"][api]["jit"][k] for o in observations for api in apis) for k in ("compiled", "loaded")}
+    jit = {"compiled": sum(o.apis[api].jit_compiled for o in observations for api in apis),
+           "loaded": sum(o.apis[api].jit_loaded for o in observations for api in apis)}
     return ExampleResult(ref, world_size, backend, params, divergences, time.perf_counter() - start,
                          compiles, variants, observations, timings, jit)
 
 
-def variants_per_config(observations: list[dict], api: str) -> int | None:
+def variants_per_config(observations: list[RankObservation], api: str) -> int | None:
     """Distinct compiled variants of ``api``'s kernel across the ranks, per kernel configuration.
 
     Every rank reports the hashes of the compiled variants it launched; the variants of all ranks together,
     divided by the most any one rank launched, is 1 when one compile serves every rank and R when each of R
     ranks compiles its own copy. None when nothing was compiled (the CPU interpreter).
     """
-    per_rank = [set(o["apis"][api].get("variants", ())) for o in observations]
+    per_rank = [set(o.apis[api].variants) for o in observations]
     most = max((len(v) for v in per_rank), default=0)
     if not most:
         return None
     return -(-len(set().union(*per_rank)) // most)
 
 
-def _breakdown(observations: list[dict], job: float, model: float, compare: float) -> dict[str, float]:
+def _breakdown(observations: list[RankObservation], job: float, model: float, compare: float) -> dict[str, float]:
     """Seconds of one example by phase: the phases of the rank whose kernels took longest (the others' barriers
     include waiting for it), the pool's dispatch (job round trip minus that rank's time: pickling, pipes,
     wake-up), the model and the comparison."""
-    slowest = max(observations, key=lambda o: o["seconds"].get("launch", 0.0) + o["seconds"].get("kernel", 0.0))
-    slowest = slowest["seconds"]
+    slowest = max(observations, key=lambda o: o.seconds.get("launch", 0.0) + o.seconds.get("kernel", 0.0)).seconds
     return {**slowest, "dispatch": max(job - sum(slowest.values()), 0.0), "model": model, "compare": compare}

@@ -4,10 +4,10 @@
 heap, the same offsets on every rank), waits for every rank once, then per API launches the kernel between two
 clock readings and reads its events back (this rank's trace buffers are only written by its own kernels), waits
 for every rank once more and reads the final memory. Two barriers per example, whatever the number of APIs; it
-returns the raw observation (events, buffer contents, heap layout, launch window, and the hashes of
-the compiled kernel variants it launched) as plain data, with what the host reports of the trace: ``attempted``
-and ``dropped`` as ``events()`` reports them, every counter as ``shmem.tracing`` reports it (``host``), and the
-events ``tracing.export`` writes, read back from the file (``conformance.check.exported``).
+returns a ``RankObservation`` (``conformance.harness.observation``): per API the decoded records as ``events()``
+returned them, every counter as ``shmem.tracing`` reports it, the events ``tracing.export`` writes, read back from
+the file (``conformance.check.exported``), the buffer contents, heap layout, launch window, and the hashes of the
+compiled kernel variants it launched.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import torch
 import triton
 
 from conformance.check import exported
+from conformance.harness.observation import ApiObservation, HostCounters, RankObservation
 from conformance.kit.scenario import APIS, ScenarioError, load, world_constexprs
 from iris.ranks import progress
 from iris.tracing.core import DEFAULT_CHUNK
@@ -104,8 +105,8 @@ def _step(scenario, what: str, api: str, fn, *args):
         raise ScenarioError(f"{scenario.where}: {what} ({api} kernel) raised {type(e).__name__}: {e}") from e
 
 
-def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
-    """Pool job: run scenario ``name`` with ``params`` through each API on this rank; returns observations."""
+def run_example(name: str, params: dict, apis: tuple[str, ...]) -> RankObservation:
+    """Pool job: run scenario ``name`` with ``params`` through each API on this rank; what this rank observed."""
     from iris.tracing.export import device_clock
     from iris.tracing.hw import cu_id_limit
 
@@ -113,9 +114,8 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
     scenario = load(name)
     name = scenario.ref or scenario.name
     shmem = _shmem()
-    out = {"rank": shmem.get_rank(), "heap_bases": list(shmem.heap.bases),
-           "cu_limit": cu_id_limit(shmem.tracing.backend, shmem.device),
-           "backend": shmem.tracing.backend, "ticks_per_second": shmem.tracing.ticks_per_second, "apis": {}}
+    out = RankObservation(shmem.get_rank(), list(shmem.heap.bases), cu_id_limit(shmem.tracing.backend, shmem.device),
+                          shmem.tracing.backend, shmem.tracing.ticks_per_second)
     with clock("reset"):
         shmem.heap.reset()
         ranks = {api: Rank(shmem, api, scenario.kernel(api)) for api in apis}
@@ -141,41 +141,35 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> dict:
             synchronize(shmem.device)
             t1 = device_clock(shmem.device)
         with clock("readback"):
-            events = shmem.tracing.events()  # only this rank's kernels write its trace buffers
-            out["apis"][api] = {
-                "rows": events.rows(),
-                "attempted": events.attempted,
-                "dropped": events.dropped,
-                "host": _host_counters(shmem.tracing),
-                "exported": _exported(shmem),
-                "max_events": max_events,
-                "chunk": chunk,
-                "layout": rank.layout(),
-                "window": (t0, t1),
-                "compiles": _compiles(kernel) - compiles_before,
-                "jit": {"compiled": compiler.compiled, "loaded": compiler.loaded},
-                "variants": sorted(launched.hashes),
-            }
+            out.apis[api] = ApiObservation(
+                records=shmem.tracing.events(),  # only this rank's kernels write its trace buffers
+                host=_host_counters(shmem.tracing),
+                exported=_exported(shmem),
+                layout=rank.layout(),
+                window=(t0, t1),
+                compiles=_compiles(kernel) - compiles_before,
+                jit_compiled=compiler.compiled,
+                jit_loaded=compiler.loaded,
+                variants=sorted(launched.hashes),
+            )
     with clock("barriers"):
         progress(f"{name}: barrier after the kernels (this rank's finished; waiting for the others)")
         shmem.barrier()  # every rank's kernels of every API are done: memory is final
     with clock("readback"):
         for api in apis:
-            out["apis"][api]["memory"] = {n: t.cpu().tolist() for n, t in ranks[api].buffers.items()}
+            out.apis[api].memory = {n: t.cpu().tolist() for n, t in ranks[api].buffers.items()}
         shmem.tracing.disable()
-    out["seconds"] = clock.seconds
+    out.seconds = clock.seconds
     return out
 
 
-def _host_counters(tracing) -> dict[str, int]:
+def _host_counters(tracing) -> HostCounters:
     """The counters as the host ``Tracing`` reports them itself (``conformance.check.compare._host_counters``
-    compares each with ``events()``'s and the model's): ``attempted``, ``dropped``, ``claimed`` and the
-    upstream-compatible ``trace_counter``."""
-    return {"attempted": tracing.attempted, "dropped": tracing.dropped, "claimed": tracing.claimed,
-            "trace_counter": int(tracing.trace_counter.item())}
+    compares each with ``events()``'s and the model's)."""
+    return HostCounters(tracing.attempted, tracing.dropped, tracing.claimed, int(tracing.trace_counter.item()))
 
 
-def _exported(shmem) -> dict:
+def _exported(shmem) -> exported.ExportedTrace:
     """This rank's events as ``shmem.tracing.export`` writes them (JSON), read back (``conformance.check.exported``)."""
     from iris.ranks import rank_state
 

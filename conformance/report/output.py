@@ -11,12 +11,8 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-import numpy as np
-
 from conformance.results import CaseResult, ExampleResult
-from iris.tracing.events import TRACE_FIELDS
 from iris.tracing.export import write_trace
-from iris.tracing.records import TraceRecords
 from iris.tracing.timeline import RankTrace
 
 
@@ -55,23 +51,12 @@ def write_results(path: Path, cases: list[CaseResult], meta: dict, extra: dict[s
     path.write_text(json.dumps({"meta": meta, "cases": records} | (top or {}), indent=2))
 
 
-def _records(rows: list[dict], rank: int, backend: str, tps: float, dropped: int, max_events: int) -> TraceRecords:
-    data = np.array([[r[f] for r in rows] for f in TRACE_FIELDS], dtype=np.int64).reshape(len(TRACE_FIELDS), -1)
-    return TraceRecords.from_fields(data, dropped, max(max_events, len(rows)), rank=rank, backend=backend,
-                                    ticks_per_second=tps)
-
-
 def write_example_trace(path: Path, result: ExampleResult) -> str:
     """Perfetto trace of one example: every rank of both APIs, aligned on each API's launch start.
 
     The format follows the suffix of ``path`` (``.json`` or ``.pftrace``).
     """
-    traces = []
-    for obs in result.observations:
-        for api, a in obs["apis"].items():
-            rec = _records(a["rows"], obs["rank"], obs["backend"], obs["ticks_per_second"], a["dropped"],
-                           a["max_events"])
-            traces.append(RankTrace(rec, a["window"][0], api))
+    traces = [RankTrace(a.records, a.window[0], api) for obs in result.observations for api, a in obs.apis.items()]
     if not traces:
         raise ValueError(f"{result.scenario}: no observations to trace")
     clock = {"method": "each rank and API from its own launch start: a device clock read after a barrier",

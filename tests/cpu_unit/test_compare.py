@@ -4,36 +4,44 @@ host reports (every view of its counters, the exported file) must agree with the
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from conformance.check.compare import compare
-from conformance.check.exported import ARGS
+from conformance.check import compare as compare_module
 from conformance.check.model import Addr, Event, Model
+from conformance.harness.observation import HostCounters, RankObservation
+from tests.cpu_unit.observations import api_observation, rank_observation
 
 pytestmark = pytest.mark.cpu_unit
 
 HEAP = 1 << 20
 BASE = 1 << 30
+CHUNK, MAX_EVENTS = 2, 16  # what the ranks enabled tracing with, unless a test says otherwise
 
 
-def _row(pid: int, op_index: int, timestamp: int) -> dict:
+def compare(model: Model, observations: list[RankObservation], apis: tuple[str, ...], heap_bytes: int,
+            chunk: int = CHUNK, max_events: int = MAX_EVENTS):
+    return compare_module.compare(model, observations, apis, heap_bytes, chunk, max_events)
+
+
+def _row(pid: int, op_index: int, timestamp: int, slot: int | None = None) -> dict:
     return {"name": "store", "kind": "instant", "pid": pid, "pid_m": pid, "pid_n": 0, "cur_rank": 0,
             "target_rank": 0, "address": BASE + 4 * pid, "payload_size": 4, "payload": 7, "op_index": op_index,
-            "slot": 2 * pid, "timestamp": timestamp, "duration_cycles": -2, "cu_id": 0, "xcc_id": 0}
+            "slot": 2 * pid if slot is None else slot, "timestamp": timestamp, "duration_cycles": -2, "cu_id": 0,
+            "xcc_id": 0}
 
 
-def _exported(rows: list[dict]) -> dict:
-    """What conformance.exported reads back from the file tracing.export writes for ``rows``."""
-    keep = ("name", "kind", "pid", "cur_rank", *ARGS)
-    return {"rows": [{k: r[k] for k in keep} for r in rows], "events": len(rows), "dropped": 0}
-
-
-def _observation(op_indices: list[int]) -> dict:
-    rows = [_row(pid, k, 100 + pid) for pid, k in enumerate(op_indices)]  # slot 2 pid: every other slot a hole
-    host = {"attempted": len(rows), "dropped": 0, "claimed": 2 * len(rows), "trace_counter": 2 * len(rows)}
-    api = {"rows": rows, "attempted": len(rows), "dropped": 0, "host": host, "exported": _exported(rows),
-           "max_events": 16, "chunk": 2, "layout": {"buf": (0, 4, 8)}, "memory": {}, "window": (50, 500)}
-    return {"rank": 0, "heap_bases": [BASE], "cu_limit": 1, "backend": "interpreter", "apis": {"triton": api}}
+def _observation(op_indices: list[int], slots: list[int] | None = None, claimed: int | None = None,
+                 **row_changes) -> RankObservation:
+    """Program p's one event in slot ``slots[p]`` (default 2 p: every other slot a hole) with op_index
+    ``op_indices[p]``; ``claimed`` slots (default 2 per program); ``row_changes`` set fields of the first row."""
+    slots = [2 * pid for pid in range(len(op_indices))] if slots is None else slots
+    rows = [_row(pid, k, 100 + pid, slot) for pid, (k, slot) in enumerate(zip(op_indices, slots, strict=True))]
+    rows[0].update(row_changes)
+    claimed = 2 * len(rows) if claimed is None else claimed
+    api = api_observation(rows, host=HostCounters(len(rows), 0, claimed, claimed))
+    return rank_observation({"triton": api})
 
 
 def _model(programs: int) -> Model:
@@ -57,41 +65,33 @@ def test_op_index_duplicated_is_a_divergence():
 
 
 def test_a_slot_at_or_past_the_capacity_is_a_divergence():
-    obs = _observation([0, 2, 4])
-    obs["apis"]["triton"]["max_events"] = 4
-    (d,) = compare(_model(3), [obs], ("triton",), HEAP)
+    (d,) = compare(_model(3), [_observation([0, 2, 4])], ("triton",), HEAP, max_events=4)
     assert (d.where, d.field, d.actual, d.expected) == ("slot 4 (pid 2)", "slot", 4, "in [0, 4)")
 
 
-def _at_slots(slots: list[int], chunk: int) -> dict:
+def _at_slots(slots: list[int], chunk: int) -> RankObservation:
     """The observation of ``_observation`` with program p's event found in ``slots[p]``, in chunks of ``chunk``."""
-    obs = _observation([0] * len(slots))
-    api = obs["apis"]["triton"]
-    for r, slot in zip(api["rows"], slots, strict=True):
-        r["slot"] = r["op_index"] = slot
-    api["chunk"] = chunk
-    api["host"]["claimed"] = api["host"]["trace_counter"] = chunk * (max(slots) // chunk + 1)
-    return obs
+    return _observation(slots, slots, claimed=chunk * (max(slots) // chunk + 1))
 
 
 def test_programs_in_chunks_of_their_own_pass():
-    assert compare(_model(3), [_at_slots([0, 4, 8], 4)], ("triton",), HEAP) == []
+    assert compare(_model(3), [_at_slots([0, 4, 8], 4)], ("triton",), HEAP, chunk=4) == []
 
 
 def test_a_chunk_holding_two_programs_records_is_a_divergence():
-    (d,) = compare(_model(3), [_at_slots([0, 1, 8], 4)], ("triton",), HEAP)
+    (d,) = compare(_model(3), [_at_slots([0, 1, 8], 4)], ("triton",), HEAP, chunk=4)
     assert (d.where, d.field, d.actual, d.expected) == ("slot 1 (pid 1)", "chunk owner", 1, "pid 0 (chunk 4)")
 
 
 def test_a_program_whose_first_record_is_inside_a_chunk_is_a_divergence():
-    (d,) = compare(_model(3), [_at_slots([0, 4, 9], 4)], ("triton",), HEAP)
+    (d,) = compare(_model(3), [_at_slots([0, 4, 9], 4)], ("triton",), HEAP, chunk=4)
     assert (d.where, d.field, d.actual, d.expected) == ("slot 9 (pid 2)", "first slot", 9,
                                                         "a multiple of the chunk 4")
 
 
-def _with_memory(memory: dict) -> dict:
+def _with_memory(memory: dict) -> RankObservation:
     obs = _observation([0])
-    obs["apis"]["triton"]["memory"] = memory
+    obs.apis["triton"].memory = memory
     return obs
 
 
@@ -123,25 +123,26 @@ def test_a_buffer_of_another_size_or_missing_is_a_divergence():
     assert (d.where, d.field, d.actual) == ("buffer out", "buffer", None)
 
 
-def test_a_dropped_count_the_model_does_not_expect_is_a_divergence():
+def test_a_dropped_count_the_model_does_not_expect_is_a_divergence_in_both_views_of_events():
+    """``events()`` counts a dropped record as attempted too (attempted = kept + dropped)."""
     obs = _observation([0, 2])
-    obs["apis"]["triton"]["dropped"] = 1
-    (d,) = compare(_model(2), [obs], ("triton",), HEAP)
-    assert (d.check, d.where, d.field, d.actual, d.expected) == ("triton vs model", "whole launch",
-                                                                 "events().dropped", 1, 0)
+    obs.apis["triton"].records.dropped = 1
+    got = compare(_model(2), [obs], ("triton",), HEAP)
+    assert [(d.check, d.where, d.field, d.actual, d.expected) for d in got] == [
+        ("triton vs model", "whole launch", "events().attempted", 3, 2),
+        ("triton vs model", "whole launch", "events().dropped", 1, 0)]
 
 
 # Each host view of the counters set off on its own (3 programs in slots 0, 2, 4, chunk 2: 6 slots claimed).
-@pytest.mark.parametrize(("view", "key", "value", "field", "expected"), [
-    ("api", "attempted", 4, "events().attempted", 3),
-    ("host", "attempted", 2, "tracing.attempted", 3),
-    ("host", "dropped", 1, "tracing.dropped", 0),
-    ("host", "trace_counter", 8, "tracing.trace_counter", "6 (tracing.claimed)"),
+@pytest.mark.parametrize(("key", "value", "field", "expected"), [
+    ("attempted", 2, "tracing.attempted", 3),
+    ("dropped", 1, "tracing.dropped", 0),
+    ("trace_counter", 8, "tracing.trace_counter", "6 (tracing.claimed)"),
 ])  # fmt: skip
-def test_a_host_counter_view_off_on_its_own_is_a_divergence(view, key, value, field, expected):
+def test_a_host_counter_view_off_on_its_own_is_a_divergence(key, value, field, expected):
     obs = _observation([0, 2, 4])
-    api = obs["apis"]["triton"]
-    (api if view == "api" else api["host"])[key] = value
+    api = obs.apis["triton"]
+    api.host = dataclasses.replace(api.host, **{key: value})
     (d,) = compare(_model(3), [obs], ("triton",), HEAP)
     assert (d.check, d.rank, d.where, d.field, d.actual, d.expected) == (
         "triton vs model", 0, "whole launch", field, value, expected)
@@ -152,8 +153,7 @@ def test_a_host_counter_view_off_on_its_own_is_a_divergence(view, key, value, fi
     (4, "> 4 (the highest kept slot)"),
 ])  # fmt: skip
 def test_claimed_slots_the_kept_slots_rule_out_are_a_divergence(claimed, expected):
-    obs = _observation([0, 2, 4])
-    obs["apis"]["triton"]["host"].update(claimed=claimed, trace_counter=claimed)
+    obs = _observation([0, 2, 4], claimed=claimed)
     (d,) = compare(_model(3), [obs], ("triton",), HEAP)
     assert (d.where, d.field, d.actual, d.expected) == ("whole launch", "tracing.claimed", claimed, expected)
 
@@ -172,25 +172,24 @@ def test_a_drop_needs_claimed_slots_past_max_events(claimed):
     """3 one-event programs, chunk 1, a 2-slot buffer: programs 0 and 1 kept theirs in slots 0 and 1, program 2's
     was dropped, so its slot (2) was claimed; 2 claimed slots would mean a drop without a slot past the end."""
     obs = _at_slots([0, 1], 1)
-    api = obs["apis"]["triton"]
-    api["max_events"] = 2
-    api["attempted"], api["dropped"], api["exported"]["dropped"] = 3, 1, 1
-    api["host"].update(attempted=3, dropped=1, claimed=claimed, trace_counter=claimed)
-    got = compare(Model(_model(3).events, max_events=2), [obs], ("triton",), HEAP)
+    api = obs.apis["triton"]
+    api.records.dropped, api.exported.dropped = 1, 1
+    api.host = HostCounters(attempted=3, dropped=1, claimed=claimed, trace_counter=claimed)
+    got = compare(Model(_model(3).events, max_events=2), [obs], ("triton",), HEAP, chunk=1, max_events=2)
     expected = [] if claimed == 3 else [("whole launch", "tracing.claimed", 2, "> 2 (max_events: 1 records dropped)")]
     assert [(d.where, d.field, d.actual, d.expected) for d in got] == expected
 
 
 def test_the_exported_files_drop_count_is_checked():
     obs = _observation([0, 2])
-    obs["apis"]["triton"]["exported"]["dropped"] = 2
+    obs.apis["triton"].exported.dropped = 2
     (d,) = compare(_model(2), [obs], ("triton",), HEAP)
     assert (d.where, d.field, d.actual, d.expected) == ("exported trace", "dropped", 2, 0)
 
 
 def test_an_exported_event_that_differs_from_the_model_names_the_file():
     obs = _observation([0, 2, 4])
-    obs["apis"]["triton"]["exported"]["rows"][1]["payload"] = 8
+    obs.apis["triton"].exported.rows[1]["payload"] = 8
     (d,) = compare(_model(3), [obs], ("triton",), HEAP)
     assert (d.check, d.where, d.field, d.actual, d.expected) == (
         "triton vs model", "exported trace, pid 1 event 0", "payload", 8, 7)
@@ -198,7 +197,7 @@ def test_an_exported_event_that_differs_from_the_model_names_the_file():
 
 def test_an_exported_kind_that_differs_is_a_divergence():
     obs = _observation([0, 2])
-    obs["apis"]["triton"]["exported"]["rows"][0]["kind"] = "unfinished"
+    obs.apis["triton"].exported.rows[0]["kind"] = "unfinished"
     (d,) = compare(_model(2), [obs], ("triton",), HEAP)
     assert (d.where, d.field, d.actual, d.expected) == ("exported trace, pid 0 event 0", "kind", "unfinished",
                                                         "instant")
@@ -206,8 +205,8 @@ def test_an_exported_kind_that_differs_is_a_divergence():
 
 def test_an_exported_file_missing_an_event_is_a_divergence():
     obs = _observation([0, 2])
-    exported = obs["apis"]["triton"]["exported"]
-    exported["rows"], exported["events"] = exported["rows"][:1], 1
+    file = obs.apis["triton"].exported
+    file.rows, file.events = file.rows[:1], 1
     first, second = compare(_model(2), [obs], ("triton",), HEAP)
     assert (first.where, first.field, first.actual, first.expected) == ("exported trace", "events", (1, 1), (2, 2))
     assert (second.where, second.field, second.actual, second.expected) == (
@@ -227,17 +226,13 @@ def test_every_physical_field_has_its_validity_check():
     ("xcc_id", -1, "in [0, 1)"),
 ])  # fmt: skip
 def test_a_physical_field_out_of_range_is_a_divergence(field, value, expected):
-    obs = _observation([0])
-    obs["apis"]["triton"]["rows"][0][field] = value
+    obs = _observation([0], **{field: value})
     (d,) = compare(_model(1), [obs], ("triton",), HEAP)
     assert (d.check, d.field, d.actual, d.expected) == ("triton vs model", field, value, expected)
 
 
 def test_a_range_longer_than_its_window_is_a_divergence():
-    obs = _observation([0])
-    row = obs["apis"]["triton"]["rows"][0]
-    row.update(kind="range", duration_cycles=450)  # starts at 100, the window ends at 500
-    obs["apis"]["triton"]["exported"]["rows"][0]["kind"] = "range"
+    obs = _observation([0], kind="range", duration_cycles=450)  # starts at 100, the window ends at 500
     model = Model({0: [Event("store", "range", 0, 0, 0, 0, 0, Addr(0, "buf", 0), 4, 7)]})
     (d,) = compare(model, [obs], ("triton",), HEAP)
     assert (d.field, d.actual, d.expected) == ("duration_cycles", 450, "in [0, 400]")

@@ -21,9 +21,9 @@ def test_every_event_reads_back_with_its_fields_kind_and_program(tmp_path, rank)
     got = exported.read(path)
     want = [{"name": row["name"], "kind": row["kind"], "pid": row["pid"], "cur_rank": rank,
              **{a: row[a] for a in exported.ARGS}} for row in rec.rows()]
-    assert got["rows"] == sorted(want, key=lambda r: r["op_index"])
-    assert (got["events"], got["dropped"]) == (len(rec), 3)
-    assert {r["kind"] for r in got["rows"]} <= set(KIND_NAMES.values())
+    assert got.rows == sorted(want, key=lambda r: r["op_index"])
+    assert (got.events, got.dropped) == (len(rec), 3)
+    assert {r["kind"] for r in got.rows} <= set(KIND_NAMES.values())
 
 
 def test_an_export_of_two_ranks_is_refused(tmp_path):

@@ -21,6 +21,7 @@ from conformance.kit.scaffold import TEMPLATE
 from conformance.kit.scenario import WORLD_CONSTEXPRS, Scenario, ScenarioError, all_scenarios, check, load
 from conformance.report.output import summary_table, variants_cell
 from conformance.results import CaseResult, ExampleResult
+from tests.cpu_unit.observations import api_observation, rank_observation
 
 pytestmark = pytest.mark.cpu_unit
 
@@ -98,7 +99,8 @@ def test_check_takes_a_triton_kernel_with_or_without_rank_and_world():
 
 
 def _obs(*variants_per_rank):
-    return [{"apis": {"gluon": {"variants": list(v)}}} for v in variants_per_rank]
+    return [rank_observation({"gluon": api_observation(variants=list(v))}, rank=r)
+            for r, v in enumerate(variants_per_rank)]
 
 
 def test_variants_per_config():
