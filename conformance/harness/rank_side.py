@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import torch
@@ -43,8 +43,9 @@ def torch_dtype(name: str) -> torch.dtype:
 
 
 class Rank:
-    """One rank's side of an example for one API: the host object, its context tensor and the named buffers;
-    ``kernel`` is the API's kernel of the scenario (what ``world_constexprs`` looks at)."""
+    """One rank's side of an example for one API, the ``RankView`` (``conformance.kit.rank_view``) its scenario's
+    setup and launch get: the host object, its context tensor and the named buffers; ``kernel`` is the API's
+    kernel of the scenario (what ``world_constexprs`` looks at)."""
 
     def __init__(self, shmem, api: str, kernel) -> None:
         if api not in APIS:
@@ -66,7 +67,7 @@ class Rank:
         """
         return world_constexprs(self.kernel, self.rank, self.world_size)
 
-    def buffer(self, name: str, shape, dtype: str, fill=0) -> torch.Tensor:
+    def buffer(self, name: str, shape: int | Sequence[int], dtype: str, fill: object = 0) -> torch.Tensor:
         """Allocate heap buffer ``name`` (same offset on every rank) filled with ``fill`` (scalar or values)."""
         if name in self.buffers:
             raise ValueError(f"buffer {name!r} allocated twice")

@@ -1,21 +1,24 @@
 """A scenario's launches captured instead of run: a stand-in rank and a recording kernel.
 
 ``captured_launches(scenario, api, params, rank, world_size)`` runs the scenario's ``setup`` on a
-:class:`StandInRank` (CPU tensors of the drawn dtypes, no heap, no world) and its ``launch`` through a
-:class:`Recorder`, and returns every ``kernel[grid](*args, **kwargs)`` call it made, in order. The arguments give
-each launch's signature (pointer and scalar types) and constexprs: what Triton compiles, without a device. Used to
-compile a case's kernels ahead (``compile_ahead``) and by the cross-compile tier (tests/cpu_compile).
+:class:`StandInRank` (a ``RankView`` of CPU tensors of the drawn dtypes, no heap, no world) and its ``launch``
+through a :class:`Recorder`, and returns every ``kernel[grid](*args, **kwargs)`` call it made, in order. The
+arguments give each launch's signature (pointer and scalar types) and constexprs: what Triton compiles, without a
+device. Used to compile a case's kernels ahead (``compile_ahead``) and by the cross-compile tier
+(tests/cpu_compile).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 
 import torch
 
 from conformance.harness.rank_side import torch_dtype
+from conformance.kit.rank_view import RankView
 from conformance.kit.scenario import world_constexprs
+from iris import layout
 
 
 @dataclass
@@ -27,27 +30,50 @@ class Launch:
     kwargs: dict = field(default_factory=dict)
 
 
-class StandInRank:
-    """What a scenario's setup and launch use of a rank (``conformance.harness.rank_side.Rank``), with CPU tensors.
+class StandInTracing:
+    """A tracing switch whose host calls between launches (reset, enable, disable) do nothing."""
 
-    ``device`` is the device the scenario believes it runs on (``rank.shmem.device``): a scenario may pass
-    different scalars on a GPU, and those are part of what is compiled. Host calls between launches (barrier,
-    tracing reset/enable/disable) do nothing.
+    def reset(self) -> None:
+        pass
+
+    def enable(self, max_events: int = 0, chunk: int = 0) -> None:
+        pass
+
+    def disable(self) -> None:
+        pass
+
+
+@dataclass
+class StandInHost:
+    """``rank.shmem`` of a stand-in rank: the device the scenario believes it runs on (a scenario may pass
+    different scalars on a GPU, and those are part of what is compiled), a barrier that waits for nobody, and a
+    tracing switch that does nothing."""
+
+    device: torch.device
+    tracing: StandInTracing = field(default_factory=StandInTracing)
+
+    def barrier(self) -> None:
+        pass
+
+
+class StandInRank:
+    """A :class:`~conformance.kit.rank_view.RankView` of CPU tensors: no heap, no world.
+
+    ``ctx`` is a real context tensor of ``rank`` in a world of ``world_size`` (``iris.layout.encode``: tracing
+    off, every heap base 0): its type, shape and alignment are what Triton specializes a launch on.
     """
 
     def __init__(self, api: str, kernel, rank: int = 0, world_size: int = 2, device: str = "cuda") -> None:
         self.api, self.kernel, self.rank, self.world_size = api, kernel, rank, world_size
-        self.ctx = torch.zeros(16, dtype=torch.int64)
+        self.ctx = torch.tensor(layout.encode(rank, [0] * world_size), dtype=torch.int64)
         self.buffers: dict[str, torch.Tensor] = {}
-        nothing = lambda *args, **kwargs: None  # noqa: E731
-        tracing = SimpleNamespace(reset=nothing, disable=nothing, enable=nothing)
-        self.shmem = SimpleNamespace(barrier=nothing, device=torch.device(device), tracing=tracing)
+        self.shmem = StandInHost(torch.device(device))
 
     @property
     def world_constexprs(self) -> dict[str, int]:
         return world_constexprs(self.kernel, self.rank, self.world_size)
 
-    def buffer(self, name: str, shape, dtype: str, fill=0) -> torch.Tensor:
+    def buffer(self, name: str, shape: int | Sequence[int], dtype: str, fill: object = 0) -> torch.Tensor:
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         self.buffers[name] = torch.zeros(shape, dtype=torch_dtype(dtype))
         return self.buffers[name]
@@ -66,7 +92,8 @@ class Recorder:
 def captured_launches(scenario, api: str, params: dict, rank: int = 0, world_size: int = 2,
                       device: str = "cuda") -> list[Launch]:
     """Every launch ``scenario.launch`` makes for ``params`` on ``rank`` of ``world_size``, recorded, not run."""
-    stand_in, recorder = StandInRank(api, scenario.kernel(api), rank, world_size, device), Recorder()
+    stand_in: RankView = StandInRank(api, scenario.kernel(api), rank, world_size, device)
+    recorder = Recorder()
     scenario.setup(stand_in, params)
     scenario.launch(recorder, stand_in, params)
     return recorder.launches

@@ -10,7 +10,8 @@ A scenario module in ``conformance/scenarios/`` defines ``SCENARIO = Scenario(..
   compile-time form upstream code uses, one compile per rank; its module docstring says why it needs it
   (``tracing_1d_address`` keeps it to check that form). The Gluon kernel never takes them;
 - ``params(world_size)``: a Hypothesis strategy of one example's parameters (a dict of plain values);
-- ``setup(rank, p)``: allocates and fills named heap buffers on every rank (``rank.buffer(...)``);
+- ``setup(rank, p)``: allocates and fills named heap buffers on every rank (``rank.buffer(...)``); ``rank`` is a
+  ``RankView`` (``conformance.kit.rank_view``): what a scenario may use of a rank;
 - ``launch(kernel, rank, p)``: launches ``kernel`` (either API's) with those buffers, passing
   ``**rank.world_constexprs`` (``world_constexprs``: the ``rank``/``world`` the kernel takes, if any; nothing
   otherwise) before the other constexpr keywords;
@@ -33,6 +34,10 @@ import inspect
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from conformance.kit.rank_view import RankView
 
 APIS = ("triton", "gluon")
 WORLD_CONSTEXPRS = ("rank", "world")  # a Triton kernel's compile-time rank and world size, if it takes them
@@ -66,8 +71,8 @@ class Scenario:
     triton_kernel: object
     gluon_kernel: object
     params: Callable
-    setup: Callable
-    launch: Callable
+    setup: Callable[[RankView, dict], None]
+    launch: Callable[[Any, RankView, dict], None]
     model: Callable
     world_constraint: WorldConstraint | None = None  # None: any R >= 1
     max_events: int = 1024  # events one example records per rank and API (room beyond what the model expects)
