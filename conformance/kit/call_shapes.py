@@ -2,10 +2,11 @@
 
 Two tracing implementations drift where their languages differ, so a scenario should vary *how* it calls
 ``record_event_start/end`` and ``record_event`` as well as the data. A call shape is one **site**: a pointer
-block (``SHAPES``), a mask kind (``MASKS``), a Gluon layout for that block's rank (``layouts``), a record kind
-(``RECORDS``) and a payload kind. ``SITES`` lists sites so that every shape meets every mask kind it admits and
-every layout of its rank; a kernel loops over all of them with ``static_range`` (one compile serves every site)
-and a run-time plan decides which program records which site, so run-time choices never compile anything.
+block (``SHAPE_NAMES``), a mask kind (``MASK_NAMES``), a Gluon layout for that block's rank (``layouts``), a record
+kind (``RECORD_NAMES``) and a payload kind. ``SITES`` lists sites so that every shape meets every mask kind it
+admits and every layout of its rank; a kernel loops over all of them with ``static_range`` (one compile serves
+every site) and a run-time plan decides which program records which site, so run-time choices never compile
+anything.
 The launch-level choices (``LAUNCHES``: ``num_warps`` with an element type of each size, 1, 2, 4, 8 bytes; grid
 axes) are made by launching once per entry of ``LAUNCHES``: every example covers every value.
 
@@ -24,9 +25,9 @@ Shapes, as element offsets from a program's ``origin`` (lane order is row-major)
 
 Masks: NONE (no mask), SCALAR (a run-time flag, true or false), BLOCK (``bits`` at each lane's element), OFF
 (a run-time condition false on every lane), ROWS / COLS (2-D and 3-D: bits of the first / last axis broadcast
-over the block). The record of a site is what ``DESIGN.md`` says: address = the lowest active element (none:
-no address, size 0), payload_size = active lanes x element bytes (no mask: every lane; a scalar mask applies
-to every lane).
+over the block). The record of a site is what ``docs/design.md``, "Trace records", says: address = the lowest
+active element (none: no address, size 0), payload_size = active lanes x element bytes (no mask: every lane; a
+scalar mask applies to every lane).
 """
 
 from __future__ import annotations

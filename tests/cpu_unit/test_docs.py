@@ -1,13 +1,17 @@
-"""README.md and CONTRIBUTING.md name only what exists, and README's op table is ``iris.op_contract``'s.
+"""The docs name only what exists, and README's op table is ``iris.op_contract``'s.
 
-Checked in both docs: every repository path in backticks (relative to the repository root) and every entry of
-README's Layout tree; every command line in backticks or a shell code block (scripts present and executable,
-modules importable, ``python -m conformance`` lines accepted by its parser, benchmark and example flags declared
-by the module's argparse, pytest options and markers known; ``./ci/nightly.sh`` arguments go to
-``conformance gate``, ``./ci/test.sh`` arguments to pytest); every bare ``--flag`` in backticks, against the
-command it belongs to: the nearest command in its paragraph, else the last one before it in its section.
+Checked in README.md, CONTRIBUTING.md and docs/design.md: every repository path in backticks (relative to the
+repository root) and every entry of README's Layout tree; every command line in backticks or a shell code block
+(scripts present and executable, modules importable, ``python -m conformance`` lines accepted by its parser,
+benchmark and example flags declared by the module's argparse, pytest options and markers known; ``./ci/nightly.sh``
+arguments go to ``conformance gate``, ``./ci/test.sh`` arguments to pytest); every bare ``--flag`` in backticks,
+against the command it belongs to: the nearest command in its paragraph, else the last one before it in its section.
 Not repository files: URLs, globs, placeholders (``<case id>``, ``OLD/``), absolute and home paths, tool outputs
 (paths git ignores, and ``OUTPUT_FILES``, which the conformance CLI writes into ``--out``).
+
+Also checked: every document that a ``*.py`` of iris/, conformance/, tests/, benchmarks/ or examples/, or a ``*.md``,
+names (a ``*.md`` name or a docs/ path) exists, and so does the heading that an ``#anchor`` or a quoted section title
+after it names (``document_problems``).
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from iris.op_contract import README_BEGIN, README_END, readme_table
 pytestmark = pytest.mark.cpu_unit
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ("README.md", "CONTRIBUTING.md")
+DOCS = ("README.md", "CONTRIBUTING.md", "docs/design.md")
 # Files the conformance CLI writes into its --out folder: named in the docs, never in the repository.
 OUTPUT_FILES = ("results.json", "summary.md", "mutate.json")
 PATH_SUFFIXES = (".py", ".md", ".sh", ".toml", ".json")
@@ -408,3 +412,100 @@ def test_a_missing_layout_entry_is_caught():
 
 def _line_of(text: str, needle: str) -> int:
     return text[: text.index(needle)].count("\n") + 1
+
+
+# ---- every document a source file or a doc names exists (a citation such as ``docs/design.md``, "Trace records")
+
+SOURCE_DIRS = ("iris", "conformance", "tests", "benchmarks", "examples")
+# Names that look like documents but are none, per citing file: the made-up docs of tests that check a parser (and
+# this table, which names them).
+NOT_DOCUMENTS = {"tests/cpu_unit/test_docs.py": {"doc.md", "a.md"}, "tests/cpu_unit/test_workflows.py": {"a.md"}}
+# A Markdown file's name or path, with an optional #anchor; or a path under docs/ (any file).
+DOCUMENT = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*[\w-]+\.md)(?![\w.-])(?:#([\w-]+))?|(?<![\w./-])(docs/[\w./-]*[\w-])")
+# A section named after a citation: ``docs/design.md``, "Trace records" (or: docs/design.md section "Trace records").
+SECTION = re.compile(r'`{0,2}(?:,\s*|\s+)(?:section\s+)?"([^"\n]+)"')
+
+
+def document_files() -> list[Path]:
+    """The files whose citations are checked: the ``*.py`` of ``SOURCE_DIRS`` and the repository's ``*.md``."""
+    files = [p for d in SOURCE_DIRS for p in sorted((ROOT / d).rglob("*.py")) if "__pycache__" not in p.parts]
+    return files + sorted(ROOT.glob("*.md")) + sorted((ROOT / "docs").rglob("*.md"))
+
+
+def citations(text: str) -> list[tuple[int, str, str | None, str | None]]:
+    """``(line, path, anchor, section)`` of every document ``text`` names (``section``: a quoted title after it)."""
+    found = []
+    for m in DOCUMENT.finditer(text):
+        name = (m[1] or m[3]).removeprefix("./")
+        section = SECTION.match(text, m.end()) if m[1] and not m[2] else None
+        found.append((text.count("\n", 0, m.start()) + 1, name, m[2], section[1] if section else None))
+    return found
+
+
+def _slug(title: str) -> str:
+    """GitHub's anchor of a heading."""
+    return re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+
+
+def _headings(path: Path) -> list[str]:
+    return [m[1].strip() for m in re.finditer(r"^#+\s+(.+)$", path.read_text(), re.M)]
+
+
+def document_problems(source: str, text: str) -> list[str]:
+    """Documents that ``text`` (the file ``source``, repository-relative) names and the repository lacks, and anchors
+    and quoted section titles that name no heading of the document. A name resolves against the repository root
+    and the citing file's folder; a bare name also against ``docs/``. Not documents: what the conformance CLI
+    writes (``OUTPUT_FILES``), paths git ignores, and the citing file's ``NOT_DOCUMENTS``."""
+    problems = []
+    here = (ROOT / source).parent
+    for line, name, anchor, section in citations(text):
+        where = f"{source}:{line}"
+        if name in NOT_DOCUMENTS.get(source, ()) or name in OUTPUT_FILES:
+            continue
+        places = [ROOT / name, here / name] + ([ROOT / "docs" / name] if "/" not in name else [])
+        found = next((p for p in places if p.exists()), None)
+        if found is None:
+            if not ignored(name):
+                problems.append(f"{where}: `{name}` does not exist")
+            continue
+        headings = _headings(found) if found.suffix == ".md" and found.is_file() else []
+        if anchor is not None and anchor not in {_slug(h) for h in headings}:
+            problems.append(f"{where}: `{name}#{anchor}`: no such heading")
+        if section is not None and section.lower() not in {h.lower() for h in headings}:
+            problems.append(f'{where}: `{name}`, "{section}": no such heading')
+    return problems
+
+
+def test_every_document_the_sources_and_docs_name_exists():
+    problems = [p for f in document_files()
+                for p in document_problems(f.relative_to(ROOT).as_posix(), f.read_text(encoding="utf-8"))]
+    assert not problems, f"{len(problems)} citation(s) of a document that is not there:\n" + "\n".join(problems)
+
+
+def test_the_scan_sees_the_citations():
+    """The scan covers sources, tests and docs, and sees a cited section (a scan that found nothing would pass)."""
+    files = {f.relative_to(ROOT).as_posix() for f in document_files()}
+    assert {"iris/tracing/core.py", "tests/cpu_unit/test_docs.py", "README.md", "docs/design.md"} <= files
+    cited = citations((ROOT / "iris" / "tracing" / "core.py").read_text())
+    assert any(name == "docs/design.md" and section == "Trace records" for _, name, _, section in cited), cited
+    cited = citations((ROOT / "CONTRIBUTING.md").read_text())
+    assert any(name == "docs/design.md" and section == "Trace records" for _, name, _, section in cited), cited
+
+
+PLANTED = """See {docs}design{md} and {docs}design{md}#trace-records, ``{docs}design{md}``, "Trace records", and
+README{md}; the gate writes summary{md}.
+Gone: `{docs}nowhere{md}`, DESIGN{md}, {docs}pictures/flow.svg,
+{docs}design{md}#no-such-section and ``{docs}design{md}``, "No such section".
+"""
+
+
+def test_a_missing_document_is_caught():
+    d, m = "docs/", ".md"  # the planted names are made here, so that this file itself cites none of them
+    problems = document_problems("iris/x.py", PLANTED.format(docs=d, md=m))
+    assert problems == [f"iris/x.py:3: `{d}nowhere{m}` does not exist",
+                        f"iris/x.py:3: `DESIGN{m}` does not exist",
+                        f"iris/x.py:3: `{d}pictures/flow.svg` does not exist",
+                        f"iris/x.py:4: `{d}design{m}#no-such-section`: no such heading",
+                        f'iris/x.py:4: `{d}design{m}`, "No such section": no such heading'], problems
+    assert document_problems("tests/cpu_unit/test_docs.py", f"doc{m}") == []  # a made-up doc of this file
+    assert document_problems("iris/x.py", f"doc{m}") == [f"iris/x.py:1: `doc{m}` does not exist"]
