@@ -1,80 +1,13 @@
 """Each rank gets a masked block from rank (r + offset) % R into a local buffer through ctx.get, in a `get` range.
 
-Model, per rank r reading from s = (r + offset) % R, program p over lanes L(p) = {j in block p: j < n, bits_r[j]}:
+Model (kernels, params and model shared with its twin in _transfers.py), per rank r reading from s = (r + offset) % R,
+program p over lanes L(p) = {j in block p: j < n, bits_r[j]}:
     event  get range: pid p, target s, address = src[min L(p)] on r (the local from_ptr), size |L(p)| x bytes,
            payload = payload + p
     memory rank r: dst[j] = src_s[j] for j in L, 0 elsewhere
            src_q[j] = j + 1 + 512 q on every rank q (unchanged)
 """
 
-import triton
-import triton.language as tl
-from triton.experimental import gluon
-from triton.experimental.gluon import language as gl
+from conformance.scenarios._transfers import transfer_scenario
 
-from conformance.check.model import Model
-from conformance.kit import strategies as S
-from conformance.kit.helpers import launch_blocks, peer, per_program_events, setup_masked, transfer_memory
-from conformance.kit.scenario import Scenario
-from iris import DeviceContext, TraceEvent
-from iris.experimental.iris_gluon import IrisDeviceCtx
-from iris.experimental.layouts import blocked_1d, warp_size
-
-
-@triton.jit(do_not_specialize=["n", "source", "payload"])
-def triton_kernel(ctx_t, src, dst, bits, n, source, payload, BLOCK: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, tracing=True)
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = (offs < n) & (tl.load(bits + offs) != 0)
-    h = ctx.tracing.record_event_start(TraceEvent().get, source, src + offs, pid, 0, mask=mask,
-                                       payload=payload + pid)
-    ctx.get(src + offs, dst + offs, source, mask=mask)
-    ctx.tracing.record_event_end(h)
-
-
-@gluon.jit(do_not_specialize=["n", "source", "payload"])
-def gluon_kernel(ctx_t, src, dst, bits, n, source, payload, BLOCK: gl.constexpr):
-    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
-    layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
-    pid = gl.program_id(0)
-    offs = pid * BLOCK + gl.arange(0, BLOCK, layout=layout)
-    mask = (offs < n) & (gl.load(bits + offs) != 0)
-    h = ctx.tracing.record_event_start(TraceEvent().get, source, src + offs, pid, 0, mask=mask,
-                                       payload=payload + pid)
-    ctx.get(src + offs, dst + offs, source, mask=mask)
-    ctx.tracing.record_event_end(h)
-
-
-def params(world_size):
-    return S.masked_block(world_size)
-
-
-def setup(rank, p):
-    setup_masked(rank, p, "dst", source=True)
-
-
-def launch(kernel, rank, p):
-    b = rank.buffers
-    launch_blocks(kernel, rank, p, b["src"], b["dst"], b["bits"], p["n"], peer(rank, p), p["payload"])
-
-
-def model(p, world_size):
-    def source(r):
-        return (r + p["offset"]) % world_size
-
-    events = {r: per_program_events(p, r, "get", "range", target=source(r), buffer="src",
-                                    payload=lambda pid: p["payload"] + pid) for r in range(world_size)}
-    return Model(events, transfer_memory(p, world_size, source, lambda r: r))
-
-
-SCENARIO = Scenario(
-    name="get",
-    description=__doc__.splitlines()[0],
-    triton_kernel=triton_kernel,
-    gluon_kernel=gluon_kernel,
-    params=params,
-    setup=setup,
-    launch=launch,
-    model=model,
-)
+SCENARIO = transfer_scenario("get", __doc__.splitlines()[0])
