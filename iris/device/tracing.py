@@ -39,7 +39,7 @@ from iris import layout_constexpr as L
 from iris._aggregate import aggregate
 from iris.layout_constexpr import SOURCE_KEY
 from iris.tracing import hw
-from iris.tracing.record_constexpr import MAX_THREADS, NO_ADDRESS, element_bytes
+from iris.tracing.record_constexpr import MAX_THREADS, NO_ADDRESS, bits_type, element_bytes
 
 
 @triton.jit
@@ -76,6 +76,22 @@ def _address_and_size(address, mask):
         one = (addr * 0 + 1).to(tl.int32)  # the block's shape: a scalar mask covers every element
         count = _block_sum(tl.where(mask, one, 0))
     return lowest, count * element_bytes(address.dtype)
+
+
+@triton.jit
+def _value_bits(value):
+    """An int64 scalar computed from every element of ``value`` (a scalar or a block of any dtype): the largest of
+    their bits. What a range that ends on an op's value reads its end clock after."""
+    x = value
+    if x.dtype.is_ptr():
+        x = x.to(tl.int64, bitcast=False)
+    elif x.dtype.primitive_bitwidth == 1:
+        x = x.to(tl.int8)
+    else:
+        x = x.to(bits_type(x.dtype), bitcast=True)
+    if len(x.shape) > 0:
+        x = tl.max(x, axis=None)
+    return x.to(tl.int64)
 
 
 @triton.jit
@@ -220,10 +236,21 @@ class DeviceTracing:
     def record_event_end(self, handle):
         """Close the range ``handle``: its duration becomes now - start, in clock ticks."""
         if self.compiled:
-            now = hw.timestamp()
-            slot = handle[0]
-            if (slot >= 0) & (slot < self.max_events):
-                tl.store(self.records + slot * L.RECORD_WORDS + L.WORD_DURATION, now - handle[1])
+            self._close(handle, hw.timestamp())
+
+    @triton.jit
+    def _end_on(self, handle, value):
+        """Close the range ``handle`` at a clock read that takes ``value`` as an input (an auto-traced op's returned
+        or loaded value): the range cannot end before the op's value exists."""
+        if self.compiled:
+            self._close(handle, hw.timestamp_after(_value_bits(value)))
+
+    @triton.jit
+    def _close(self, handle, now):
+        """Write the duration of the range ``handle``, ending at ``now``, if it claimed a slot."""
+        slot = handle[0]
+        if (slot >= 0) & (slot < self.max_events):
+            tl.store(self.records + slot * L.RECORD_WORDS + L.WORD_DURATION, now - handle[1])
 
     @triton.jit
     def record_event(self, event_id, target_rank, address, pid_m, pid_n, mask=None, payload=None):

@@ -42,7 +42,7 @@ from iris._aggregate import aggregate
 from iris.experimental.layouts import warp_size
 from iris.layout_constexpr import SOURCE_KEY
 from iris.tracing import hw
-from iris.tracing.record_constexpr import MAX_THREADS, NO_ADDRESS, element_bytes
+from iris.tracing.record_constexpr import MAX_THREADS, NO_ADDRESS, bits_type, element_bytes
 
 
 @gluon.jit
@@ -92,6 +92,22 @@ def _record_layout(warp_size, num_warps):
     """Two words (16 bytes) a thread, in thread order: a record is lanes 0 .. RECORD_WORDS / 2 - 1 of warp 0 (every
     other thread holds a copy, which no store writes)."""
     return gl.BlockedLayout([2], [warp_size], [num_warps], [0])
+
+
+@gluon.jit
+def _value_bits(value):
+    """An int64 scalar computed from every element of ``value`` (a scalar or a block of any dtype): the largest of
+    their bits. What a range that ends on an op's value reads its end clock after."""
+    x = value
+    if x.dtype.is_ptr():
+        x = x.to(gl.int64, bitcast=False)
+    elif x.dtype.primitive_bitwidth == 1:
+        x = x.to(gl.int8)
+    else:
+        x = x.to(bits_type(x.dtype), bitcast=True)
+    if len(x.shape) > 0:
+        x = gl.max(x, axis=None)
+    return x.to(gl.int64)
 
 
 @gluon.jit
@@ -239,10 +255,21 @@ class GluonDeviceTracing:
     def record_event_end(self, handle):
         """Close the range ``handle``: its duration becomes now - start, in clock ticks."""
         if self.compiled:
-            now = hw.timestamp()
-            slot = handle[0]
-            if (slot >= 0) & (slot < self.max_events):
-                gl.store(self.records + slot * L.RECORD_WORDS + L.WORD_DURATION, now - handle[1])
+            self._close(handle, hw.timestamp())
+
+    @gluon.jit
+    def _end_on(self, handle, value):
+        """Close the range ``handle`` at a clock read that takes ``value`` as an input (an auto-traced op's returned
+        or loaded value): the range cannot end before the op's value exists."""
+        if self.compiled:
+            self._close(handle, hw.timestamp_after(_value_bits(value)))
+
+    @gluon.jit
+    def _close(self, handle, now):
+        """Write the duration of the range ``handle``, ending at ``now``, if it claimed a slot."""
+        slot = handle[0]
+        if (slot >= 0) & (slot < self.max_events):
+            gl.store(self.records + slot * L.RECORD_WORDS + L.WORD_DURATION, now - handle[1])
 
     @gluon.jit
     def record_event(self, event_id, target_rank, address, pid_m, pid_n, mask=None, payload=None):

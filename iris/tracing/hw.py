@@ -4,7 +4,7 @@ Each reader is a Triton builtin, so the same function serves Triton and Gluon ke
 cross-compiles for every target from one machine. The target is read from the compiler
 options; the interpreter (no compiler, ``_semantic`` is None) gets a host fallback.
 
-| backend | timestamp                   | cu_id                      | xcc_id        | lane0 (lane 0's value)  |
+| backend | timestamp (and _after)      | cu_id                      | xcc_id        | lane0 (lane 0's value)  |
 | cuda    | ``%globaltimer`` (ns)       | ``%smid``                  | 0             | the value itself        |
 | hip     | ``s_memrealtime`` (100 MHz) | HW_REG_HW_ID: (SE, SH, CU) | HW_REG_XCC_ID | ``v_readlane_b32`` x 2  |
 | interp. | host monotonic clock (ns)   | 0                          | 0             | the value itself        |
@@ -39,10 +39,12 @@ def cu_id_limit(backend: str, device) -> int:
 _ASM: dict[str, dict[str, tuple[str, str, object]]] = {
     "cuda": {
         "timestamp": ("mov.u64 $0, %globaltimer;", "=l", tl.int64),
+        "timestamp_after": ("mov.u64 $0, %globaltimer;", "=l,l", tl.int64),
         "cu_id": ("mov.u32 $0, %smid;", "=r", tl.int32),
     },
     "hip": {
         "timestamp": ("s_memrealtime $0\ns_waitcnt lgkmcnt(0)", "=s", tl.int64),
+        "timestamp_after": ("s_memrealtime $0\ns_waitcnt lgkmcnt(0)", "=s,v", tl.int64),
         # HW_ID bits: CU_ID [11:8], SH_ID [12], SE_ID [15:13]; decoded below in Triton arithmetic.
         "cu_id": ("s_getreg_b32 $0, hwreg(HW_REG_HW_ID)", "=s", tl.int32),
         "xcc_id": ("s_getreg_b32 $0, hwreg(HW_REG_XCC_ID)", "=s", tl.int32),
@@ -81,6 +83,16 @@ def timestamp(_semantic=None):
     if name == "interpreter":
         return _host_scalar(time.monotonic_ns(), tl.int64)
     return _asm(name, "timestamp", _semantic)
+
+
+@builtin
+def timestamp_after(x, _semantic=None):
+    """``timestamp()``, read by an instruction that takes ``x`` (an int64 scalar) as an input: no compiler can
+    move it before ``x`` exists (the end of a range that holds an op's round trip: ``x`` comes from its value)."""
+    name = backend_name(_semantic)
+    if name == "interpreter":
+        return _host_scalar(time.monotonic_ns(), tl.int64)
+    return _asm(name, "timestamp_after", _semantic, x)
 
 
 @builtin

@@ -21,3 +21,9 @@ MAX_THREADS = tl.constexpr(1024)
 def element_bytes(pointer_dtype):
     """Bytes per element pointed to by a pointer (block) of ``pointer_dtype``."""
     return pointer_dtype.element_ty.primitive_bitwidth // 8
+
+
+@triton.constexpr_function
+def bits_type(dtype):
+    """The signed integer type as wide as ``dtype`` (its bits reinterpreted; 1-bit values widen to int8)."""
+    return tl.dtype(f"int{max(8, dtype.primitive_bitwidth)}")

@@ -57,7 +57,7 @@ _SHAPES = {"ctx_t": "*i64", "buf": "*i32", "bits": "*i8", "rank": "constexpr", "
 SIGNATURES: dict[str, dict[str, str]] = {
     "op_kernel": {
         "ctx_t": "*i64", "src": "*i32", "dst": "*i32", "ret": "*i32", "n": "i32", "peer": "i32", "peer2": "i32",
-        "rank": "constexpr", "world": "constexpr", "OP": "constexpr", "BLOCK": "constexpr",
+        "rank": "constexpr", "world": "constexpr", "OP": "constexpr", "BLOCK": "constexpr", "TRACE_OPS": "constexpr",
     },
     "trace_1d_kernel": _1D,
     "trace_mask_kernel": {

@@ -164,7 +164,7 @@ def test_run_time_rank_forms_compile(form, target):
 def test_op_kernel_compiles_with_only_its_own_atomics(api, op, target):
     """op_kernel compiles; tracing is off, so its only atomics are the op's and no clock/id is read."""
     kind = _kind(target)
-    code = compile_kernel(api, "op_kernel", target, _cx(OP=op, BLOCK=BLOCK))
+    code = compile_kernel(api, "op_kernel", target, _cx(OP=op, BLOCK=BLOCK, TRACE_OPS=False))
     _check_stages(api, code, "op_kernel", target)
     atomics = atomic_instructions(code[kind], kind)
     if op in DATA_OPS:
@@ -322,7 +322,7 @@ def test_slot_claim_is_relaxed(api, kernel, constexprs, target):
 def test_acq_rel_atomic_is_distinguishable(target):
     """Control for the slot-claim check: the default (acq_rel) atomic_add does show its ordering."""
     kind = _kind(target)
-    code = compile_kernel("triton", "op_kernel", target, _cx(OP="atomic_add", BLOCK=BLOCK))[kind]
+    code = compile_kernel("triton", "op_kernel", target, _cx(OP="atomic_add", BLOCK=BLOCK, TRACE_OPS=False))[kind]
     if kind == "ptx":
         assert all(".acq_rel." in a for a in atomic_instructions(code, kind)), atomic_instructions(code, kind)
     else:

@@ -166,7 +166,8 @@ def test_the_two_apis_use_two_tracing_implementations():
     assert context.DeviceTracing is device.DeviceTracing
     assert not hasattr(iris_gluon, "DeviceTracing"), "iris_gluon still imports the Triton DeviceTracing"
     names = [name for name, _ in methods(tracing.GluonDeviceTracing)]
-    assert names == ["initialize", "_claim", "_record", "record_event_start", "record_event_end", "record_event"], names
+    assert names == ["initialize", "_claim", "_record", "record_event_start", "record_event_end", "_end_on", "_close",
+                     "record_event"], names
     triton_names = [name for name, _ in methods(device.DeviceTracing)]
     assert triton_names == names, f"DeviceTracing methods {triton_names}, GluonDeviceTracing {names}: same order"
 
@@ -255,3 +256,49 @@ def test_old_module_paths_warn_and_give_the_new_module(old, new):
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.splitlines() == [f"warned: {old} is deprecated: import {new} (the old path is removed in the "
                                        "next release)", "True"], out.stdout
+
+
+def _op_trace_calls(cls, op: str) -> list[tuple]:
+    """The auto-tracing calls op ``op`` of ``cls`` makes, in source order: ("start", event, peer, address, mask)
+    for ``self._op_start(...)``, ("end",) for ``self._op_end(h)``, ("end on", value) for ``self._op_end_on(h, v)``."""
+    fn = _python_function(inspect.getattr_static(cls, op))
+    calls = []
+    for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(fn)))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                isinstance(node.func.value, ast.Name) and node.func.value.id == "self":
+            args = [ast.unparse(a) for a in node.args]
+            if node.func.attr == "_op_start":
+                calls.append((node.lineno, "start", *args))
+            elif node.func.attr == "_op_end":
+                calls.append((node.lineno, "end"))
+            elif node.func.attr == "_op_end_on":
+                calls.append((node.lineno, "end on"))
+    return [c[1:] for c in sorted(calls)]
+
+
+@pytest.mark.parametrize("cls", CONTEXTS)
+@pytest.mark.parametrize("op", [o.name for o in OPS])
+def test_each_op_records_what_the_op_trace_table_says(cls, op):
+    """iris.op_trace is the definition: every op opens one range per table entry, with the table's peer and address
+    parameters, its own mask (atomic_cas: none) and its own event id, and closes it on its value where the table says
+    so; nothing else records."""
+    from iris.op_trace import OP_EVENTS
+
+    mask = "None" if op == "atomic_cas" else "mask"
+    expected = []
+    for e in OP_EVENTS[op]:
+        expected += [("start", f"TraceEvent().{op}", e.peer, e.address, mask), ("end on",) if e.ends_on_value
+                     else ("end",)]
+    got = _op_trace_calls(cls, op)
+    assert got == expected, f"{cls.__name__}.{op} auto-tracing calls {got}, but iris.op_trace says {expected}"
+
+
+def test_the_op_trace_table_covers_every_op():
+    from iris.op_trace import OP_EVENTS
+
+    assert list(OP_EVENTS) == [o.name for o in OPS]
+    params = {o.name: {p.split("=")[0] for p in o.params} for o in OPS}
+    for op, events in OP_EVENTS.items():
+        for e in events:
+            assert {e.peer, e.address} <= params[op], (op, e, params[op])
+            assert e.peer.endswith("_rank") and (e.address == "pointer" or e.address.endswith("_ptr")), (op, e)

@@ -17,9 +17,11 @@ from iris.experimental.layouts import blocked_1d, blocked_2d, warp_size
 
 
 @gluon.jit
-def op_kernel(ctx_t, src, dst, ret, n, peer, peer2, OP: gl.constexpr, BLOCK: gl.constexpr):
-    """Apply ``OP`` on blocks of ``BLOCK`` elements; atomics write their old values to ``ret``."""
-    ctx = IrisDeviceCtx.initialize(ctx_t)
+def op_kernel(ctx_t, src, dst, ret, n, peer, peer2, OP: gl.constexpr, BLOCK: gl.constexpr,
+              TRACE_OPS: gl.constexpr = False):
+    """Apply ``OP`` on blocks of ``BLOCK`` elements; atomics write their old values to ``ret``. ``TRACE_OPS``: the op
+    records its own events (auto-tracing); off, the kernel has no tracing code."""
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACE_OPS, trace_ops=TRACE_OPS)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     offs = gl.program_id(0) * BLOCK + gl.arange(0, BLOCK, layout=layout)
     mask = offs < n

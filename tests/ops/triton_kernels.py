@@ -11,9 +11,10 @@ from iris import DeviceContext, TraceEvent
 
 @triton.jit
 def op_kernel(ctx_t, src, dst, ret, n, peer, peer2, rank: tl.constexpr, world: tl.constexpr, OP: tl.constexpr,
-              BLOCK: tl.constexpr):
-    """Apply ``OP`` on blocks of ``BLOCK`` elements; atomics write their old values to ``ret``."""
-    ctx = DeviceContext.initialize(ctx_t, rank, world)
+              BLOCK: tl.constexpr, TRACE_OPS: tl.constexpr = False):
+    """Apply ``OP`` on blocks of ``BLOCK`` elements; atomics write their old values to ``ret``. ``TRACE_OPS``: the op
+    records its own events (auto-tracing); off, the kernel has no tracing code."""
+    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=TRACE_OPS, trace_ops=TRACE_OPS)
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     if OP == "load":
