@@ -4,7 +4,7 @@
                                            [--cold-warm N]
 
 For each scenario that accepts the world size: a first example, then N more, drawn as the harness draws them
-(``host_side.example_params``: the scenario's params and the trace chunk), on one pooled world started
+(``host_side.examples``: the scenario's params and the trace chunk of their settings), on one pooled world started
 beforehand (start-up is nobody's example time). examples/s counts the N examples after the first.
 An example is warm once an earlier one had the same compile-time values (``Scenario.compile_key``:
 block sizes, dtypes); the compile column is kernel variants compiled per warm example, summed over
@@ -35,7 +35,8 @@ from contextlib import contextmanager
 
 from hypothesis import HealthCheck, given, settings
 
-from conformance.harness.host_side import detect_backend, example_params, run_example
+from conformance.harness import host_side
+from conformance.harness.host_side import Example, detect_backend, run_example
 from conformance.kit.scenario import Scenario, load, names
 from conformance.report.output import variants_cell
 from conformance.results import ExampleResult
@@ -67,9 +68,9 @@ def draw_and_run(pools: Pools, scenario: Scenario, backend: str, world_size: int
 
     @settings(max_examples=count, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(params=example_params(scenario, world_size))
-    def run(params):
-        results.append(run_example(pools, scenario, world_size, params, backend))
+    @given(example=host_side.examples(scenario, world_size))
+    def run(example):
+        results.append(run_example(pools, scenario, world_size, example.params, backend, settings=example.settings))
 
     run()
     return results
@@ -90,22 +91,24 @@ def triton_cache(path: str) -> Iterator[None]:
             os.environ["TRITON_CACHE_DIR"] = saved
 
 
-def fresh_run(scenario: Scenario, backend: str, world_size: int, params: Sequence[dict],
+def fresh_run(scenario: Scenario, backend: str, world_size: int, drawn: Sequence[Example],
               cache_dir: str) -> tuple[float, int]:
-    """Wall seconds of ``params`` on a new pool whose ranks use the Triton cache ``cache_dir`` (start-up excluded),
-    and how many of them failed."""
+    """Wall seconds of the ``drawn`` examples on a new pool whose ranks use the Triton cache ``cache_dir``
+    (start-up excluded), and how many of them failed."""
     with triton_cache(cache_dir), Pools() as pools:
         pools.get(world_size, backend).start()
         start = time.perf_counter()
-        results = [run_example(pools, scenario, world_size, p, backend) for p in params]
+        results = [run_example(pools, scenario, world_size, e.params, backend, settings=e.settings) for e in drawn]
         return time.perf_counter() - start, sum(not r.ok for r in results)
 
 
-def cold_warm(scenario: Scenario, backend: str, world_size: int, params: Sequence[dict]) -> tuple[float, float, int]:
-    """Seconds of ``params`` with an empty Triton cache, then with the cache that run filled; failures of both."""
+def cold_warm(scenario: Scenario, backend: str, world_size: int,
+              drawn: Sequence[Example]) -> tuple[float, float, int]:
+    """Seconds of the ``drawn`` examples with an empty Triton cache, then with the cache that run filled; failures
+    of both."""
     with tempfile.TemporaryDirectory(prefix="iris-triton-cache-") as cache_dir:
-        cold, cold_failures = fresh_run(scenario, backend, world_size, params, cache_dir)
-        warm, warm_failures = fresh_run(scenario, backend, world_size, params, cache_dir)
+        cold, cold_failures = fresh_run(scenario, backend, world_size, drawn, cache_dir)
+        warm, warm_failures = fresh_run(scenario, backend, world_size, drawn, cache_dir)
     return cold, warm, cold_failures + warm_failures
 
 
@@ -126,7 +129,7 @@ def bench(pools: Pools, name: str, backend: str, world_size: int, examples: int,
     row = Row(name, (len(results) - 1) / max(elapsed, 1e-9), f"{compiles} ({len(warm)} warm)",
               variants_cell(variants), sum(not r.ok for r in results), phases)
     if cold_warm_examples > 0:
-        first = [r.params for r in results[:cold_warm_examples]]
+        first = [Example(r.params, r.settings) for r in results[:cold_warm_examples]]
         cold, warm_s, failures = cold_warm(scenario, backend, world_size, first)
         row = dataclasses.replace(row, failures=row.failures + failures, cold=cold, warm=warm_s)
     return row

@@ -18,6 +18,7 @@ from pathlib import Path
 from hypothesis import settings as hypothesis_settings
 
 from conformance.harness.host_side import (
+    CHUNK_SIZES,
     DEFAULT_PROFILE,
     JOB_TIMEOUT_S,
     PROFILES,
@@ -29,6 +30,7 @@ from conformance.harness.suite import SelectionError, parse_params, plan, refuse
 from conformance.kit.scaffold import scaffold
 from conformance.kit.scenario import all_scenarios, default_world_sizes
 from conformance.report.output import summary_table, write_example_trace, write_results
+from iris.tracing.core import DEFAULT_CHUNK
 
 ROOT = Path(__file__).resolve().parent.parent
 KNOWN_DIVERGENCES = ROOT / "ci" / "known_divergences.toml"
@@ -68,6 +70,18 @@ def _int_at_least(option: str, minimum: int):
 
 _seed = _int_at_least("--seed", 0)
 _examples = _int_at_least("--examples", 1)
+
+
+def _chunk(text: str) -> int:
+    """An argparse type: ``--chunk``, one of the trace chunks examples draw (``host_side.CHUNK_SIZES``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value not in CHUNK_SIZES:
+        raise argparse.ArgumentTypeError(f"--chunk {text!r}: expected one of {', '.join(map(str, CHUNK_SIZES))} "
+                                         "(the trace chunks examples draw)")
+    return value
 
 
 def folder_problem(path: Path) -> str | None:
@@ -149,9 +163,13 @@ def _parser() -> argparse.ArgumentParser:
     _selection_options(run, "conformance-out")
     run.add_argument("--params", default=None, help="JSON parameters: run exactly this example (replay); "
                      "refused unless they are params the scenario draws, and launch something to check")
+    run.add_argument("--chunk", type=_chunk, default=None, help="the trace chunk (slots a program claims at a "
+                     f"time) of every example, one of {', '.join(map(str, CHUNK_SIZES))} (default: drawn per "
+                     f"example; a --params replay without it: {DEFAULT_CHUNK})")
     gate = sub.add_parser("gate", help="run the suite as a CI gate: results.json, JUnit XML, summary.md, traces; "
                           "exit 0 only when every failure is a known divergence")
     _selection_options(gate, "conformance-gate")
+    gate.set_defaults(chunk=None)  # every example draws its trace chunk
     gate.add_argument("--known", type=Path, default=None, help="known divergences (TOML; default "
                       "ci/known_divergences.toml)")
     gate.add_argument("--baseline", type=Path, default=None, help="an earlier results.json: report newly failing "
@@ -206,21 +224,21 @@ def _prepare(args, params_text: str | None = None):
         raise SelectionError(f"no case to run: scenarios {args.scenario or 'all'} accept none of the world sizes "
                              f"{args.ranks}")
     if params is not None:
-        _check_params(cases, params)
+        _check_params(cases, params, args.chunk)
     chosen = load_profile(profile_name)
     if args.examples is not None:
         chosen = hypothesis_settings(chosen, max_examples=args.examples)
     return backend, profile_name, chosen, params, cases, notes
 
 
-def _check_params(cases, params: dict) -> None:
+def _check_params(cases, params: dict, chunk: int | None) -> None:
     """Replayed params must be what each selected scenario draws for its world size (``replay_params``)."""
     from conformance.harness.replay_params import ParamsError, check
 
     for case in cases:
         if case.scenario is not None:
             try:
-                check(case.scenario, case.world_size, params)
+                check(case.scenario, case.world_size, params, chunk)
             except ParamsError as e:
                 raise SelectionError(str(e)) from None
 
@@ -272,8 +290,8 @@ def _execute(args, title: str, backend: str, settings, cases, notes, params: dic
     for note in notes:
         print(note)
     start = time.perf_counter()
-    done = run_cases(cases, backend, settings, params=params, seed=args.seed, sanitize=args.sanitize,
-                     timeout=args.timeout, max_runs=args.examples)
+    done = run_cases(cases, backend, settings, params=params, chunk=args.chunk, seed=args.seed,
+                     sanitize=args.sanitize, timeout=args.timeout, max_runs=args.examples)
     return done, start
 
 

@@ -14,7 +14,7 @@ import hashlib
 import json
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 from conformance.kit.scenario import APIS
@@ -22,6 +22,7 @@ from conformance.kit.scenario import APIS
 if TYPE_CHECKING:
     from conformance.check.model import Event
     from conformance.harness.observation import RankObservation
+    from conformance.kit.example_settings import ExampleSettings
 
 # ------------------------------------------------------------------------------------------------ the checks
 
@@ -59,15 +60,19 @@ def parse_case_id(text: str) -> tuple[str, str, int]:
     return match["backend"], match["scenario"], int(match["world_size"])
 
 
-def replay_command(scenario: str, world_size: int, backend: str, params: dict) -> str:
-    """A shell command that runs exactly this example again."""
+def replay_command(scenario: str, world_size: int, backend: str, params: dict, chunk: int | None = None) -> str:
+    """A shell command that runs exactly this example again: its params, and its trace ``chunk`` where given."""
     return (f"python -m conformance run --scenario {scenario} --ranks {world_size} --backend {backend} "
-            f"--params {shlex.quote(json.dumps(params, separators=(',', ':')))}")
+            + (f"--chunk {chunk} " if chunk is not None else "")
+            + f"--params {shlex.quote(json.dumps(params, separators=(',', ':')))}")
 
 
-def params_digest(previous: str, params: dict) -> str:
-    """``previous`` chained with one example's params: equal digests mean the same examples in the same order."""
+def params_digest(previous: str, params: dict, settings: ExampleSettings | None = None) -> str:
+    """``previous`` chained with one example's params and settings: equal digests mean the same examples in the
+    same order."""
     text = previous + json.dumps(params, sort_keys=True, separators=(",", ":"))
+    if settings is not None:
+        text += json.dumps(asdict(settings), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -115,6 +120,7 @@ class ExampleResult:
     observations: list[RankObservation] = field(default_factory=list, repr=False)
     timings: dict[str, float] = field(default_factory=dict)  # seconds by phase (``host_side._breakdown``)
     jit: dict[str, int] = field(default_factory=dict)  # kernels Triton compiled / loaded from its disk cache
+    settings: ExampleSettings | None = None  # the harness's settings beside the params (the trace chunk, slots)
 
     @property
     def ok(self) -> bool:
@@ -122,7 +128,8 @@ class ExampleResult:
 
     @property
     def replay(self) -> str:
-        return replay_command(self.scenario, self.world_size, self.backend, self.params)
+        chunk = None if self.settings is None else self.settings.chunk
+        return replay_command(self.scenario, self.world_size, self.backend, self.params, chunk)
 
     def report(self, limit: int = 6) -> str:
         """Human-readable divergence report with the replay command."""
@@ -159,6 +166,7 @@ class CaseResult:
     error: str = ""
     params_digest: str = ""  # of every example drawn, in order (``drew``): the same seed gives the same digest
     failing_params: dict | None = None  # the (shrunk) example that failed, or the one a rank failed on
+    failing_settings: ExampleSettings | None = None  # the harness's settings of that example
     replay: str = ""  # the command that runs ``failing_params`` again
     replay_outcome: str = ""  # "reproduced" / "not reproduced" once the failure was replayed, else ""
     seen: set = field(default_factory=set, repr=False)
@@ -171,9 +179,9 @@ class CaseResult:
     def case_id(self) -> str:
         return case_id(self.backend, self.scenario, self.world_size)
 
-    def drew(self, params: dict) -> None:
-        """Record that an example with ``params`` is about to run."""
-        self.params_digest = params_digest(self.params_digest, params)
+    def drew(self, params: dict, settings: ExampleSettings | None = None) -> None:
+        """Record that an example with ``params`` (and ``settings``) is about to run."""
+        self.params_digest = params_digest(self.params_digest, params, settings)
 
     def check_failed(self, check: str) -> bool:
         """Whether ``check`` (one of ``CHECKS``) failed in some example."""

@@ -1,10 +1,11 @@
 """The host side of one case and of each of its examples: draw params, launch the ranks, model, compare.
 
 ``run_case`` runs one scenario x world size under Hypothesis (the loop shared by the CLI and the pytest entry):
-each example's params are drawn here, and ``run_example`` sends ``rank_side.run_example`` to every rank of the
-pool for ``(world_size, backend)`` (from the run's :class:`iris.ranks.Pools`), builds the model on the host and
-returns an ``ExampleResult`` (``conformance.results``) with every divergence (``conformance.check.compare``),
-which the case folds into its ``CaseResult``.
+each example's params and the harness's settings beside them (``ExampleSettings``: the trace chunk and slots) are
+drawn here, and ``run_example`` sends ``rank_side.run_example`` to every rank of the pool for ``(world_size,
+backend)`` (from the run's :class:`iris.ranks.Pools`), builds the model on the host and returns an
+``ExampleResult`` (``conformance.results``) with every divergence (``conformance.check.compare``), which the case
+folds into its ``CaseResult``.
 A hung or dead rank fails that example with the pool's message; the pool rebuilds itself.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import os
 import random
 import time
+from typing import NamedTuple
 
 from hypothesis import HealthCheck, Phase, given, note, seed, settings
 from hypothesis import strategies as st
@@ -22,10 +24,10 @@ from conformance.check.compare import compare
 from conformance.harness.compile_ahead import Compiler
 from conformance.harness.observation import RankObservation
 from conformance.harness.rank_side import HEAP_BYTES
+from conformance.kit.example_settings import ExampleSettings
 from conformance.kit.scenario import APIS, Scenario, ScenarioError
 from conformance.results import CaseResult, ExampleResult, replay_command
 from iris.ranks import Pools, RankDied, RankError, RankTimeout
-from iris.tracing.core import DEFAULT_CHUNK
 
 JOB_TIMEOUT_S = 300.0
 # The trace chunk every example draws (slots a program claims at a time, a run-time value): 3 first, so that the
@@ -80,28 +82,36 @@ def detect_backend() -> str:
     return "gpu" if torch.cuda.is_available() else "cpu"
 
 
+class Example(NamedTuple):
+    """One example to run: the params its scenario's strategy drew, and the harness's settings beside them."""
+
+    params: dict
+    settings: ExampleSettings
+
+
 @st.composite
-def example_params(draw: st.DrawFn, scenario: Scenario, world_size: int) -> dict:
-    """A strategy of one example's params: ``scenario.params(world_size)`` plus the trace ``chunk`` (one of
-    ``CHUNK_SIZES``), drawn under the labels "params" and "chunk" (what ``run_case`` draws)."""
+def examples(draw: st.DrawFn, scenario: Scenario, world_size: int, chunk: int | None = None) -> Example:
+    """A strategy of one example (what ``run_case`` draws): ``scenario.params(world_size)`` under the label
+    "params", and the trace chunk of its settings under "chunk" (one of ``CHUNK_SIZES``, or ``chunk`` if given)."""
     data = draw(st.data())  # the test's data object: a failing example prints both draws under their labels
     p = data.draw(scenario.params(world_size), label="params")
-    p["chunk"] = data.draw(st.sampled_from(CHUNK_SIZES), label="chunk")
-    return p
+    drawn_chunk = data.draw(st.sampled_from(CHUNK_SIZES) if chunk is None else st.just(chunk), label="chunk")
+    return Example(p, scenario.settings(p, drawn_chunk))
 
 
-def drawn_examples(scenario: Scenario, world_size: int, profile: settings, case_seed: int) -> list[dict]:
-    """The params of the examples ``run_case`` draws under ``case_seed``, drawn without running them.
+def drawn_examples(scenario: Scenario, world_size: int, profile: settings, case_seed: int,
+                   chunk: int | None = None) -> list[Example]:
+    """The examples ``run_case`` draws under ``case_seed`` (and ``chunk``), drawn without running them.
 
     Those Hypothesis generates; an example it replays from its database first is not among them.
     """
-    drawn: list[dict] = []
+    drawn: list[Example] = []
 
     @seed(case_seed)
     @settings(profile, database=None, phases=(Phase.explicit, Phase.generate))
-    @given(p=example_params(scenario, world_size))
-    def draw(p):
-        drawn.append(p)
+    @given(example=examples(scenario, world_size, chunk))
+    def draw(example):
+        drawn.append(example)
 
     draw()
     return drawn
@@ -112,16 +122,17 @@ class ConformanceFailure(AssertionError):
 
 
 def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, profile: settings,
-             params: dict | None = None, on_example=None, *, fixed_seed: int | None = None,
+             params: dict | None = None, on_example=None, *, chunk: int | None = None, fixed_seed: int | None = None,
              timeout: float = JOB_TIMEOUT_S, compiler: Compiler | None = None,
              max_runs: int | None = None) -> tuple[CaseResult, ExampleResult | None]:
     """Run the case and return its summary and last example (for its trace); never raises for a divergence.
 
-    Every example also draws the trace ``chunk`` (one of ``CHUNK_SIZES``: slots a program claims at a time, a
-    run-time value), kept in its params so a replay uses it. Hypothesis shrinks a failing example;
-    ``case.failure`` holds the report of the smallest one.
+    Every example also draws the trace chunk of its settings (one of ``CHUNK_SIZES``: slots a program claims at a
+    time, a run-time value), unless ``chunk`` fixes it; its replay command sets it with ``--chunk``. Hypothesis
+    shrinks a failing example; ``case.failure`` holds the report of the smallest one.
     A hung or dead rank, or a broken scenario, sets ``case.error`` and skips the remaining examples.
-    ``params`` runs exactly that example instead of drawing. ``on_example(result)`` sees each example.
+    ``params`` runs exactly that example instead of drawing (with ``chunk``, by default ``DEFAULT_CHUNK``: what
+    ``Scenario.settings`` gives). ``on_example(result)`` sees each example.
     ``fixed_seed`` makes the drawn examples the same on every run; ``timeout``: seconds one example may take on the
     ranks before they are killed and the case fails. ``compiler`` (GPU only): the examples are drawn first and
     every kernel variant they launch is compiled ahead, in parallel (``compile_ahead``), before the first runs.
@@ -135,29 +146,34 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
     failed: list[str] = []  # the report of the last failing example run: the smallest so far
     runs = 0
 
-    def one(p: dict) -> None:
+    def failed_on(example: Example) -> None:
+        case.failing_params, case.failing_settings = example.params, example.settings
+        case.replay = replay_command(ref, world_size, backend, example.params, example.settings.chunk)
+
+    def one(example: Example) -> None:
         nonlocal runs
         if case.error:
             return
         if max_runs is not None and runs >= max_runs:
             raise _Spent  # not an Exception: Hypothesis lets it through, so it draws no further candidate
         runs += 1
-        report = run(p)
+        report = run(example)
         if report is not None:  # the last failing example is the one Hypothesis shrank to
-            case.failing_params, case.replay = p, replay_command(ref, world_size, backend, p)
+            failed_on(example)
             failed[:] = [report]
             raise ConformanceFailure(report)
 
-    def run(p: dict) -> str | None:
+    def run(example: Example) -> str | None:
         """Run one example; the report of its divergences, or None when it passed or a rank failed."""
-        case.drew(p)
+        case.drew(example.params, example.settings)
         try:
-            result = run_example(pools, scenario, world_size, p, backend, timeout=timeout)
+            result = run_example(pools, scenario, world_size, example.params, backend, timeout=timeout,
+                                 settings=example.settings)
         except (RankError, RankTimeout, RankDied, NotImplementedError, ScenarioError) as e:
-            case.failing_params, case.replay = p, replay_command(ref, world_size, backend, p)
+            failed_on(example)
             case.error = f"{type(e).__name__}: {e}\nreplay: {case.replay}"
             return None
-        case.add(result, scenario.compile_key(p))
+        case.add(result, scenario.compile_key(example.params))
         last[:] = [result]
         if on_example is not None:
             on_example(result)
@@ -165,20 +181,20 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
 
     try:
         if params is not None:
-            one({"chunk": DEFAULT_CHUNK, **params})
+            one(Example(params, scenario.settings(params, chunk)))
         else:
 
             @settings(profile)
-            @given(p=example_params(scenario, world_size))
-            def check(p):
-                note(f"replay: {replay_command(ref, world_size, backend, p)}")
-                one(p)
+            @given(example=examples(scenario, world_size, chunk))
+            def check(example):
+                note(f"replay: {replay_command(ref, world_size, backend, example.params, example.settings.chunk)}")
+                one(example)
 
             case_seed = fixed_seed
             if compiler is not None and compiler.workers and backend == "gpu":
                 case_seed = random.getrandbits(64) if fixed_seed is None else fixed_seed
-                examples = drawn_examples(scenario, world_size, profile, case_seed)
-                ahead = compiler.ahead(ref, world_size, examples, APIS, tuple(range(world_size)))
+                drawn = drawn_examples(scenario, world_size, profile, case_seed, chunk)
+                ahead = compiler.ahead(ref, world_size, [e.params for e in drawn], APIS, tuple(range(world_size)))
                 case.ahead_variants, case.ahead_compiled = ahead.variants, ahead.compiled
                 case.ahead_seconds, case.ahead_error = ahead.seconds, ahead.error
                 case.seconds += ahead.seconds
@@ -197,11 +213,14 @@ class _Spent(BaseException):
 
 
 def run_example(pools: Pools, scenario: Scenario, world_size: int, params: dict, backend: str | None = None,
-                apis: tuple[str, ...] = APIS, timeout: float = JOB_TIMEOUT_S) -> ExampleResult:
-    """Run ``params`` through every API on a pooled world of ``world_size`` ranks and compare."""
+                apis: tuple[str, ...] = APIS, timeout: float = JOB_TIMEOUT_S,
+                settings: ExampleSettings | None = None) -> ExampleResult:
+    """Run ``params`` through every API on a pooled world of ``world_size`` ranks and compare; ``settings``: the
+    harness's settings of the example (default: ``scenario.settings(params)``)."""
     from conformance.harness.rank_side import run_example as rank_job
 
     backend = backend or detect_backend()
+    settings = settings or scenario.settings(params)
     refusal = scenario.refusal(world_size)
     if refusal:
         raise ValueError(refusal)
@@ -209,22 +228,21 @@ def run_example(pools: Pools, scenario: Scenario, world_size: int, params: dict,
     pool.start()  # a new pool's start-up (processes, imports, device, heap) is not this example's time
     start = time.perf_counter()
     ref = scenario.ref or scenario.name
-    observations = pool.run(rank_job, ref, params, apis, timeout=timeout)
+    observations = pool.run(rank_job, ref, params, settings, apis, timeout=timeout)
     job = time.perf_counter()
     try:
-        model = scenario.model(params, world_size)
+        model = scenario.expected(params, world_size, settings)
     except Exception as e:
         raise ScenarioError(f"{scenario.where or ref}: model raised {type(e).__name__}: {e}") from e
     modelled = time.perf_counter()
-    chunk = params.get("chunk", DEFAULT_CHUNK)
-    divergences = compare(model, observations, apis, HEAP_BYTES, chunk, scenario.trace_slots(params, chunk))
+    divergences = compare(model, observations, apis, HEAP_BYTES, settings.chunk, settings.max_events)
     timings = _breakdown(observations, job - start, modelled - job, time.perf_counter() - modelled)
     compiles = {api: sum(o.apis[api].compiles for o in observations) for api in apis}
     variants = {api: variants_per_config(observations, api) for api in apis}
     jit = {"compiled": sum(o.apis[api].jit_compiled for o in observations for api in apis),
            "loaded": sum(o.apis[api].jit_loaded for o in observations for api in apis)}
     return ExampleResult(ref, world_size, backend, params, divergences, time.perf_counter() - start,
-                         compiles, variants, observations, timings, jit)
+                         compiles, variants, observations, timings, jit, settings)
 
 
 def variants_per_config(observations: list[RankObservation], api: str) -> int | None:

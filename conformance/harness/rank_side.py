@@ -23,9 +23,9 @@ import triton
 
 from conformance.check import exported
 from conformance.harness.observation import ApiObservation, HostCounters, RankObservation
+from conformance.kit.example_settings import ExampleSettings
 from conformance.kit.scenario import APIS, ScenarioError, load, world_constexprs
 from iris.ranks import progress
-from iris.tracing.core import DEFAULT_CHUNK
 from iris.world import synchronize
 
 _DTYPES = {
@@ -106,8 +106,9 @@ def _step(scenario, what: str, api: str, fn, *args):
         raise ScenarioError(f"{scenario.where}: {what} ({api} kernel) raised {type(e).__name__}: {e}") from e
 
 
-def run_example(name: str, params: dict, apis: tuple[str, ...]) -> RankObservation:
-    """Pool job: run scenario ``name`` with ``params`` through each API on this rank; what this rank observed."""
+def run_example(name: str, params: dict, settings: ExampleSettings, apis: tuple[str, ...]) -> RankObservation:
+    """Pool job: run scenario ``name`` with ``params`` through each API on this rank, tracing as ``settings`` say
+    (``max_events`` slots in chunks of ``chunk``); what this rank observed."""
     from iris.tracing.export import device_clock
     from iris.tracing.hw import cu_id_limit
 
@@ -120,8 +121,6 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> RankObservati
     with clock("reset"):
         shmem.heap.reset()
         ranks = {api: Rank(shmem, api, scenario.kernel(api)) for api in apis}
-        chunk = params.get("chunk", DEFAULT_CHUNK)
-        max_events = scenario.trace_slots(params, chunk)
     with clock("setup"):
         for api in apis:  # each API gets its own buffers, at the same offsets on every rank
             _step(scenario, "setup", api, scenario.setup, ranks[api], params)
@@ -130,7 +129,7 @@ def run_example(name: str, params: dict, apis: tuple[str, ...]) -> RankObservati
     for api in apis:
         rank, kernel = ranks[api], scenario.kernel(api)
         with clock("reset"):
-            shmem.tracing.enable(max_events, chunk)  # local: this rank's trace buffers, every slot a hole
+            shmem.tracing.enable(settings.max_events, settings.chunk)  # local: this rank's buffers, every slot a hole
         with clock("launch"), CompilerTime() as compiler:
             t0 = device_clock(shmem.device)
             compiles_before = _compiles(kernel)

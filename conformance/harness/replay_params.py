@@ -2,9 +2,9 @@
 
 A replay's params must be what the scenario's strategy draws for that world size: the same keys, each value of
 the type and nesting of a drawn one (per-rank lists with one entry per rank), each value in the strategy's own
-domain, the harness's own keys (``chunk`` from ``host_side.CHUNK_SIZES``) valid, and the scenario's model must
-accept them and expect something to check. The first problem is one line naming the key, the value and what was
-expected.
+domain, and the scenario's model must accept them (with the trace chunk the replay runs with) and expect something
+to check. The harness's settings are not params: a ``chunk`` key is refused, naming its flag (``--chunk``). The
+first problem is one line naming the key, the value and what was expected.
 
 The domain is read from the strategy itself, so a scenario declares nothing: the scenario's ``@st.composite``
 params function runs again with every labelled draw whose label is a key answered by the replayed value, after
@@ -34,10 +34,10 @@ from hypothesis.strategies._internal.numbers import IntegersStrategy
 from hypothesis.strategies._internal.strategies import MappedStrategy, OneOfStrategy, SampledFromStrategy
 
 from conformance.check.model import Model
-from conformance.harness.host_side import CHUNK_SIZES
 from conformance.kit.scenario import Scenario
 
-HARNESS_KEYS = {"chunk": CHUNK_SIZES}  # drawn by the harness for every example, not by the scenario
+# Harness settings (``ExampleSettings``) a user sets with a flag of ``run``, never inside the params.
+SETTING_FLAGS = {"chunk": "--chunk"}
 
 
 class ParamsError(ValueError):
@@ -85,31 +85,29 @@ def _same_shape(key: str, got, want, world_size: int, per_rank: bool) -> str | N
     return None
 
 
-def check(scenario: Scenario, world_size: int, params: dict) -> None:
+def check(scenario: Scenario, world_size: int, params: dict, chunk: int | None = None) -> None:
     """Raise :class:`ParamsError` if ``params`` are not params ``scenario`` draws on ``world_size`` ranks, or give
-    the harness nothing to check."""
+    the harness nothing to check when run with trace chunk ``chunk`` (None: the replay's default)."""
     want = reference(scenario, world_size)
     where = f"--params for {scenario.name} on {world_size} rank(s)"
     missing = [k for k in want if k not in params]
     if missing:
         raise ParamsError(f"{where}: missing key {missing[0]!r}; expected the keys {', '.join(want)}")
-    unknown = [k for k in params if k not in want and k not in HARNESS_KEYS]
+    unknown = [k for k in params if k not in want]
     if unknown:
-        raise ParamsError(f"{where}: unknown key {unknown[0]!r}={params[unknown[0]]!r}; expected the keys "
-                          f"{', '.join(want)} (and {', '.join(HARNESS_KEYS)})")
-    for key, allowed in HARNESS_KEYS.items():
-        if key in params and params[key] not in allowed:
-            raise ParamsError(f"{where}: {key}={params[key]!r}; expected one of {list(allowed)}")
+        key = unknown[0]
+        flag = f" ({key} is a harness setting, not a param: {SETTING_FLAGS[key]} N)" if key in SETTING_FLAGS else ""
+        raise ParamsError(f"{where}: unknown key {key!r}={params[key]!r}; expected the keys {', '.join(want)}{flag}")
     for key, value in want.items():
         per_rank = isinstance(value, list) and len(value) == world_size and bool(value) and isinstance(value[0], list)
         problem = _same_shape(key, params[key], value, world_size, per_rank)
         if problem:
             raise ParamsError(f"{where}: {problem}")
-    problem = replay_problem(scenario.params(world_size), {k: v for k, v in params.items() if k in want}, want)
+    problem = replay_problem(scenario.params(world_size), params, want)
     if problem:
         raise ParamsError(f"{where}: {problem}")
     try:
-        model = scenario.model({"chunk": CHUNK_SIZES[0], **params}, world_size)
+        model = scenario.expected(params, world_size, scenario.settings(params, chunk))
     except Exception as e:
         raise ParamsError(f"{where}: the model rejects them ({type(e).__name__}: {e}); draw params from the "
                           "scenario's strategy, or take them from a replay line") from None

@@ -105,12 +105,14 @@ def plan(scenarios: list[str] | None, ranks: tuple[int, ...] | None) -> tuple[li
 
 
 def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: dict | None = None,
-              seed: int | None = None, sanitize: bool = False, timeout: float = JOB_TIMEOUT_S,
-              max_runs: int | None = None,
+              chunk: int | None = None, seed: int | None = None, sanitize: bool = False,
+              timeout: float = JOB_TIMEOUT_S, max_runs: int | None = None,
               echo: Callable[[str], None] = print) -> list[tuple[CaseResult, ExampleResult | None]]:
-    """Run every case in order on one owner of pools; replay each failing example once (unless ``params``).
+    """Run every case in order on one owner of pools; replay each failing example once (unless ``params``), with
+    its own params and settings.
 
-    ``max_runs``: the most examples a case runs, shrinking a failure included (``run_case``); the replay is one more.
+    ``chunk``: the trace chunk of every example (None: drawn per example; ``run_case``). ``max_runs``: the most
+    examples a case runs, shrinking a failure included (``run_case``); the replay is one more.
 
     On a GPU, each case's kernel variants are compiled ahead on a pool of processes (``compile_ahead``).
     Returns ``(case, last)`` per case: its result and its last example (for a trace; None when none ran)."""
@@ -120,10 +122,10 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
         _start_pools(pools, cases, backend)
         for i, planned in enumerate(cases, 1):
             echo(f"[{i}/{len(cases)}] {planned.name} on {planned.world_size} rank(s) ...")
-            c, last = _run_one(pools, planned, backend, profile, params, seed, timeout, compiler, max_runs)
+            c, last = _run_one(pools, planned, backend, profile, params, chunk, seed, timeout, compiler, max_runs)
             if not c.ok and c.failing_params is not None and params is None:
                 again, _ = run_case(pools, planned.scenario, planned.world_size, backend, profile,
-                                    c.failing_params, timeout=timeout)
+                                    c.failing_params, chunk=c.failing_settings.chunk, timeout=timeout)
                 c.replay_outcome = "not reproduced" if again.ok else "reproduced"
             done.append((c, last))
             replayed = f", replayed: {c.replay_outcome}" if c.replay_outcome else ""
@@ -148,14 +150,14 @@ def _ahead(c: CaseResult) -> str:
 
 
 def _run_one(pools: Pools, planned: Planned, backend: str, profile: settings, params: dict | None,
-             seed: int | None, timeout: float, compiler: Compiler,
+             chunk: int | None, seed: int | None, timeout: float, compiler: Compiler,
              max_runs: int | None = None) -> tuple[CaseResult, ExampleResult | None]:
     if planned.scenario is None:
         case = CaseResult(planned.name, planned.world_size, backend)
         case.error = planned.load_error
         return case, None
     try:
-        case, last = run_case(pools, planned.scenario, planned.world_size, backend, profile, params,
+        case, last = run_case(pools, planned.scenario, planned.world_size, backend, profile, params, chunk=chunk,
                               fixed_seed=seed, timeout=timeout, compiler=compiler, max_runs=max_runs)
     except Exception as e:  # a scenario module that breaks in a way run_case does not expect: its case fails
         case, last = CaseResult(planned.scenario.ref or planned.name, planned.world_size, backend), None

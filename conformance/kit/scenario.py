@@ -16,12 +16,14 @@ A scenario module in ``conformance/scenarios/`` defines ``SCENARIO = Scenario(..
   ``**rank.world_constexprs`` (``world_constexprs``: the ``rank``/``world`` the kernel takes, if any; nothing
   otherwise) before the other constexpr keywords;
 - ``model(p, world_size)``: the events each rank must record and the memory each rank must end
-  with, in plain Python (``conformance.check.model``).
+  with, in plain Python (``conformance.check.model``). A model that depends on the trace chunk takes a third
+  argument, the example's ``ExampleSettings`` (``conformance.kit.example_settings``): ``model(p, world_size,
+  settings)`` reads ``settings.chunk``.
 
 Any world size R >= 1 runs every scenario; one that really cannot run on some R says so with a
 ``WorldConstraint`` (a rule and its reason). The trace buffers of an example hold ``max_events`` plus a chunk
 per program (``max_programs``: record semantics v2 gives every program that initializes tracing a chunk of
-slots); an example whose params set ``max_events`` gets exactly that many slots (an overflow scenario).
+slots); an overflow scenario sets ``overflow_at``, the trace slots it asks for, read from its own params.
 Runs without ``--ranks`` use ``default_world_sizes()``.
 """
 
@@ -36,7 +38,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from conformance.kit.example_settings import ExampleSettings
+
 if TYPE_CHECKING:
+    from conformance.check.model import Model
     from conformance.kit.rank_view import RankView
 
 APIS = ("triton", "gluon")
@@ -73,10 +78,11 @@ class Scenario:
     params: Callable
     setup: Callable[[RankView, dict], None]
     launch: Callable[[Any, RankView, dict], None]
-    model: Callable
+    model: Callable[..., Model]
     world_constraint: WorldConstraint | None = None  # None: any R >= 1
     max_events: int = 1024  # events one example records per rank and API (room beyond what the model expects)
     max_programs: int = 256  # program instances one example starts per rank and API, every launch counted
+    overflow_at: Callable[[dict], int] | None = None  # an overflow scenario's trace slots, from its params
     ref: str = ""  # what load() was given (a name, or a dotted module path): the rank side loads it the same way
     where: str = ""  # the module's file, for messages
 
@@ -103,9 +109,26 @@ class Scenario:
         return tuple(sorted((k, str(v)) for k, v in params.items() if k in constexprs or k.endswith("dtype")))
 
     def trace_slots(self, params: dict, chunk: int) -> int:
-        """Trace slots per rank for one example: ``params["max_events"]`` if it sets one, else room for
+        """Trace slots per rank for one example: ``overflow_at(params)`` for an overflow scenario, else room for
         ``max_events`` events and a chunk for each of ``max_programs`` programs."""
-        return params.get("max_events", self.max_events + self.max_programs * chunk)
+        if self.overflow_at is not None:
+            return self.overflow_at(params)
+        return self.max_events + self.max_programs * chunk
+
+    def settings(self, params: dict, chunk: int | None = None) -> ExampleSettings:
+        """The harness's settings of an example of ``params`` with trace chunk ``chunk`` (default
+        ``iris.tracing.core.DEFAULT_CHUNK``, what a replay without ``--chunk`` runs with)."""
+        from iris.tracing.core import DEFAULT_CHUNK
+
+        chunk = DEFAULT_CHUNK if chunk is None else chunk
+        return ExampleSettings(chunk, self.trace_slots(params, chunk))
+
+    def expected(self, params: dict, world_size: int, settings: ExampleSettings) -> Model:
+        """The model of one example: ``model(params, world_size)``, or ``model(params, world_size, settings)`` for
+        a model that takes a third parameter (one that depends on the trace chunk)."""
+        if len(inspect.signature(self.model).parameters) >= 3:
+            return self.model(params, world_size, settings)
+        return self.model(params, world_size)
 
     def kernel(self, api: str):
         """The kernel of ``api`` ("triton" or "gluon")."""
@@ -147,6 +170,8 @@ def check(scenario: Scenario, where: str) -> None:
     for member in ("params", "setup", "launch", "model"):
         if not callable(getattr(scenario, member)):
             raise ScenarioError(f"{where}: {member} must be a function, got {getattr(scenario, member)!r}")
+    if scenario.overflow_at is not None and not callable(scenario.overflow_at):
+        raise ScenarioError(f"{where}: overflow_at must be a function of the params, got {scenario.overflow_at!r}")
     constraint = scenario.world_constraint
     if constraint is not None and not (isinstance(constraint, WorldConstraint) and callable(constraint.accepts)
                                        and constraint.reason):

@@ -104,6 +104,11 @@ def model(p, world_size):
     return Model(events, memory, max_events=p["max_events"], kept=kept)
 
 
+def trace_slots(p):
+    """The trace buffers of an example hold exactly its drawn ``max_events`` slots (fewer than it records)."""
+    return p["max_events"]
+
+
 SCENARIO = Scenario(
     name="overflow",
     description=__doc__.splitlines()[0],
@@ -114,4 +119,5 @@ SCENARIO = Scenario(
     launch=launch,
     model=model,
     max_events=20,
+    overflow_at=trace_slots,
 )

@@ -18,6 +18,7 @@ from triton.experimental.gluon import language as gl
 
 from conformance.check.model import Model
 from conformance.kit import strategies as S
+from conformance.kit.example_settings import ExampleSettings
 from conformance.kit.helpers import block_event, cdiv
 from conformance.kit.scenario import Scenario
 from iris import DeviceContext, TraceEvent
@@ -77,8 +78,8 @@ def launch(kernel, rank, p):
                                 num_warps=4)
 
 
-def model(p, world_size):
-    chunk = p["chunk"]
+def model(p, world_size, settings: ExampleSettings):
+    chunk = settings.chunk  # the trace chunk of the example (the harness's, not a param)
     events, claimed, memory = {}, {}, {}
     for r in range(world_size):
         t = (r + p["offset"]) % world_size

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from benchmarks import bench_conformance as bench
-from conformance.harness.host_side import run_example
+from conformance.harness.host_side import Example, run_example
 from conformance.kit.scenario import load, names
 
 pytestmark = pytest.mark.cpu_interpret
@@ -35,20 +35,21 @@ def test_every_scenario_that_accepts_the_world_gets_a_row_without_failures(capsy
 
 def test_cold_and_warm_run_on_fresh_ranks_that_share_one_new_triton_cache(monkeypatch):
     scenario = load("store")
-    params = {"n": 40, "BLOCK": 32, "dtype": "int32", "offset": 0, "bits": [[1, 0] * 32], "chunk": 3}
-    seen: list[tuple[list[int], list[str | None]]] = []
+    params = {"n": 40, "BLOCK": 32, "dtype": "int32", "offset": 0, "bits": [[1, 0] * 32]}
+    seen: list[tuple[list[int], list[str | None], int]] = []
 
-    def spy(pools, scenario, world_size, p, backend):
+    def spy(pools, scenario, world_size, p, backend, settings):
         pool = pools.get(world_size, backend)
-        seen.append((pool.pids, pool.run(os.getenv, "TRITON_CACHE_DIR")))
-        return run_example(pools, scenario, world_size, p, backend)
+        seen.append((pool.pids, pool.run(os.getenv, "TRITON_CACHE_DIR"), settings.chunk))
+        return run_example(pools, scenario, world_size, p, backend, settings=settings)
 
     monkeypatch.setattr(bench, "run_example", spy)
     monkeypatch.setenv("TRITON_CACHE_DIR", "/nonexistent/left-as-it-was")
-    cold, warm, failures = bench.cold_warm(scenario, "cpu", WORLD, [params])
+    cold, warm, failures = bench.cold_warm(scenario, "cpu", WORLD, [Example(params, scenario.settings(params, 3))])
     assert failures == 0 and cold > 0 and warm > 0, (cold, warm, failures)
     assert len(seen) == 2, seen
-    (cold_pids, [cold_dir]), (warm_pids, [warm_dir]) = seen
+    (cold_pids, [cold_dir], cold_chunk), (warm_pids, [warm_dir], warm_chunk) = seen
+    assert (cold_chunk, warm_chunk) == (3, 3), seen  # the examples' own settings, both times
     assert set(cold_pids).isdisjoint(warm_pids), f"warm reused the cold run's rank processes: {seen}"
     assert cold_dir == warm_dir and os.path.basename(cold_dir).startswith("iris-triton-cache-"), seen
     assert not os.path.exists(cold_dir), f"{cold_dir} was left behind"

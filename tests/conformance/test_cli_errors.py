@@ -74,8 +74,14 @@ RUN_ONLY = [
      "--params for store on 1 rank(s): n='5': expected an int like 1"),
     (["--scenario", "store", "--ranks", "2", "--params", _STORE], {},
      "--params for store on 2 rank(s): bits: 1 entries, expected one per rank (2)"),
-    (["--scenario", "store", "--ranks", "1", "--params", _STORE[:-1] + ',"chunk":5}'], {},
-     "--params for store on 1 rank(s): chunk=5; expected one of [3, 1, 16, 64]"),
+    (["--scenario", "store", "--ranks", "1", "--params", _STORE[:-1] + ',"chunk":3}'], {},
+     "--params for store on 1 rank(s): unknown key 'chunk'=3; expected the keys n, BLOCK, dtype, offset, bits "
+     "(chunk is a harness setting, not a param: --chunk N)"),
+    # the trace chunk is its own flag: one of the chunks examples draw
+    (["--scenario", "store", "--ranks", "1", "--chunk", "5", "--params", _STORE], {},
+     "argument --chunk: --chunk '5': expected one of 3, 1, 16, 64 (the trace chunks examples draw)"),
+    (["--chunk", "many"], {}, "argument --chunk: --chunk 'many': expected one of 3, 1, 16, 64 (the trace chunks "
+                              "examples draw)"),
     # ... and each value against what the strategy draws there (its bounds, sets and sizes)
     (["--scenario", "store", "--ranks", "1", "--params", _STORE.replace('"n":5', '"n":-5')], {},
      "--params for store on 1 rank(s): n=-5; expected an int in 1..300"),

@@ -69,7 +69,7 @@ def test_an_unlisted_divergence_is_a_junit_failure_and_fails_the_gate(unlisted):
         assert kind == "failure", f"{check}: {kind}, but should be failure"
         assert message.startswith("value=2, but should be 1 [gluon vs model" if check == "gluon vs model" else
                                   "value: triton=1, gluon=2 [triton vs gluon"), message
-        assert "(reproduced on replay); replay: " + REPLAY + "--params '{\"BLOCK\":32,\"chunk\":3}'" in message, message
+        assert "(reproduced on replay); replay: " + REPLAY + "--chunk 3 --params '{\"BLOCK\":32}'" in message, message
         assert "value=2, but should be 1 [gluon vs model, rank 1, buffer out[0]]" in text, text
         assert text.endswith("replayed once: reproduced"), text
     assert all(cases[(f"test_conformance[{HEALTHY_ID}]", c)][0] == "passed"
@@ -97,8 +97,9 @@ def test_results_json_holds_verdicts_checks_replay_and_the_trace_of_the_failure(
     assert div["verdict"] == {"triton": "pass", "gluon": "FAIL", "triton vs gluon": "FAIL"}, div["verdict"]
     assert {k: v["status"] for k, v in div["checks"].items()} == {
         "triton vs model": "passed", "gluon vs model": "failed", "triton vs gluon": "failed"}
-    assert div["failing_params"] == {"BLOCK": 32, "chunk": 3} and div["replay_outcome"] == "reproduced", div
-    assert div["replay"] == REPLAY + "--params '{\"BLOCK\":32,\"chunk\":3}'", div["replay"]
+    assert div["failing_params"] == {"BLOCK": 32} and div["replay_outcome"] == "reproduced", div
+    assert div["failing_settings"] == {"chunk": 3, "max_events": 1024 + 256 * 3}, div["failing_settings"]
+    assert div["replay"] == REPLAY + "--chunk 3 --params '{\"BLOCK\":32}'", div["replay"]
     assert div["trace"] == f"traces/{DIV_ID}.json", div.get("trace")
     trace = json.loads((out / div["trace"]).read_text())
     names = {e.get("name") for e in trace["traceEvents"]}

@@ -25,8 +25,8 @@ def test_every_drawn_example_replays(name):
     scenario = load(name)
     for world_size in (1, 3):
         if scenario.refusal(world_size) is None:
-            for params in drawn_examples(scenario, world_size, DRAWS, 20_240_917):
-                check(scenario, world_size, params)  # raises ParamsError naming what it refuses
+            for params, settings in drawn_examples(scenario, world_size, DRAWS, 20_240_917):
+                check(scenario, world_size, params, settings.chunk)  # raises ParamsError naming what it refuses
 
 
 def _refusal(name: str, world_size: int, **changes) -> str:

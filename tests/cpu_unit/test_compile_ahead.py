@@ -14,7 +14,7 @@ from hypothesis import Phase, find, settings
 from triton.backends.compiler import GPUTarget
 
 from conformance.harness.compile_ahead import Compiler, default_workers, variant_key
-from conformance.harness.host_side import drawn_examples, load_profile, run_case
+from conformance.harness.host_side import CHUNK_SIZES, Example, drawn_examples, load_profile, run_case
 from conformance.harness.stand_in import Launch, captured_launches
 from conformance.kit.scenario import load
 from iris.ranks import Pools
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.cpu_unit
 def _simplest(scenario, world_size: int) -> dict:
     """Hypothesis's first example (generated only: shrinking call_shapes' params took half a minute)."""
     only_first = settings(database=None, max_examples=1, phases=(Phase.generate,))
-    return {**find(scenario.params(world_size), lambda p: True, settings=only_first), "chunk": 3}
+    return find(scenario.params(world_size), lambda p: True, settings=only_first)
 
 
 SM90 = GPUTarget("cuda", 90, 32)
@@ -74,13 +74,15 @@ def test_a_kernel_that_takes_rank_constexprs_differs_per_rank_and_one_that_does_
 def test_drawn_examples_are_the_examples_the_case_runs(name):
     scenario, profile = load(name), load_profile("dev")
     drawn = drawn_examples(scenario, 1, profile, case_seed=1234)
-    ran: list[dict] = []
+    ran: list[Example] = []
     with Pools() as pools:
-        case, _ = run_case(pools, scenario, 1, "cpu", profile, on_example=lambda r: ran.append(r.params),
+        case, _ = run_case(pools, scenario, 1, "cpu", profile, on_example=lambda r: ran.append(Example(r.params,
+                                                                                                       r.settings)),
                            fixed_seed=1234)
     assert case.ok, case.failure or case.error
     assert ran == drawn
     assert len(drawn) == profile.max_examples
+    assert all("chunk" not in e.params and e.settings.chunk in CHUNK_SIZES for e in drawn), drawn
 
 
 def test_workers_come_from_the_environment(monkeypatch):

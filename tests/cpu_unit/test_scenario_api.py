@@ -9,6 +9,7 @@ compiled variants of each kernel across ranks per configuration from the ranks' 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import inspect
 from types import SimpleNamespace
@@ -17,10 +18,12 @@ import pytest
 
 from conformance.harness.host_side import variants_per_config
 from conformance.harness.rank_side import LaunchRecorder, Rank
+from conformance.kit.example_settings import ExampleSettings
 from conformance.kit.scaffold import TEMPLATE
 from conformance.kit.scenario import WORLD_CONSTEXPRS, Scenario, ScenarioError, all_scenarios, check, load
 from conformance.report.output import summary_table, variants_cell
 from conformance.results import CaseResult, ExampleResult
+from iris.tracing.core import DEFAULT_CHUNK
 from tests.cpu_unit.observations import api_observation, rank_observation
 
 pytestmark = pytest.mark.cpu_unit
@@ -96,6 +99,26 @@ def test_check_takes_a_triton_kernel_with_or_without_rank_and_world():
         check(_pair(triton_other, gluon), "x.py")
     with pytest.raises(ScenarioError, match="must take the same parameters"):  # Gluon never takes them
         check(_pair(triton_compile_time, triton_compile_time), "x.py")
+
+
+def test_trace_slots_come_from_the_settings_not_from_the_params():
+    store, overflow = load("store"), load("overflow")
+    p = {"n": 5, "max_events": 7}  # a max_events key means nothing to a scenario that does not draw it
+    assert store.settings(p, 3) == ExampleSettings(chunk=3, max_events=1024 + 256 * 3)
+    assert store.settings(p) == ExampleSettings(DEFAULT_CHUNK, 1024 + 256 * DEFAULT_CHUNK)  # a replay's default
+    assert overflow.settings(p, 64) == ExampleSettings(chunk=64, max_events=7)  # overflow_at: its own draw
+    with pytest.raises(ScenarioError, match="x.py: overflow_at must be a function of the params, got 7"):
+        check(dataclasses.replace(_pair(store.triton_kernel, store.gluon_kernel), overflow_at=7), "x.py")
+
+
+def test_a_model_that_takes_a_third_argument_gets_the_settings():
+    seen = []
+    two = dataclasses.replace(load("store"), model=lambda p, world_size: seen.append((p, world_size)))
+    three = dataclasses.replace(two, model=lambda p, world_size, settings: seen.append((p, world_size, settings)))
+    settings = ExampleSettings(chunk=16, max_events=5)
+    two.expected({"n": 1}, 2, settings)
+    three.expected({"n": 1}, 2, settings)
+    assert seen == [({"n": 1}, 2), ({"n": 1}, 2, settings)]
 
 
 def _obs(*variants_per_rank):

@@ -1,0 +1,20 @@
+"""What the harness sets for one example beside the params its scenario draws: :class:`ExampleSettings`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ExampleSettings:
+    """The trace settings of one example, the same on every rank and API; never part of a scenario's params.
+
+    ``chunk``: trace slots a program claims at a time (a run-time value: drawn per example from
+    ``host_side.CHUNK_SIZES``, or fixed by ``python -m conformance run --chunk N``); ``max_events``: the trace slots
+    of each rank and API (``Scenario.trace_slots``). Built once per example on the host (``Scenario.settings``),
+    sent to every rank beside the params (``rank_side.run_example`` enables tracing with them), and given to a model
+    that takes a third argument (``Scenario.expected``).
+    """
+
+    chunk: int
+    max_events: int
