@@ -21,6 +21,12 @@ Prints, per API:
                 range per tile and target) on a world of ``--ranks`` ranks sharing the GPUs, each timing
                 ``--scatter-launches`` launches back to back (20: >= 1 ms untraced on one H200); min, median and max;
   bytes/record  the device's record size.
+Then, per API, auto-tracing (``trace_ops=True``: every op records its own range):
+  store, load   ns per auto-traced op in one program (a scalar ``ctx.store`` or ``ctx.load`` to the own rank in a
+                loop): the slope of the traced loop's line minus the untraced twin's, and R^2; a load's range ends
+                on its value, a store's once issued;
+  all SMs       ns per auto-traced store amortized over 8 programs per SM, 64 stores each;
+  persistent    traced/untraced time of the persistent kernel with its stores auto-traced instead of bracketed.
 Every timed launch (or group of launches) starts with the trace buffers reset and room for every event, so no
 record is dropped for lack of capacity. Times are medians of CUDA-event timings over ``--reps`` launches after a
 warm-up. Not a test: it prints figures and asserts nothing.
@@ -38,6 +44,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import statistics
+import sys
 import time
 
 import torch
@@ -120,10 +127,36 @@ def gluon_claim_floor(counter, slots, n):
         gl.store(slots + slot, i)
 
 
+@triton.jit(do_not_specialize=["n"])
+def triton_ops(ctx_t, out, n, rank: tl.constexpr, world: tl.constexpr, OP: tl.constexpr, TRACE_OPS: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=TRACE_OPS, trace_ops=TRACE_OPS)
+    pid = tl.program_id(0)
+    acc = pid * 0
+    for i in range(n):
+        if OP == "store":
+            ctx.store(out + pid, i, rank)
+        else:
+            acc += ctx.load(out + pid, rank)
+    tl.store(out + pid, acc)
+
+
+@gluon.jit(do_not_specialize=["n"])
+def gluon_ops(ctx_t, out, n, OP: gl.constexpr, TRACE_OPS: gl.constexpr):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACE_OPS, trace_ops=TRACE_OPS)
+    pid = gl.program_id(0)
+    acc = pid * 0
+    for i in range(n):
+        if OP == "store":
+            ctx.store(out + pid, i, ctx.cur_rank)
+        else:
+            acc += ctx.load(out + pid, ctx.cur_rank)
+    gl.store(out + pid, acc)
+
+
 @triton.jit(do_not_specialize=["tiles", "work"])
 def triton_persistent(ctx_t, out, tiles, work, rank: tl.constexpr, world: tl.constexpr, BM: tl.constexpr,
-                      BN: tl.constexpr, TRACING: tl.constexpr, HINT: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=TRACING)
+                      BN: tl.constexpr, TRACING: tl.constexpr, HINT: tl.constexpr, AUTO: tl.constexpr = False):
+    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=TRACING, trace_ops=AUTO)
     rm = tl.arange(0, BM)[:, None]
     rn = tl.arange(0, BN)[None, :]
     for tile in range(tl.program_id(0), tiles, tl.num_programs(0)):
@@ -133,15 +166,18 @@ def triton_persistent(ctx_t, out, tiles, work, rank: tl.constexpr, world: tl.con
         ptrs = out + (rank * tiles + tile) * BM * BN + rm * BN + rn
         for i in range(world):
             t = (rank + i) % world
-            h = ctx.tracing.record_event_start(TraceEvent().put, t, ptrs, tile, i, payload=tile)
-            ctx.store(ptrs, acc, t, hint=HINT)
-            ctx.tracing.record_event_end(h)
+            if AUTO:  # the store records its own range
+                ctx.store(ptrs, acc, t, hint=HINT)
+            else:
+                h = ctx.tracing.record_event_start(TraceEvent().put, t, ptrs, tile, i, payload=tile)
+                ctx.store(ptrs, acc, t, hint=HINT)
+                ctx.tracing.record_event_end(h)
 
 
 @gluon.jit(do_not_specialize=["tiles", "work"])
 def gluon_persistent(ctx_t, out, tiles, work, BM: gl.constexpr, BN: gl.constexpr, TRACING: gl.constexpr,
-                     HINT: gl.constexpr):
-    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACING)
+                     HINT: gl.constexpr, AUTO: gl.constexpr = False):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACING, trace_ops=AUTO)
     layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
     rm = gl.expand_dims(gl.arange(0, BM, layout=gl.SliceLayout(1, layout)), 1)
     rn = gl.expand_dims(gl.arange(0, BN, layout=gl.SliceLayout(0, layout)), 0)
@@ -152,9 +188,12 @@ def gluon_persistent(ctx_t, out, tiles, work, BM: gl.constexpr, BN: gl.constexpr
         ptrs = out + (ctx.cur_rank * tiles + tile) * BM * BN + rm * BN + rn
         for i in range(ctx.num_ranks):
             t = (ctx.cur_rank + i) % ctx.num_ranks
-            h = ctx.tracing.record_event_start(TraceEvent().put, t, ptrs, tile, i, payload=tile)
-            ctx.store(ptrs, acc, t, hint=HINT)
-            ctx.tracing.record_event_end(h)
+            if AUTO:  # the store records its own range
+                ctx.store(ptrs, acc, t, hint=HINT)
+            else:
+                h = ctx.tracing.record_event_start(TraceEvent().put, t, ptrs, tile, i, payload=tile)
+                ctx.store(ptrs, acc, t, hint=HINT)
+                ctx.tracing.record_event_end(h)
 
 
 def _time_ms(device: torch.device, launch_once) -> float:
@@ -227,14 +266,27 @@ def _scatter_launcher(api: str, shmem, out, m: int, n: int, tracing: bool, hint=
     return launch_all
 
 
-def _persistent_launcher(api: str, shmem, out, sms: int, sizes: Sizes, tracing: bool):
+def _persistent_launcher(api: str, shmem, out, sms: int, sizes: Sizes, tracing: bool, auto: bool = False):
     ctx, rank, world = shmem.get_device_context(), shmem.get_rank(), shmem.get_num_ranks()
     tiles, b = sizes.tiles_per_sm * sms, PERSISTENT_TILE
     if api == "triton":
         return lambda: triton_persistent[(sms,)](ctx, out, tiles, sizes.work, rank, world, BM=b, BN=b,
-                                                 TRACING=tracing, HINT=(1, b), num_warps=4)
+                                                 TRACING=tracing, HINT=(1, b), AUTO=auto, num_warps=4)
     return lambda: gluon_persistent[(sms,)](ctx, out, tiles, sizes.work, BM=b, BN=b, TRACING=tracing,
-                                            HINT=(1, b), num_warps=4)
+                                            HINT=(1, b), AUTO=auto, num_warps=4)
+
+
+def _ops_launcher(api: str, shmem, out, n: int, programs: int, op: str, trace_ops: bool):
+    ctx, rank, world = shmem.get_device_context(), shmem.get_rank(), shmem.get_num_ranks()
+    if api == "triton":
+        return lambda: triton_ops[(programs,)](ctx, out, n, rank, world, OP=op, TRACE_OPS=trace_ops, num_warps=4)
+    return lambda: gluon_ops[(programs,)](ctx, out, n, OP=op, TRACE_OPS=trace_ops, num_warps=4)
+
+
+def _line(shmem, launcher, counts: list[int], sizes: Sizes, alone: bool) -> tuple[float, float]:
+    """(slope ms per unit, R^2) of the median times of ``launcher(k)`` for each loop length k of ``counts``."""
+    times = [_median_ms(shmem, launcher(k), sizes, alone) for k in counts]
+    return fit(counts, times) if len(counts) > 1 else (times[0] / counts[0], 1.0)
 
 
 def _claims_per_event(shmem, launch_once, events: int) -> float:
@@ -242,6 +294,12 @@ def _claims_per_event(shmem, launch_once, events: int) -> float:
     shmem.tracing.reset()
     launch_once()
     return shmem.tracing.claimed / shmem.tracing.chunk / events
+
+
+def _progress(shmem, what: str) -> None:
+    """Rank 0 says what it measures next, on stderr (a GPU run takes a minute or more)."""
+    if shmem.get_rank() == 0:
+        print(f"bench_tracing_device: {what}", file=sys.stderr, flush=True)
 
 
 def _spread(times: list[float]) -> tuple[float, float, float]:
@@ -280,6 +338,7 @@ def measure(sizes: Sizes, chunk: int) -> dict:
     slots = torch.empty((sizes.warmup + sizes.reps) * pairs, dtype=torch.int32, device=shmem.device)  # one API's
     counts = pair_counts(pairs)
     for api in ("triton", "gluon"):
+        _progress(shmem, f"{api}: one program, claims, claim floor, all SMs, short programs")
         counter.zero_()  # the claim floor's launches of this API fill slots from the start
         lines = {False: (0.0, 1.0), True: (0.0, 1.0)}
         one, busy, few, floor, claims = {False: 0.0}, {False: 0.0, True: 0.0}, {False: 0.0, True: 0.0}, 0.0, 0.0
@@ -295,9 +354,21 @@ def measure(sizes: Sizes, chunk: int) -> dict:
                     for t in (False, True)}
             few = {t: _median_ms(shmem, _pairs_launcher(api, shmem, out, 1, short, t), sizes, alone)
                    for t in (False, True)}
+        auto = {}
+        _progress(shmem, f"{api}: auto-traced ops")
+        if alone:
+            for op in ("store", "load"):
+                op_lines = {t: _line(shmem, lambda k, t=t, op=op, a=api: _ops_launcher(a, shmem, out, k, 1, op, t),
+                                     counts, sizes, alone) for t in (False, True)}
+                auto[op] = ((op_lines[True][0] - op_lines[False][0]) * 1e6, op_lines[True][1])
+            auto_busy = {t: _median_ms(shmem, _ops_launcher(api, shmem, out, busy_pairs, busy_programs, "store", t),
+                                       sizes, alone) for t in (False, True)}
+            auto["busy"] = (auto_busy[True] - auto_busy[False]) * 1e6 / (busy_programs * busy_pairs)
         shmem.barrier()
+        _progress(shmem, f"{api}: persistent kernel, all-scatter")
         pers = {t: _median_ms(shmem, _persistent_launcher(api, shmem, persistent, sms, sizes, t), sizes)
                 for t in (False, True)}
+        pers_auto = _median_ms(shmem, _persistent_launcher(api, shmem, persistent, sms, sizes, True, auto=True), sizes)
         scat = {(t, h): _times_ms(shmem, _scatter_launcher(api, shmem, scatter, m, m, t, h, sizes.scatter_launches),
                                   sizes)
                 for t in (False, True) for h in (None, (1, 64))}
@@ -318,6 +389,10 @@ def measure(sizes: Sizes, chunk: int) -> dict:
             "all_scatter_traced_ms": _spread(per_launch[(True, (1, 64))]),
             "all_scatter_untraced_ms": _spread(per_launch[(False, (1, 64))]),
             "all_scatter_untraced_no_hint_ms": statistics.median(per_launch[(False, None)]),
+            "auto_store_ns_per_op": auto.get("store", (0.0, 1.0))[0], "auto_store_r2": auto.get("store", (0.0, 1.0))[1],
+            "auto_load_ns_per_op": auto.get("load", (0.0, 1.0))[0], "auto_load_r2": auto.get("load", (0.0, 1.0))[1],
+            "auto_busy_ns_per_op": auto.get("busy", 0.0),
+            "persistent_auto_ratio": pers_auto / pers[False],
         }
     shmem.barrier()
     shmem.close()
@@ -326,6 +401,17 @@ def measure(sizes: Sizes, chunk: int) -> dict:
 
 HEADER = (f"{'api':8s} {'one program ns/pair (R^2)':>26s} {'claims/event':>13s} {'claim floor':>12s} "
           f"{'all SMs ns/pair':>16s} {'short ns/program':>17s} {'persistent t/u':>15s} {'all-scatter t/u':>16s}")
+
+
+AUTO_HEADER = (f"{'api':8s} {'auto store ns/op (R^2)':>24s} {'auto load ns/op (R^2)':>23s} "
+               f"{'all SMs store ns/op':>20s} {'persistent auto t/u':>20s}")
+
+
+def auto_row(api: str, f: dict) -> str:
+    """One API's line of the auto-tracing table."""
+    return (f"{api:8s} {f['auto_store_ns_per_op']:15.1f} ({f['auto_store_r2']:.4f}) "
+            f"{f['auto_load_ns_per_op']:14.1f} ({f['auto_load_r2']:.4f}) {f['auto_busy_ns_per_op']:20.2f} "
+            f"{f['persistent_auto_ratio']:20.4f}")
 
 
 def row(api: str, f: dict) -> str:
@@ -380,6 +466,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     print(HEADER)
     for api in ("triton", "gluon"):
         print(row(api, r0[api]))
+    print(AUTO_HEADER)
+    for api in ("triton", "gluon"):
+        print(auto_row(api, r0[api]))
     return results
 
 

@@ -7,7 +7,9 @@ flag (acquire) and checks the block it received from rank (r-1) % R. The trace s
 ``put`` range, an ``atomic_xchg`` range (the flag release), a ``wait`` range around the spin and a
 ``load`` instant on the received data. In the merged trace, arrows lead from the put and the flag
 release of rank r to the "incoming" track of rank (r+1) % R (the trace's format follows the suffix of
-``out``: ``.json`` or ``.pftrace``).
+``out``: ``.json`` or ``.pftrace``). ``exchange_auto`` (``--auto``) is the same exchange auto-traced: ``trace_ops=True``
+and no brackets; ``put`` and ``atomic_xchg`` record their own ranges, with the same arrows (the spin and the local
+read use no context op, so they record nothing).
 """
 
 from triton.experimental import gluon
@@ -40,9 +42,25 @@ def exchange(context_tensor, data, inbox, flag, result, n, BLOCK: gl.constexpr):
     gl.store(result + offs, gl.load(inbox + offs, mask=mask), mask=mask)
 
 
-def main(out: str = "message_passing_gluon.json", n: int = 100) -> dict:
+@gluon.jit
+def exchange_auto(context_tensor, data, inbox, flag, result, n, BLOCK: gl.constexpr):
+    ctx = IrisDeviceCtx.initialize(context_tensor, tracing=True, trace_ops=True)
+    dst = (ctx.cur_rank + 1) % ctx.num_ranks
+    layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
+    offs = gl.arange(0, BLOCK, layout=layout)
+    mask = offs < n
+    ctx.put(data + offs, inbox + offs, dst, mask=mask)
+    ctx.atomic_xchg(flag, 1, dst, sem="release", scope="sys")
+    while gl.atomic_cas(flag, 1, 1, sem="acquire", scope="sys") != 1:
+        pass
+    gl.store(result + offs, gl.load(inbox + offs, mask=mask), mask=mask)
+
+
+def main(out: str | None = None, n: int = 100, auto: bool = False) -> dict:
     import torch
 
+    out = out or ("message_passing_gluon_auto.json" if auto else "message_passing_gluon.json")
+    kernel = exchange_auto if auto else exchange
     shmem = iris_gluon.iris(2**24)
     shmem.tracing.enable(max_events=1024)
     rank, world = shmem.get_rank(), shmem.get_num_ranks()
@@ -51,7 +69,7 @@ def main(out: str = "message_passing_gluon.json", n: int = 100) -> dict:
     flag = shmem.zeros(1, dtype=torch.int32)
     result = shmem.zeros(n, dtype=torch.int32)
     shmem.barrier()
-    exchange[(1,)](shmem.get_device_context(), data, inbox, flag, result, n, BLOCK=128, num_warps=4)
+    kernel[(1,)](shmem.get_device_context(), data, inbox, flag, result, n, BLOCK=128, num_warps=4)
     shmem.barrier()
     names = shmem.tracing.events().names()
     shmem.tracing.export(out, merge=True)

@@ -2,9 +2,12 @@
 
     python -m examples.trace_store_gluon --ranks 2            # GPU if visible, else CPU interpreter
     python -m examples.trace_store_gluon --ranks 2 --cpu      # force CPU worlds
+    python -m examples.trace_store_gluon --ranks 2 --auto     # auto-traced: the store records itself
 
 Each rank stores a block into the next rank's buffer inside a traced range; rank 0 writes the
-merged trace of every rank to ``gluon_trace.json`` (open it in ui.perfetto.dev).
+merged trace of every rank to ``gluon_trace.json`` (open it in ui.perfetto.dev). ``my_kernel_auto`` is the same
+kernel auto-traced: ``trace_ops=True`` in ``initialize`` and no brackets; its store records the same range
+(``gluon_trace_auto.json``).
 """
 
 import triton
@@ -29,16 +32,27 @@ def my_kernel(IrisDeviceCtx: gl.constexpr, context_tensor, ptr, n, target_rank, 
     ctx.tracing.record_event_end(h)
 
 
-def main(out: str = "gluon_trace.json", n: int = 1000) -> dict:
+@gluon.jit
+def my_kernel_auto(IrisDeviceCtx: gl.constexpr, context_tensor, ptr, n, target_rank, BLOCK: gl.constexpr):
+    ctx = IrisDeviceCtx.initialize(context_tensor, tracing=True, trace_ops=True)
+    layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
+    offs = gl.program_id(0) * BLOCK + gl.arange(0, BLOCK, layout=layout)
+    mask = offs < n
+    ctx.store(ptr + offs, offs.to(gl.float32), target_rank, mask=mask)
+
+
+def main(out: str | None = None, n: int = 1000, auto: bool = False) -> dict:
     import torch
 
+    out = out or ("gluon_trace_auto.json" if auto else "gluon_trace.json")
+    kernel = my_kernel_auto if auto else my_kernel
     shmem = iris_gluon.iris(2**26)
     shmem.tracing.enable(max_events=1_000_000)
     rank, world = shmem.get_rank(), shmem.get_num_ranks()
     buf = shmem.zeros(n)
     shmem.barrier()
-    my_kernel[(triton.cdiv(n, 256),)](iris_gluon.IrisDeviceCtx, shmem.get_device_context(), buf, n,
-                                       (rank + 1) % world, BLOCK=256, num_warps=4)
+    kernel[(triton.cdiv(n, 256),)](iris_gluon.IrisDeviceCtx, shmem.get_device_context(), buf, n,
+                                    (rank + 1) % world, BLOCK=256, num_warps=4)
     shmem.barrier()
     events = shmem.tracing.events()
     shmem.tracing.export(out, merge=True)

@@ -2,9 +2,12 @@
 
     python -m examples.trace_store_triton --ranks 2            # GPU if visible, else CPU interpreter
     python -m examples.trace_store_triton --ranks 2 --cpu      # force CPU worlds
+    python -m examples.trace_store_triton --ranks 2 --auto     # auto-traced: the store records itself
 
 Each rank stores a block into the next rank's buffer inside a traced range; rank 0 writes the
-merged trace of every rank to ``triton_trace.json`` (open it in ui.perfetto.dev).
+merged trace of every rank to ``triton_trace.json`` (open it in ui.perfetto.dev). ``my_kernel_auto`` is the same
+kernel auto-traced: ``trace_ops=True`` in ``initialize`` and no brackets; its store records the same range
+(``triton_trace_auto.json``).
 """
 
 import triton
@@ -27,15 +30,26 @@ def my_kernel(context_tensor, ptr, n, target_rank, rank: tl.constexpr, world_siz
     ctx.tracing.record_event_end(h)
 
 
-def main(out: str = "triton_trace.json", n: int = 1000) -> dict:
+@triton.jit
+def my_kernel_auto(context_tensor, ptr, n, target_rank, rank: tl.constexpr, world_size: tl.constexpr,
+                   BLOCK: tl.constexpr):
+    ctx = DeviceContext.initialize(context_tensor, rank, world_size, tracing=True, trace_ops=True)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    ctx.store(ptr + offs, offs.to(tl.float32), target_rank, mask=mask)
+
+
+def main(out: str | None = None, n: int = 1000, auto: bool = False) -> dict:
     import torch
 
+    out = out or ("triton_trace_auto.json" if auto else "triton_trace.json")
+    kernel = my_kernel_auto if auto else my_kernel
     shmem = iris.iris(2**26)
     shmem.tracing.enable(max_events=1_000_000)
     rank, world = shmem.get_rank(), shmem.get_num_ranks()
     buf = shmem.zeros(n)
     shmem.barrier()
-    my_kernel[(triton.cdiv(n, 256),)](shmem.get_device_context(), buf, n, (rank + 1) % world, rank, world, BLOCK=256)
+    kernel[(triton.cdiv(n, 256),)](shmem.get_device_context(), buf, n, (rank + 1) % world, rank, world, BLOCK=256)
     shmem.barrier()
     events = shmem.tracing.events()
     shmem.tracing.export(out, merge=True)

@@ -65,7 +65,12 @@ def test_benchmark_run_by_another_test_module(name):
 def test_bench_tracing_device_prints_both_apis_on_the_cpu():
     out = run("bench_tracing_device")
     at = out.index(device_bench.HEADER)
-    heading, rows = out[at - 1], out[at + 1:]
+    auto_at = out.index(device_bench.AUTO_HEADER)
+    heading, rows, auto_rows = out[at - 1], out[at + 1:auto_at], out[auto_at + 1:]
+    assert [r.split()[0] for r in auto_rows] == ["triton", "gluon"], auto_rows
+    for row in auto_rows:
+        store, store_r2, load, load_r2, busy, persistent = (finite(x.strip("()")) for x in row.split()[1:])
+        assert 0 <= store_r2 <= 1 and 0 <= load_r2 <= 1 and persistent > 0, row
     counts = ", ".join(map(str, device_bench.pair_counts(PAIRS)))
     assert heading.startswith(f"cpu: 1 ranks, 1 SMs, chunk {CHUNK}, {8 * layout.RECORD_WORDS} bytes/record; one "
                               f"program: {counts} pairs;"), heading

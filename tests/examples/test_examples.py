@@ -13,10 +13,12 @@ MESSAGES = [message_passing_triton.main, message_passing_gluon.main]
 
 
 @pytest.mark.parametrize("backend", backends())
+@pytest.mark.parametrize("auto", [False, True], ids=["bracketed", "auto-traced"])
 @pytest.mark.parametrize("main", STORE, ids=["triton", "gluon"])
-def test_trace_store_example(main, backend, tmp_path):
+def test_trace_store_example(main, auto, backend, tmp_path):
+    """The bracketed store and the auto-traced one (trace_ops=True, no brackets) export the same slices."""
     out = tmp_path / "trace.json"
-    results = run_world(main, backend, 2, str(out), 1000)
+    results = run_world(main, backend, 2, str(out), 1000, auto)
     for q, r in enumerate(results):
         assert r == {"rank": q, "events": 4, "received_ok": True}, f"rank {q}: result={r}"
     trace = json.loads(out.read_text())
@@ -35,15 +37,17 @@ def _message_slices(path) -> list:
 
 
 @pytest.mark.parametrize("backend", backends())
+@pytest.mark.parametrize("auto", [False, True], ids=["bracketed", "auto-traced"])
 @pytest.mark.parametrize("suffix", [".json", ".pftrace"])
 @pytest.mark.parametrize("main", MESSAGES, ids=["triton", "gluon"])
-def test_message_passing_example(main, suffix, backend, tmp_path):
-    """Each rank's put and flag release point at the next rank's incoming track, at their own times."""
+def test_message_passing_example(main, suffix, auto, backend, tmp_path):
+    """Each rank's put and flag release point at the next rank's incoming track, at their own times; the auto-traced
+    variant (every op records itself, no brackets) draws the same arrows."""
     if suffix == ".pftrace":
         perfetto_pb2()
     out = tmp_path / f"trace{suffix}"
-    results = run_world(main, backend, 2, str(out), 100)
-    events = ["put", "atomic_xchg", "wait", "load"]
+    results = run_world(main, backend, 2, str(out), 100, auto)
+    events = ["put", "atomic_xchg"] if auto else ["put", "atomic_xchg", "wait", "load"]
     for q, r in enumerate(results):
         assert r == {"rank": q, "events": events, "received_ok": True}, f"rank {q}: result={r}"
     api = "triton" if main is message_passing_triton.main else "gluon"
