@@ -83,9 +83,11 @@ def peer(rank, p: dict, key: str = "offset") -> int:
     return (rank.rank + p[key]) % rank.world_size
 
 
-def launch_blocks(kernel, rank, p: dict, *args) -> None:
-    """Launch ``kernel(ctx, *args)`` on one program per ``BLOCK`` of ``n`` elements, with the API's world constexprs."""
-    kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, *args, **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
+def launch_blocks(kernel, rank, p: dict, *args, **constexprs) -> None:
+    """Launch ``kernel(ctx, *args)`` on one program per ``BLOCK`` of ``n`` elements, with the API's world constexprs
+    and ``constexprs``."""
+    kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, *args, **rank.world_constexprs, **constexprs, BLOCK=p["BLOCK"],
+                                        num_warps=4)
 
 
 def transfer_memory(p: dict, world_size: int, source, target, other=None) -> dict[int, dict[str, list]]:

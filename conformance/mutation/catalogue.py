@@ -151,8 +151,43 @@ _TRACING_TWINS: tuple[Mutant, ...] = (
             "store@1"),
 )
 
+def _op_twins(name, old, new, breaks, *killers) -> tuple[Mutant, Mutant]:
+    """The same auto-tracing bug in each device context alone (``{m}``: ``tl`` or ``gl``), as ``_twins``."""
+    return tuple(Mutant(f"{api}-auto-{name}", file, old.format(m=m), new.format(m=m), breaks, tuple(killers))
+                 for api, file, m in (("triton", TRITON_OPS, "tl"), ("gluon", GLUON_OPS, "gl")))
+
+
+# Auto-tracing (iris.op_trace): each bug in one device context's ops alone. Not here: a range that ends on its
+# value read at a clock read that does not take the value (``_op_end_on`` -> ``_op_end``): no record field shows it
+# (it only lets a compiler move the clock read), so it is an equivalent mutant for the records; the cpu-compile tier
+# checks it instead (tests/cpu_compile/test_auto_tracing_compile.py).
+_AUTO_TWINS: tuple[Mutant, ...] = (
+    *_op_twins("get-peer", "h = self._op_start(TraceEvent().get, from_rank, from_ptr, mask)",
+               "h = self._op_start(TraceEvent().get, from_rank * 0, from_ptr, mask)",
+               "an auto-traced get records rank 0 as its peer instead of from_rank", "auto_ops@2"),
+    *_op_twins("store-unmasked", "h = self._op_start(TraceEvent().store, to_rank, pointer, mask)",
+               "h = self._op_start(TraceEvent().store, to_rank, pointer, None)",
+               "an auto-traced store's address and size ignore its mask", "auto_ops@1"),
+    *_op_twins("atomic_cas-unrecorded", "h = self._op_start(TraceEvent().atomic_cas, to_rank, pointer, None)",
+               "h = (self.tracing.base * 0 - 1, self.tracing.base * 0)",
+               "atomic_cas records nothing when auto-traced", "auto_ops@1"),
+    *_op_twins("copy-ranks-swapped", "h = self._op_start(TraceEvent().copy, from_rank, src_ptr, mask)",
+               "h = self._op_start(TraceEvent().copy, to_rank, src_ptr, mask)",
+               "an auto-traced copy's read records to_rank as its peer instead of from_rank", "auto_ops@2"),
+    *_op_twins("store-as-load", "h = self._op_start(TraceEvent().store,", "h = self._op_start(TraceEvent().load,",
+               "an auto-traced store is recorded as a load", "auto_ops@1"),
+    *_op_twins("put-address-source", "h = self._op_start(TraceEvent().put, to_rank, to_ptr, mask)",
+               "h = self._op_start(TraceEvent().put, to_rank, from_ptr, mask)",
+               "an auto-traced put records its local source block instead of the block it writes (to_ptr)",
+               "auto_ops@1"),
+    *_op_twins("pids-swapped", "address, {m}.program_id(0), {m}.program_id(1),",
+               "address, {m}.program_id(1), {m}.program_id(0),",
+               "an auto-traced op records grid axis 1 as pid_m and axis 0 as pid_n", "auto_ops@1"),
+)
+
 CATALOGUE: tuple[Mutant, ...] = (
     *_TRACING_TWINS,
+    *_AUTO_TWINS,
     # ---- one implementation's own text (the twins differ in how they are written)
     # Gluon only: Triton's source names no layout (its compiler picks one). Under the CPU interpreter layouts are
     # erased, so this bug keys on what the interpreter keeps of a layout: elements per thread of the CTA.
@@ -187,8 +222,8 @@ CATALOGUE: tuple[Mutant, ...] = (
        "tl.store(self._translate(pointer, to_rank, hint), value,",
        "store ignores its mask (writes masked-off lanes)", "tracing_1d_address@1", "store@1"),
     _m("triton-load-ignores-other", TRITON_OPS,
-       "return tl.load(self._translate(pointer, from_rank, hint), mask=mask, other=other,",
-       "return tl.load(self._translate(pointer, from_rank, hint), mask=mask, other=None,",
+       "value = tl.load(self._translate(pointer, from_rank, hint), mask=mask, other=other,",
+       "value = tl.load(self._translate(pointer, from_rank, hint), mask=mask, other=None,",
        "load ignores other (masked-off lanes do not read it)", "load@1"),
     _m("triton-atomic_add-drops-mask", TRITON_OPS,
        "tl.atomic_add(self._translate(pointer, to_rank, hint), val, mask=mask,",
@@ -203,7 +238,7 @@ CATALOGUE: tuple[Mutant, ...] = (
        "tl.atomic_cas(self._translate(pointer, to_rank, hint), val, cmp,",
        "atomic_cas with compare and value swapped", "atomic_cas@1"),
     _m("triton-atomic_min-is-max", TRITON_OPS,
-       "return tl.atomic_min(", "return tl.atomic_max(",
+       "value = tl.atomic_min(", "value = tl.atomic_max(",
        "atomic_min computes a maximum", "atomic_min@1"),
     # ---- Gluon ops
     _m("gluon-get-wrong-rank", GLUON_OPS,
@@ -226,8 +261,8 @@ CATALOGUE: tuple[Mutant, ...] = (
        "gl.store(self._translate(pointer, to_rank, hint), value,",
        "store ignores its mask (writes masked-off lanes)", "tracing_1d_address@1", "store@1"),
     _m("gluon-load-ignores-other", GLUON_OPS,
-       "return gl.load(self._translate(pointer, from_rank, hint), mask=mask, other=other,",
-       "return gl.load(self._translate(pointer, from_rank, hint), mask=mask, other=None,",
+       "value = gl.load(self._translate(pointer, from_rank, hint), mask=mask, other=other,",
+       "value = gl.load(self._translate(pointer, from_rank, hint), mask=mask, other=None,",
        "load ignores other (masked-off lanes do not read it)", "load@1"),
     _m("gluon-atomic_add-drops-mask", GLUON_OPS,
        "gl.atomic_add(self._translate(pointer, to_rank, hint), val, mask=mask,",
@@ -242,7 +277,7 @@ CATALOGUE: tuple[Mutant, ...] = (
        "gl.atomic_cas(self._translate(pointer, to_rank, hint), val, cmp,",
        "atomic_cas with compare and value swapped", "atomic_cas@1"),
     _m("gluon-atomic_max-is-min", GLUON_OPS,
-       "return gl.atomic_max(", "return gl.atomic_min(",
+       "value = gl.atomic_max(", "value = gl.atomic_min(",
        "atomic_max computes a minimum", "atomic_max@1"),
     # ---- host decoder and context layout
     _m("decoder-instant-as-unfinished", DECODER,
