@@ -314,7 +314,7 @@ def _buffer_bytes(sizes: Sizes, world: int, sms: int) -> int:
     return 4 * (programs + world * sizes.size * sizes.size + world * tile_elements)
 
 
-def measure(sizes: Sizes, chunk: int) -> dict:
+def measure(sizes: Sizes, chunk: int, auto_tracing: bool = True) -> dict:
     """Rank job: every figure for both APIs. Rank 0 alone times the loops (the others wait: kernels of several
     processes on one GPU are time-sliced, so a peer's kernel would land in the timing); every rank runs the
     persistent kernel and the all-scatter together, since they write to all of them."""
@@ -355,8 +355,8 @@ def measure(sizes: Sizes, chunk: int) -> dict:
             few = {t: _median_ms(shmem, _pairs_launcher(api, shmem, out, 1, short, t), sizes, alone)
                    for t in (False, True)}
         auto = {}
-        _progress(shmem, f"{api}: auto-traced ops")
-        if alone:
+        if alone and auto_tracing:
+            _progress(shmem, f"{api}: auto-traced ops")
             for op in ("store", "load"):
                 op_lines = {t: _line(shmem, lambda k, t=t, op=op, a=api: _ops_launcher(a, shmem, out, k, 1, op, t),
                                      counts, sizes, alone) for t in (False, True)}
@@ -368,7 +368,8 @@ def measure(sizes: Sizes, chunk: int) -> dict:
         _progress(shmem, f"{api}: persistent kernel, all-scatter")
         pers = {t: _median_ms(shmem, _persistent_launcher(api, shmem, persistent, sms, sizes, t), sizes)
                 for t in (False, True)}
-        pers_auto = _median_ms(shmem, _persistent_launcher(api, shmem, persistent, sms, sizes, True, auto=True), sizes)
+        pers_auto = (_median_ms(shmem, _persistent_launcher(api, shmem, persistent, sms, sizes, True, auto=True), sizes)
+                     if auto_tracing else 0.0)
         scat = {(t, h): _times_ms(shmem, _scatter_launcher(api, shmem, scatter, m, m, t, h, sizes.scatter_launches),
                                   sizes)
                 for t in (False, True) for h in (None, (1, 64))}
@@ -443,6 +444,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
                    "count, cpu 1)")
     p.add_argument("--work", type=int, default=None,
                    help="register-work iterations per persistent tile (gpu 2048, cpu 2)")
+    p.add_argument("--no-auto", action="store_true", help="skip the auto-tracing figures")
     p.add_argument("--scatter-launches", type=int, default=None,
                    help="all-scatter launches per timing (gpu 20, cpu 1)")
     args = p.parse_args(argv)
@@ -454,7 +456,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if any(v < 1 for v in given.values()) or args.chunk < 1 or args.ranks < 1:
         p.error("--pairs, --reps, --size, --sms, --work, --scatter-launches, --chunk and --ranks must be >= 1")
     sizes = dataclasses.replace(DEFAULTS[backend], **given)
-    results = launch(measure, args.ranks, sizes, args.chunk, timeout=600, env=backend_env(backend))
+    results = launch(measure, args.ranks, sizes, args.chunk, not args.no_auto, timeout=600, env=backend_env(backend))
     r0 = results[0]
     timer = "CUDA events" if r0["device"] == "cuda" else "perf_counter, Triton interpreter"
     print(f"{backend}: {args.ranks} ranks, {r0['sms']} SMs, chunk {r0['chunk']}, {r0['record_bytes']} bytes/record; "
@@ -466,9 +468,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
     print(HEADER)
     for api in ("triton", "gluon"):
         print(row(api, r0[api]))
-    print(AUTO_HEADER)
-    for api in ("triton", "gluon"):
-        print(auto_row(api, r0[api]))
+    if not args.no_auto:
+        print(AUTO_HEADER)
+        for api in ("triton", "gluon"):
+            print(auto_row(api, r0[api]))
     return results
 
 

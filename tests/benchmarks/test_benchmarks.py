@@ -104,8 +104,8 @@ class _Launched(Exception):
 def test_bench_tracing_device_defaults_to_the_cpu_sizes_without_a_gpu(monkeypatch, capsys):
     seen = {}
 
-    def fake_launch(fn, world_size, sizes, chunk, **kwargs):
-        seen.update(fn=fn, sizes=sizes, env=kwargs["env"])
+    def fake_launch(fn, world_size, sizes, chunk, auto_tracing, **kwargs):
+        seen.update(fn=fn, sizes=sizes, env=kwargs["env"], auto_tracing=auto_tracing)
         raise _Launched
 
     monkeypatch.setattr(device_bench.torch.cuda, "is_available", lambda: False)
@@ -114,7 +114,7 @@ def test_bench_tracing_device_defaults_to_the_cpu_sizes_without_a_gpu(monkeypatc
         device_bench.main(["--work", "5"])
     cpu = device_bench.DEFAULTS["cpu"]
     assert seen["fn"] is device_bench.measure and seen["sizes"] == dataclasses.replace(cpu, work=5), seen
-    assert seen["env"]["TRITON_INTERPRET"] == "1", seen
+    assert seen["env"]["TRITON_INTERPRET"] == "1" and seen["auto_tracing"] is True, seen
     with pytest.raises(SystemExit) as refused:
         device_bench.main(["--backend", "gpu"])
     assert refused.value.code == 2 and "needs a GPU" in capsys.readouterr().err
