@@ -31,6 +31,7 @@ def test_a_case_compiled_ahead_only_loads_on_its_ranks(name, world_size, tmp_pat
         assert case.ahead_compiled == case.ahead_variants, "an empty cache: every variant compiled ahead"
         assert case.jit_compiled == 0, f"the ranks compiled {case.jit_compiled} variant(s) the pool did not"
         assert case.jit_loaded > 0
-        again = compiler.ahead(name, world_size, drawn_examples(scenario, world_size, profile, 11), APIS,
+        again = compiler.ahead(name, world_size, [e.params for e in drawn_examples(scenario, world_size, profile, 11)],
+                               APIS,
                                tuple(range(world_size)))
     assert (again.variants, again.compiled, again.error) == (case.ahead_variants, 0, "")
