@@ -21,7 +21,7 @@ Prints, per API:
                 range per tile and target) on a world of ``--ranks`` ranks sharing the GPUs, each timing
                 ``--scatter-launches`` launches back to back (20: >= 1 ms untraced on one H200); min, median and max;
   bytes/record  the device's record size.
-Then, per API, auto-tracing (``trace_ops=True``: every op records its own range):
+With ``--auto``, then, per API, auto-tracing (``trace_ops=True``: every op records its own range):
   store, load   ns per auto-traced op in one program (a scalar ``ctx.store`` or ``ctx.load`` to the own rank in a
                 loop): the slope of the traced loop's line minus the untraced twin's, and R^2; a load's range ends
                 on its value, a store's once issued;
@@ -444,7 +444,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
                    "count, cpu 1)")
     p.add_argument("--work", type=int, default=None,
                    help="register-work iterations per persistent tile (gpu 2048, cpu 2)")
-    p.add_argument("--no-auto", action="store_true", help="skip the auto-tracing figures")
+    p.add_argument("--auto", action="store_true", help="also measure auto-tracing (trace_ops=True); on one H200 this "
+                   "section did not finish in the 40 s or more two runs left it, while the same kernels run alone in "
+                   "milliseconds: not yet explained, so it is opt-in")
     p.add_argument("--scatter-launches", type=int, default=None,
                    help="all-scatter launches per timing (gpu 20, cpu 1)")
     args = p.parse_args(argv)
@@ -456,7 +458,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if any(v < 1 for v in given.values()) or args.chunk < 1 or args.ranks < 1:
         p.error("--pairs, --reps, --size, --sms, --work, --scatter-launches, --chunk and --ranks must be >= 1")
     sizes = dataclasses.replace(DEFAULTS[backend], **given)
-    results = launch(measure, args.ranks, sizes, args.chunk, not args.no_auto, timeout=600, env=backend_env(backend))
+    results = launch(measure, args.ranks, sizes, args.chunk, args.auto, timeout=600, env=backend_env(backend))
     r0 = results[0]
     timer = "CUDA events" if r0["device"] == "cuda" else "perf_counter, Triton interpreter"
     print(f"{backend}: {args.ranks} ranks, {r0['sms']} SMs, chunk {r0['chunk']}, {r0['record_bytes']} bytes/record; "
@@ -468,7 +470,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     print(HEADER)
     for api in ("triton", "gluon"):
         print(row(api, r0[api]))
-    if not args.no_auto:
+    if args.auto:
         print(AUTO_HEADER)
         for api in ("triton", "gluon"):
             print(auto_row(api, r0[api]))

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAIRS, CHUNK, EVENTS = 4, 3, 1000
 CPU_RUNS: dict[str, list[str] | str] = {
     "bench_conformance": "tests/conformance/test_bench_conformance.py",  # bench_conformance.main, 1 cpu rank
-    "bench_tracing_device": ["--backend", "cpu", "--pairs", str(PAIRS), "--chunk", str(CHUNK)],
+    "bench_tracing_device": ["--backend", "cpu", "--pairs", str(PAIRS), "--chunk", str(CHUNK), "--auto"],
     "bench_tracing_host": ["--events", str(EVENTS), "--repeat", "1", "--device", "cpu"],
 }
 NUMBER = r"(-?\d+(?:\.\d+)?)"
@@ -114,7 +114,7 @@ def test_bench_tracing_device_defaults_to_the_cpu_sizes_without_a_gpu(monkeypatc
         device_bench.main(["--work", "5"])
     cpu = device_bench.DEFAULTS["cpu"]
     assert seen["fn"] is device_bench.measure and seen["sizes"] == dataclasses.replace(cpu, work=5), seen
-    assert seen["env"]["TRITON_INTERPRET"] == "1" and seen["auto_tracing"] is True, seen
+    assert seen["env"]["TRITON_INTERPRET"] == "1" and seen["auto_tracing"] is False, seen
     with pytest.raises(SystemExit) as refused:
         device_bench.main(["--backend", "gpu"])
     assert refused.value.code == 2 and "needs a GPU" in capsys.readouterr().err
