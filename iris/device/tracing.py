@@ -10,7 +10,7 @@ the two):
                 else: (end, slot) = cursor
                       if slot == end: slot = atomic_add(claimed, chunk, relaxed); end = slot + chunk
                       cursor := (end, slot + 1)
-                      if slot < max_events: write the record's words at slot, read the clock, write the timestamp
+                      if slot < max_events: read the clock, write the record (timestamp included) at slot
                       else: dropped += 1
     pid          = linear program id over the whole grid
     address      = min over active lanes of the pointer block (0 if no lane is active)
@@ -20,12 +20,13 @@ the two):
 The cursor is one word in global memory, (end of chunk << 32) | next slot, in the cell of the program's first
 chunk (``cursors[base // chunk]``): programs of kernels that run at once never share a cursor, and a record costs
 one load and one store of it. It needs no barrier: thread 0 writes it and reads it back (a thread sees its own
-writes), and every write a record makes is thread 0's (Triton stores a scalar from thread 0 alone). Other threads
-read the cell too, may see an older value and may branch differently, but write nothing. A new chunk is claimed
-by thread 0 alone (``_refill``: a block atomic masked to the element thread 0 owns), so no barrier hides in a
-branch that only some threads take. The record is eight word stores (``iris.tracing.events.FIELDS`` places the
-fields; 32-bit fields go two to a word); the words every record of a program shares (pid, cu_id, xcc_id) are
-built once, at ``initialize``; the start timestamp is read after every other word is written.
+writes), and every write a record makes is thread 0's or that of a lane of warp 0 (the record block, a word per
+lane), lanes that take thread 0's slot (``hw.lane0``). Other threads read the cell too, may see an older value and
+may branch differently, but write nothing. A new chunk is claimed by thread 0 alone (``_refill``: a block atomic
+masked to the element thread 0 owns), so no barrier hides in a branch that only some threads take. The record's
+eight words (``iris.tracing.events.FIELDS`` places the fields; 32-bit fields go two to a word) are chosen in
+registers; the clock is read last and the record, start timestamp included, is one block store. The words every
+record of a program shares (pid, cu_id, xcc_id) are built once, at ``initialize``.
 
 With ``tracing`` compiled off every method is empty; compiled on but switched off at run time
 (context tracing block all zeros) it records nothing and touches no memory.

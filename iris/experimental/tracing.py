@@ -19,17 +19,17 @@ constexprs (``iris.tracing.record_constexpr``) and the aggregate decorator (``ir
     payload_size = active lanes x element bytes (no mask: every element; scalar pointer: 1)
     duration     = end - start ticks for a range; DURATION_OPEN until ended; DURATION_INSTANT for an instant
 
-The cursor is one word in global memory, (end of chunk << 32) | next slot, in the cell of the program's first
-chunk (``cursors[base // chunk]``), as in the Triton twin, and needs no barrier for the same reason: thread 0
-writes it and reads it back, and every write a record makes is thread 0's. Other threads may see an older value
-and branch differently, but write nothing; a new chunk is claimed by thread 0 alone (``_refill``), so no barrier
-hides in such a branch. The record is one block of ``RECORD_WORDS`` words held by every thread in a layout that
-gives each thread the whole record (``_record_layout``), so thread 0 alone stores it, 16 bytes at a time, and
-each word is chosen in registers (the word numbers are compile-time values in every thread). The words every
-record of a program shares (pid, cu_id, xcc_id) are built once, at ``initialize``.
-Reductions run on the pointer block's own distributed layout: each ``gl.min``/``gl.sum`` over axis 0
-yields the ``SliceLayout`` of its input, until a scalar is left, so a ``BlockedLayout`` of any rank, a
-``SliceLayout`` block or a scalar pointer all work, with no mask, a mask of the block's shape or a scalar mask.
+The cursor is one word in global memory, (end of chunk << 32) | next slot, in the cell of the program's first chunk
+(``cursors[base // chunk]``), as in the Triton twin, and needs no barrier for the same reason: thread 0 writes it
+and reads it back, and every write a record makes is thread 0's or a record lane's. Other threads may see an older
+value and branch differently, but write nothing; a new chunk is claimed by thread 0 alone (``_refill``), so no
+barrier hides in such a branch. The record is one block of ``RECORD_WORDS`` words in a layout of two words (16
+bytes) a thread (``_record_layout``): lanes 0 .. RECORD_WORDS / 2 - 1 of warp 0 store it with one 16-byte store
+each, taking thread 0's slot (``hw.lane0``); the clock is read last, just before that store. The words every record
+of a program shares (pid, cu_id, xcc_id) are built once, at ``initialize``.
+Reductions run on the pointer block's own distributed layout, one ``gl.min``/``gl.sum`` over the whole block each
+(``axis=None``), so a ``BlockedLayout`` of any rank, a ``SliceLayout`` block or a scalar pointer all work, with no
+mask, a mask of the block's shape or a scalar mask.
 With ``tracing`` compiled off every method is empty; compiled on but switched off at run time
 (context tracing block all zeros) it records nothing and touches no memory.
 """
