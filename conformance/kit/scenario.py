@@ -39,12 +39,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from conformance.kit.example_settings import ExampleSettings
+from conformance.results import APIS
 
 if TYPE_CHECKING:
     from conformance.check.model import Model
     from conformance.kit.rank_view import RankView
 
-APIS = ("triton", "gluon")
 WORLD_CONSTEXPRS = ("rank", "world")  # a Triton kernel's compile-time rank and world size, if it takes them
 BASE_WORLD_SIZES = (1, 2, 4)
 MANY_GPUS = 8  # from this many visible GPUs on, the default world sizes add one rank per GPU
