@@ -283,10 +283,12 @@ def _ops_launcher(api: str, shmem, out, n: int, programs: int, op: str, trace_op
     return lambda: gluon_ops[(programs,)](ctx, out, n, OP=op, TRACE_OPS=trace_ops, num_warps=4)
 
 
-def _line(shmem, launcher, counts: list[int], sizes: Sizes, alone: bool) -> tuple[float, float]:
-    """(slope ms per unit, R^2) of the median times of ``launcher(k)`` for each loop length k of ``counts``."""
+def _line(shmem, launcher, counts: list[int], sizes: Sizes, alone: bool) -> tuple[float, float, float]:
+    """(slope ms per unit, R^2, ms at the longest loop) of the median times of ``launcher(k)`` for each loop length
+    k of ``counts``."""
     times = [_median_ms(shmem, launcher(k), sizes, alone) for k in counts]
-    return fit(counts, times) if len(counts) > 1 else (times[0] / counts[0], 1.0)
+    slope, r2 = fit(counts, times) if len(counts) > 1 else (times[0] / counts[0], 1.0)
+    return slope, r2, times[-1]
 
 
 def _claims_per_event(shmem, launch_once, events: int) -> float:
@@ -344,9 +346,9 @@ def measure(sizes: Sizes, chunk: int, auto_tracing: bool = True) -> dict:
         one, busy, few, floor, claims = {False: 0.0}, {False: 0.0, True: 0.0}, {False: 0.0, True: 0.0}, 0.0, 0.0
         if alone:
             for t in (False, True):
-                times = [_median_ms(shmem, _pairs_launcher(api, shmem, out, k, 1, t), sizes, alone) for k in counts]
-                lines[t] = fit(counts, times) if len(counts) > 1 else (times[0] / counts[0], 1.0)
-                one[t] = times[-1]
+                slope, r2, one[t] = _line(shmem, lambda k, t=t, a=api: _pairs_launcher(a, shmem, out, k, 1, t),
+                                          counts, sizes, alone)
+                lines[t] = (slope, r2)
             claims = _claims_per_event(shmem, _pairs_launcher(api, shmem, out, pairs, 1, True), 2 * pairs)
             claim = triton_claim_floor if api == "triton" else gluon_claim_floor
             floor = _median_ms(shmem, lambda k=claim: k[(1,)](counter, slots, pairs, num_warps=4), sizes, alone)
