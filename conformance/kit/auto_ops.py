@@ -1,15 +1,21 @@
 """The events an auto-traced op must record, for a scenario's model: ``iris.op_trace`` read in Python.
 
-A scenario whose kernel initializes its context with ``trace_ops=True`` calls ``op_events`` once per op call, in
-program order, where its model lists that program's events: each call gives the op's peers and the blocks its
-pointer parameters address, and gets the op's ranges as ``iris.op_trace.OP_EVENTS`` defines them.
+A scenario whose kernels initialize their context with ``trace_ops=TRACE_OPS`` (a drawn param,
+``strategies.trace_ops``) expects, with it on, each op's own ranges right after the manual range around the op call
+(before an instant recorded after it). ``call_events`` gives them for one call, none when ``TRACE_OPS`` is off;
+``helpers.per_program_events``, ``_options.round_events`` and the models that build their own events call it.
+``op_events`` is the table: an op's peers and pointer blocks in, its ranges as ``iris.op_trace.OP_EVENTS`` defines
+them out.
 """
 
 from __future__ import annotations
 
 from conformance.check.model import Addr, Event
 from conformance.kit.helpers import ELEMENT_BYTES
+from iris.op_contract import OPS
 from iris.op_trace import OP_EVENTS
+
+MASKED = {op.name: "mask=None" in op.params for op in OPS}  # atomic_cas takes no mask: it records every lane
 
 
 def op_events(op: str, *, rank: int, pid: int, peers: dict[str, int], blocks: dict[str, tuple[int, str, list[int]]],
@@ -25,3 +31,25 @@ def op_events(op: str, *, rank: int, pid: int, peers: dict[str, int], blocks: di
                             address=Addr(heap_rank, buffer, min(lanes)) if lanes else None,
                             payload_size=len(lanes) * ELEMENT_BYTES[dtype], payload=0))
     return events
+
+
+def call_events(p: dict, op: str, *, rank: int, pid: int, target: int, buffer: str, heap_rank: int, lanes,
+                block=None, peers: dict[str, int] | None = None, pointers: dict[str, tuple[int, str]] | None = None,
+                rows: dict[str, int] | None = None, pid_m: int | None = None, pid_n: int = 0) -> list[Event]:
+    """``op_events`` of one call of ``op`` in program ``pid`` of ``rank`` if ``p["TRACE_OPS"]``, else none.
+
+    By default the call is the block op its manual event describes: every rank parameter of ``op`` is ``target``,
+    every pointer parameter addresses ``lanes`` (the op's mask; ``block``, every lane, for an op without one) of
+    ``buffer`` on ``heap_rank``. ``peers`` ({param: rank}) and ``pointers`` ({param: (heap rank, buffer)}) override
+    by name (copy: its two ends); ``rows`` ({buffer: first element}) moves a buffer's lanes to a row of it.
+    """
+    if not p.get("TRACE_OPS"):
+        return []
+    spec = OP_EVENTS[op]
+    peers = {e.peer: target for e in spec} | (peers or {})
+    pointers = {e.address: (heap_rank, buffer) for e in spec} | (pointers or {})
+    chosen = lanes if MASKED[op] else block
+    rows = rows or {}
+    blocks = {name: (h, buf, [rows[buf] + j for j in chosen] if buf in rows else chosen)
+              for name, (h, buf) in pointers.items()}
+    return op_events(op, rank=rank, pid=pid, peers=peers, blocks=blocks, dtype=p["dtype"], pid_m=pid_m, pid_n=pid_n)

@@ -33,12 +33,30 @@ def program_lanes(p: dict, rank: int, pid: int) -> list[int]:
 
 
 def per_program_events(p: dict, rank: int, name: str, kind: str, *, target: int, buffer: str,
-                       heap_rank: int | None = None, payload=0) -> list[Event]:
-    """The event of every program of a masked block op on ``rank``; ``payload``: an int or a function of the pid."""
-    return [block_event(name, kind, pid=pid, rank=rank, target=target, buffer=buffer,
-                        heap_rank=rank if heap_rank is None else heap_rank, lanes=program_lanes(p, rank, pid),
-                        dtype=p["dtype"], payload=payload(pid) if callable(payload) else payload)
-            for pid in range(cdiv(p["n"], p["BLOCK"]))]
+                       heap_rank: int | None = None, payload=0, peers: dict | None = None,
+                       pointers: dict | None = None) -> list[Event]:
+    """The event of every program of a masked block op on ``rank``; ``payload``: an int or a function of the pid.
+
+    With ``p["TRACE_OPS"]``, each program's event is followed (a range: the op runs inside it) or preceded (an
+    instant: recorded once the op is done) by the ranges of the op ``name`` it traces, ``auto_ops.call_events`` of
+    the same block (``peers`` and ``pointers`` override its parameters, as there: copy's two ends).
+    """
+    heap_rank = rank if heap_rank is None else heap_rank
+    events = []
+    for pid in range(cdiv(p["n"], p["BLOCK"])):
+        lanes = program_lanes(p, rank, pid)
+        event = block_event(name, kind, pid=pid, rank=rank, target=target, buffer=buffer, heap_rank=heap_rank,
+                            lanes=lanes, dtype=p["dtype"], payload=payload(pid) if callable(payload) else payload)
+        if not p.get("TRACE_OPS"):
+            events.append(event)
+            continue
+        from conformance.kit.auto_ops import call_events  # auto_ops imports this module
+
+        auto = call_events(p, name, rank=rank, pid=pid, target=target, buffer=buffer, heap_rank=heap_rank,
+                           lanes=lanes, block=range(pid * p["BLOCK"], (pid + 1) * p["BLOCK"]), peers=peers,
+                           pointers=pointers)
+        events += [*auto, event] if kind == "instant" else [event, *auto]
+    return events
 
 
 SOURCE_STRIDE = 512  # rank q's source values start at 512 q + 1 (buffers of masked block ops stay below 512)
@@ -84,10 +102,11 @@ def peer(rank, p: dict, key: str = "offset") -> int:
 
 
 def launch_blocks(kernel, rank, p: dict, *args, **constexprs) -> None:
-    """Launch ``kernel(ctx, *args)`` on one program per ``BLOCK`` of ``n`` elements, with the API's world constexprs
-    and ``constexprs``."""
-    kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, *args, **rank.world_constexprs, **constexprs, BLOCK=p["BLOCK"],
-                                        num_warps=4)
+    """Launch ``kernel(ctx, *args)`` on one program per ``BLOCK`` of ``n`` elements, with the API's world constexprs,
+    ``constexprs``, ``TRACE_OPS`` where the params draw it, and ``BLOCK``."""
+    switch = {"TRACE_OPS": p["TRACE_OPS"]} if "TRACE_OPS" in p else {}
+    kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, *args, **rank.world_constexprs, **constexprs, **switch,
+                                        BLOCK=p["BLOCK"], num_warps=4)
 
 
 def transfer_memory(p: dict, world_size: int, source, target, other=None) -> dict[int, dict[str, list]]:

@@ -127,14 +127,22 @@ def events_per_program(max_value: int = 8) -> st.SearchStrategy[int]:
     return st.integers(1, max_value)
 
 
-_payload = payload  # masked_block's keyword ``payload`` shadows the strategy
+def trace_ops() -> st.SearchStrategy[bool]:
+    """``TRACE_OPS``, the kernel's ``initialize(..., trace_ops=TRACE_OPS)`` (compile time): each example off or on."""
+    return st.booleans()
+
+
+_payload, _trace_ops = payload, trace_ops  # masked_block's keywords shadow the strategies
 
 
 @st.composite
-def masked_block(draw, world_size, *, offsets=("offset",), payload=True, **extra) -> dict:
-    """Masked 1-D block op: n, BLOCK, dtype, offsets, extra (strategy or fn of p), payload, per-rank bits; in order."""
+def masked_block(draw, world_size, *, offsets=("offset",), payload=True, trace_ops=True, **extra) -> dict:
+    """Masked 1-D block op: n, BLOCK, dtype, TRACE_OPS (unless ``trace_ops=False``: a kernel that calls no op),
+    offsets, extra (strategy or fn of p), payload, per-rank bits; in order."""
     p = {"n": draw(element_count(), label="n"), "BLOCK": draw(block_size(), label="BLOCK"),
          "dtype": draw(dtype_name(exact_dtypes(largest_source_value(world_size))), label="dtype")}
+    if trace_ops:
+        p["TRACE_OPS"] = draw(_trace_ops(), label="TRACE_OPS")
     previous = 0
     for name in offsets:
         p[name] = previous = draw(rank_offset(world_size, after=previous), label=name)

@@ -6,7 +6,9 @@ tracing one range per program around the atomic (name = op, target t, payload t,
 
     active(r, j)  = j < n and bits[r][j]             (commutative ops: add sub xor and or min max)
     active(r, j) &= j % R == r                        (xchg, cas: one writer per element, so the result is exact)
-    event         op range: pid p, target t, payload t, lanes {j in block p : active(r, j)} of buf on r
+    event         op range: pid p, target t, payload t, lanes {j in block p : active(r, j)} of buf on r; then, with
+                  TRACE_OPS (drawn), the op's own range (auto_ops.call_events): target t, the same lanes (cas: every
+                  lane of block p, it has no mask), payload 0
     buf on t      commutative: fold(op, init[j], vals[r][j] for every r with active(r, j))
                   xchg: vals[o][j] where active(o, j) for owner o = j % R, else init[j]
                   cas:  vals[o][j] where active(o, j) and cmp[o][j] == init[j], else init[j]
@@ -30,6 +32,7 @@ from triton.experimental.gluon import language as gl
 
 from conformance.check.model import Model
 from conformance.kit import strategies as S
+from conformance.kit.auto_ops import call_events
 from conformance.kit.helpers import active_lanes, block_event, cast, cdiv
 from conformance.kit.scenario import Scenario
 from iris import DeviceContext
@@ -94,8 +97,9 @@ def _triton_atomic(ctx, OP: tl.constexpr, SEM: tl.constexpr, SCOPE: tl.constexpr
 
 
 @triton.jit(do_not_specialize=["n", "target", "ordering"])
-def triton_kernel(ctx_t, buf, vals, cmps, old, bits, n, target, ordering, OP: tl.constexpr, BLOCK: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, tracing=True)
+def triton_kernel(ctx_t, buf, vals, cmps, old, bits, n, target, ordering, OP: tl.constexpr,
+                  TRACE_OPS: tl.constexpr, BLOCK: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = (offs < n) & (tl.load(bits + offs) != 0)
@@ -137,8 +141,9 @@ def _gluon_atomic(ctx, OP: gl.constexpr, SEM: gl.constexpr, SCOPE: gl.constexpr,
 
 
 @gluon.jit(do_not_specialize=["n", "target", "ordering"])
-def gluon_kernel(ctx_t, buf, vals, cmps, old, bits, n, target, ordering, OP: gl.constexpr, BLOCK: gl.constexpr):
-    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
+def gluon_kernel(ctx_t, buf, vals, cmps, old, bits, n, target, ordering, OP: gl.constexpr,
+                 TRACE_OPS: gl.constexpr, BLOCK: gl.constexpr):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
     offs = pid * BLOCK + gl.arange(0, BLOCK, layout=layout)
@@ -163,6 +168,7 @@ def _params(op):
             "n": n,
             "BLOCK": block,
             "dtype": draw(S.dtype_name(S.ATOMIC_DTYPES), label="dtype"),
+            "TRACE_OPS": draw(S.trace_ops(), label="TRACE_OPS"),
             "SEM": draw(S.memory_semantics(), label="SEM"),
             "SCOPE": draw(S.memory_scope(), label="SCOPE"),
             "init": draw(S.int_values(length), label="init"),
@@ -199,7 +205,7 @@ def _launch(op):
         for t in range(rank.world_size):
             kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, b["buf"], b["vals"], b["cmps"], b["old"][t], b["bits"],
                                                  p["n"], t, ordering(p["SEM"], p["SCOPE"]), **rank.world_constexprs,
-                                                 OP=op, BLOCK=p["BLOCK"], num_warps=4)
+                                                 OP=op, TRACE_OPS=p["TRACE_OPS"], BLOCK=p["BLOCK"], num_warps=4)
 
     return launch
 
@@ -224,12 +230,15 @@ def _model(op):
             active = [{j for j in a if j % world_size == r} for r, a in enumerate(active)]
         events, memory = {}, {}
         for r in range(world_size):
-            events[r] = [
-                block_event(op, "range", pid=pid, rank=r, target=t, buffer="buf", heap_rank=r, dtype=dtype,
-                            lanes=[j for j in range(pid * block, (pid + 1) * block) if j in active[r]], payload=t)
-                for t in range(world_size)
-                for pid in range(cdiv(n, block))
-            ]
+            events[r] = []
+            for t in range(world_size):
+                for pid in range(cdiv(n, block)):
+                    whole = range(pid * block, (pid + 1) * block)
+                    lanes = [j for j in whole if j in active[r]]
+                    events[r].append(block_event(op, "range", pid=pid, rank=r, target=t, buffer="buf", heap_rank=r,
+                                                 dtype=dtype, lanes=lanes, payload=t))
+                    events[r] += call_events(p, op, rank=r, pid=pid, target=t, buffer="buf", heap_rank=r,
+                                             lanes=lanes, block=whole)
         cmps = [_cmps(p, r) for r in range(world_size)]
         final = list(init)
         for j in range(length):

@@ -8,6 +8,9 @@ at least once, ``other`` (drawn, never stored: masked-off lanes keep ``UNTOUCHED
               store_cache_modifier = (None, *STORE_CACHE_MODIFIERS)[k % 5]
               hint = None in round 0, BLOCK after (true: a block is BLOCK contiguous elements, and every block
                      starts at a multiple of BLOCK elements of a 256-byte-aligned heap buffer)
+
+With TRACE_OPS (drawn) each round's range is followed by the op's own (``round_events``), a pointer into ``dst``
+addressing round k's row.
 """
 
 import triton
@@ -15,6 +18,7 @@ import triton.language as tl
 
 from conformance.check.model import Event
 from conformance.kit import strategies as S
+from conformance.kit.auto_ops import call_events
 from conformance.kit.helpers import block_event, cast, program_lanes, source_values
 from iris import op_options
 
@@ -55,9 +59,12 @@ def setup(rank, p) -> None:
     rank.buffer("bits", length, "int8", fill=p["bits"][rank.rank])
 
 
-def round_events(p, rank: int, name: str, *, target: int, buffer: str, heap_rank: int, row_offset: bool) -> list[Event]:
+def round_events(p, rank: int, name: str, *, target: int, buffer: str, heap_rank: int, row_offset: bool,
+                 pointers: dict | None = None, peers: dict | None = None) -> list[Event]:
     """Every program's ``ROUNDS`` events, in program order; round k has payload ``payload + k`` and, with
-    ``row_offset``, addresses row k of ``buffer`` (else the same lanes every round)."""
+    ``row_offset``, addresses row k of ``buffer`` (else the same lanes every round). With ``p["TRACE_OPS"]``, each
+    is followed by the ranges of the op ``name`` it wraps (``auto_ops.call_events``; ``pointers``, ``peers``: as
+    there), whose pointers into ``dst`` address row k."""
     length = len(p["bits"][0])
     events = []
     for pid in range(-(-p["n"] // p["BLOCK"])):
@@ -67,6 +74,8 @@ def round_events(p, rank: int, name: str, *, target: int, buffer: str, heap_rank
             events.append(block_event(name, "range", pid=pid, rank=rank, target=target, buffer=buffer,
                                       heap_rank=heap_rank, lanes=[shift + j for j in lanes], dtype=p["dtype"],
                                       payload=p["payload"] + k))
+            events += call_events(p, name, rank=rank, pid=pid, target=target, buffer=buffer, heap_rank=heap_rank,
+                                  lanes=lanes, pointers=pointers, peers=peers, rows={"dst": k * length})
     return events
 
 

@@ -6,12 +6,13 @@ address the op's local pointer (``src`` for get, ``dst`` for put, both on r). La
 L_r(p) = {j in block p : j < n and bits[r][j]}.
 
     plain (get, put):
-    event         op range: pid p, target s, lanes L_r(p) of the local pointer on r, payload = payload + p
+    event         op range: pid p, target s, lanes L_r(p) of the local pointer on r, payload = payload + p; then,
+                  with TRACE_OPS (drawn), the op's own range (auto_ops.call_events): the same but payload 0
     dst on q      src_w'[j] for j in L_w, 0 elsewhere, where w is the rank whose op writes q's dst and w' the rank
                   whose src it copies: get w = q, w' = (q + offset) % R; put w = w' = (q - offset) % R
     options (get_options, put_options; ``dst`` has ROUNDS rows, round k's modifiers and hint: see _options.py):
     events        op range per round, in round order: pid p, target s, lanes L_r(p) of the local pointer on r
-                  (put: of row k of dst), payload = payload + k
+                  (put: of row k of dst), payload = payload + k, each followed (TRACE_OPS) by the op's own range
     dst[k] on q   src_w'[j] for j in L_w, UNTOUCHED elsewhere (`other` fills masked-off lanes of the load, which
                   are not stored), w and w' as above
     src on q      j + 1 + 512 q (unchanged)
@@ -59,8 +60,9 @@ def _event_id(op):
 # ---- plain: one op per program -----------------------------------------------------------------------------------
 
 @triton.jit
-def _triton_transfer(ctx_t, OP: tl.constexpr, src, dst, bits, n, peer, payload, BLOCK: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, tracing=True)
+def _triton_transfer(ctx_t, OP: tl.constexpr, src, dst, bits, n, peer, payload, TRACE_OPS: tl.constexpr,
+                     BLOCK: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = (offs < n) & (tl.load(bits + offs) != 0)
@@ -75,18 +77,19 @@ def _triton_transfer(ctx_t, OP: tl.constexpr, src, dst, bits, n, peer, payload, 
 
 
 @triton.jit(do_not_specialize=["n", "source", "payload"])
-def triton_get(ctx_t, src, dst, bits, n, source, payload, BLOCK: tl.constexpr):
-    _triton_transfer(ctx_t, "get", src, dst, bits, n, source, payload, BLOCK)
+def triton_get(ctx_t, src, dst, bits, n, source, payload, TRACE_OPS: tl.constexpr, BLOCK: tl.constexpr):
+    _triton_transfer(ctx_t, "get", src, dst, bits, n, source, payload, TRACE_OPS, BLOCK)
 
 
 @triton.jit(do_not_specialize=["n", "target", "payload"])
-def triton_put(ctx_t, src, dst, bits, n, target, payload, BLOCK: tl.constexpr):
-    _triton_transfer(ctx_t, "put", src, dst, bits, n, target, payload, BLOCK)
+def triton_put(ctx_t, src, dst, bits, n, target, payload, TRACE_OPS: tl.constexpr, BLOCK: tl.constexpr):
+    _triton_transfer(ctx_t, "put", src, dst, bits, n, target, payload, TRACE_OPS, BLOCK)
 
 
 @gluon.jit
-def _gluon_transfer(ctx_t, OP: gl.constexpr, src, dst, bits, n, peer, payload, BLOCK: gl.constexpr):
-    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
+def _gluon_transfer(ctx_t, OP: gl.constexpr, src, dst, bits, n, peer, payload, TRACE_OPS: gl.constexpr,
+                    BLOCK: gl.constexpr):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
     offs = pid * BLOCK + gl.arange(0, BLOCK, layout=layout)
@@ -102,21 +105,21 @@ def _gluon_transfer(ctx_t, OP: gl.constexpr, src, dst, bits, n, peer, payload, B
 
 
 @gluon.jit(do_not_specialize=["n", "source", "payload"])
-def gluon_get(ctx_t, src, dst, bits, n, source, payload, BLOCK: gl.constexpr):
-    _gluon_transfer(ctx_t, "get", src, dst, bits, n, source, payload, BLOCK)
+def gluon_get(ctx_t, src, dst, bits, n, source, payload, TRACE_OPS: gl.constexpr, BLOCK: gl.constexpr):
+    _gluon_transfer(ctx_t, "get", src, dst, bits, n, source, payload, TRACE_OPS, BLOCK)
 
 
 @gluon.jit(do_not_specialize=["n", "target", "payload"])
-def gluon_put(ctx_t, src, dst, bits, n, target, payload, BLOCK: gl.constexpr):
-    _gluon_transfer(ctx_t, "put", src, dst, bits, n, target, payload, BLOCK)
+def gluon_put(ctx_t, src, dst, bits, n, target, payload, TRACE_OPS: gl.constexpr, BLOCK: gl.constexpr):
+    _gluon_transfer(ctx_t, "put", src, dst, bits, n, target, payload, TRACE_OPS, BLOCK)
 
 
 # ---- options: ROUNDS ops per program, with `other`, cache modifiers and a hint ------------------------------------
 
 @triton.jit
 def _triton_transfer_rounds(ctx_t, OP: tl.constexpr, src, dst, bits, n, stride, peer, other, payload,
-                            BLOCK: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, tracing=True)
+                            TRACE_OPS: tl.constexpr, BLOCK: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = (offs < n) & (tl.load(bits + offs) != 0)
@@ -133,19 +136,21 @@ def _triton_transfer_rounds(ctx_t, OP: tl.constexpr, src, dst, bits, n, stride, 
 
 
 @triton.jit(do_not_specialize=["n", "stride", "source", "other", "payload"])
-def triton_get_options(ctx_t, src, dst, bits, n, stride, source, other, payload, BLOCK: tl.constexpr):
-    _triton_transfer_rounds(ctx_t, "get", src, dst, bits, n, stride, source, other, payload, BLOCK)
+def triton_get_options(ctx_t, src, dst, bits, n, stride, source, other, payload, TRACE_OPS: tl.constexpr,
+                       BLOCK: tl.constexpr):
+    _triton_transfer_rounds(ctx_t, "get", src, dst, bits, n, stride, source, other, payload, TRACE_OPS, BLOCK)
 
 
 @triton.jit(do_not_specialize=["n", "stride", "target", "other", "payload"])
-def triton_put_options(ctx_t, src, dst, bits, n, stride, target, other, payload, BLOCK: tl.constexpr):
-    _triton_transfer_rounds(ctx_t, "put", src, dst, bits, n, stride, target, other, payload, BLOCK)
+def triton_put_options(ctx_t, src, dst, bits, n, stride, target, other, payload, TRACE_OPS: tl.constexpr,
+                       BLOCK: tl.constexpr):
+    _triton_transfer_rounds(ctx_t, "put", src, dst, bits, n, stride, target, other, payload, TRACE_OPS, BLOCK)
 
 
 @gluon.jit
 def _gluon_transfer_rounds(ctx_t, OP: gl.constexpr, src, dst, bits, n, stride, peer, other, payload,
-                           BLOCK: gl.constexpr):
-    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
+                           TRACE_OPS: gl.constexpr, BLOCK: gl.constexpr):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
     offs = pid * BLOCK + gl.arange(0, BLOCK, layout=layout)
@@ -163,13 +168,15 @@ def _gluon_transfer_rounds(ctx_t, OP: gl.constexpr, src, dst, bits, n, stride, p
 
 
 @gluon.jit(do_not_specialize=["n", "stride", "source", "other", "payload"])
-def gluon_get_options(ctx_t, src, dst, bits, n, stride, source, other, payload, BLOCK: gl.constexpr):
-    _gluon_transfer_rounds(ctx_t, "get", src, dst, bits, n, stride, source, other, payload, BLOCK)
+def gluon_get_options(ctx_t, src, dst, bits, n, stride, source, other, payload, TRACE_OPS: gl.constexpr,
+                      BLOCK: gl.constexpr):
+    _gluon_transfer_rounds(ctx_t, "get", src, dst, bits, n, stride, source, other, payload, TRACE_OPS, BLOCK)
 
 
 @gluon.jit(do_not_specialize=["n", "stride", "target", "other", "payload"])
-def gluon_put_options(ctx_t, src, dst, bits, n, stride, target, other, payload, BLOCK: gl.constexpr):
-    _gluon_transfer_rounds(ctx_t, "put", src, dst, bits, n, stride, target, other, payload, BLOCK)
+def gluon_put_options(ctx_t, src, dst, bits, n, stride, target, other, payload, TRACE_OPS: gl.constexpr,
+                      BLOCK: gl.constexpr):
+    _gluon_transfer_rounds(ctx_t, "put", src, dst, bits, n, stride, target, other, payload, TRACE_OPS, BLOCK)
 
 
 # (op, options) -> (Triton kernel, Gluon kernel)

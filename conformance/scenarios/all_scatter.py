@@ -3,7 +3,8 @@
 Grid (gm, gn) = (cdiv(M, BM), cdiv(N, BN)) per rank; output ``out`` is [R M, N], rank r's rows at r M.
 Model, per rank r, tile (pm, pn) (pid = pm + pn gm), step i = 0 .. R-1 with target t = (r + i) % R:
     events  put range: pid_m pm, pid_n pn, target t, payload i, lanes = the tile's rows < M and cols < N,
-            address out[(r M + pm BM) N + pn BN] on r (the local tile)
+            address out[(r M + pm BM) N + pn BN] on r (the local tile); then, with TRACE_OPS (drawn), the store's
+            own range (auto_ops.call_events): the same but named store, payload 0
     memory every rank q: out[r M + m][c] = 1000000 r + 1000 m + c for every r, m < M, c < N (all written)
 """
 
@@ -15,6 +16,7 @@ from triton.experimental.gluon import language as gl
 
 from conformance.check.model import Addr, Event, Model
 from conformance.kit import strategies as S
+from conformance.kit.auto_ops import call_events
 from conformance.kit.helpers import ELEMENT_BYTES, cast, cdiv
 from conformance.kit.scenario import Scenario
 from iris import DeviceContext, TraceEvent
@@ -27,8 +29,8 @@ OUT_FILL = -1  # every element must be overwritten
 
 @triton.jit(do_not_specialize=["M", "N"])
 def triton_kernel(ctx_t, out, M, N, BM: tl.constexpr, BN: tl.constexpr, TRACING: tl.constexpr = True,
-                  HINT: tl.constexpr = None):
-    ctx = DeviceContext.initialize(ctx_t, tracing=TRACING)
+                  HINT: tl.constexpr = None, TRACE_OPS: tl.constexpr = False):
+    ctx = DeviceContext.initialize(ctx_t, tracing=TRACING, trace_ops=TRACE_OPS)
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rm = pid_m * BM + tl.arange(0, BM)
@@ -47,8 +49,8 @@ def triton_kernel(ctx_t, out, M, N, BM: tl.constexpr, BN: tl.constexpr, TRACING:
 
 @gluon.jit(do_not_specialize=["M", "N"])
 def gluon_kernel(ctx_t, out, M, N, BM: gl.constexpr, BN: gl.constexpr, TRACING: gl.constexpr = True,
-                 HINT: gl.constexpr = None):
-    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACING)
+                 HINT: gl.constexpr = None, TRACE_OPS: gl.constexpr = False):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACING, trace_ops=TRACE_OPS)
     layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
     pid_m = gl.program_id(0)
     pid_n = gl.program_id(1)
@@ -74,6 +76,7 @@ def params(draw, world_size):
         "BM": draw(S.block_size(), label="BM"),
         "BN": draw(S.block_size(), label="BN"),
         "dtype": draw(S.dtype_name(DTYPES), label="dtype"),
+        "TRACE_OPS": draw(S.trace_ops(), label="TRACE_OPS"),
     }
 
 
@@ -84,7 +87,7 @@ def setup(rank, p):
 def launch(kernel, rank, p):
     grid = (cdiv(p["M"], p["BM"]), cdiv(p["N"], p["BN"]))
     kernel[grid](rank.ctx, rank.buffers["out"], p["M"], p["N"], **rank.world_constexprs, BM=p["BM"], BN=p["BN"],
-                 num_warps=4)
+                 TRACE_OPS=p["TRACE_OPS"], num_warps=4)
 
 
 def model(p, world_size):
@@ -92,14 +95,19 @@ def model(p, world_size):
     gm, gn = cdiv(M, BM), cdiv(N, BN)
     events = {}
     for r in range(world_size):
-        events[r] = [
-            Event(name="put", kind="range", pid=pm + pn * gm, pid_m=pm, pid_n=pn, cur_rank=r,
-                  target_rank=(r + i) % world_size, address=Addr(r, "out", (r * M + pm * BM) * N + pn * BN),
-                  payload_size=min(BM, M - pm * BM) * min(BN, N - pn * BN) * ELEMENT_BYTES[dtype], payload=i)
-            for pm in range(gm)
-            for pn in range(gn)
-            for i in range(world_size)
-        ]
+        events[r] = []
+        for pm in range(gm):
+            for pn in range(gn):
+                pid, address = pm + pn * gm, Addr(r, "out", (r * M + pm * BM) * N + pn * BN)
+                size = min(BM, M - pm * BM) * min(BN, N - pn * BN) * ELEMENT_BYTES[dtype]
+                tile = [(r * M + m) * N + c for m in range(pm * BM, min(M, (pm + 1) * BM))  # the store's lanes
+                        for c in range(pn * BN, min(N, (pn + 1) * BN))] if p["TRACE_OPS"] else []
+                for i in range(world_size):
+                    t = (r + i) % world_size
+                    events[r].append(Event(name="put", kind="range", pid=pid, pid_m=pm, pid_n=pn, cur_rank=r,
+                                           target_rank=t, address=address, payload_size=size, payload=i))
+                    events[r] += call_events(p, "store", rank=r, pid=pid, pid_m=pm, pid_n=pn, target=t,
+                                             buffer="out", heap_rank=r, lanes=tile)
     out = [cast([1000000 * r + 1000 * m + c for c in range(N)], dtype) for r in range(world_size) for m in range(M)]
     return Model(events, {q: {"out": out} for q in range(world_size)})
 

@@ -4,6 +4,7 @@ Model (R ranks, shared kernel and model in _atomics.py):
     A(r) = {j < n : bits[r][j]}
     events of rank r, t = 0 .. R-1, program p: atomic_max range, target t, payload t,
         lanes A(r) in block p of buf on r
+        then, with TRACE_OPS, atomic_max's own range: target t, the same lanes, payload 0
     buf on every rank: max(init[j], vals[r][j] for every r with j in A(r))
 """
 

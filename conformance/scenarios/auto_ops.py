@@ -115,7 +115,7 @@ def gluon_kernel(ctx_t, src, dst, ret, bits, n, length, peer, peer2, TRACE_OPS: 
 
 @st.composite
 def params(draw, world_size):
-    p = {"TRACE_OPS": draw(st.booleans(), label="TRACE_OPS"), "n": draw(S.element_count(), label="n"),
+    p = {"TRACE_OPS": draw(S.trace_ops(), label="TRACE_OPS"), "n": draw(S.element_count(), label="n"),
          "BLOCK": draw(S.block_size(), label="BLOCK"), "dtype": draw(S.dtype_name(S.ATOMIC_DTYPES), label="dtype")}
     p["offset"] = draw(S.rank_offset(world_size), label="offset")
     p["offset2"] = draw(S.rank_offset(world_size, after=p["offset"]), label="offset2")
@@ -139,7 +139,7 @@ def setup(rank, p):
 def launch(kernel, rank, p):
     b = rank.buffers
     launch_blocks(kernel, rank, p, b["src"], b["dst"], b["ret"], b["bits"], p["n"], _length(p), peer(rank, p),
-                  peer(rank, p, "offset2"), TRACE_OPS=p["TRACE_OPS"])
+                  peer(rank, p, "offset2"))
 
 
 def _blocks(op: str, k: int, r: int, lanes: list[int], length: int) -> dict[str, tuple[int, str, list[int]]]:

@@ -3,7 +3,9 @@
 Model, per rank r with f = (r + a) % R and t = (r + b) % R, program p over lanes
 L(p) = {j in block p: j < n, bits_r[j]}:
     event  copy range: pid p, target t, address = src[min L(p)] on f (the translated, remote source pointer),
-           size |L(p)| x bytes, payload = f (the source rank)
+           size |L(p)| x bytes, payload = f (the source rank); then, with TRACE_OPS (drawn), the copy's own two
+           (auto_ops.call_events), payload 0: its read (target f, lanes L(p) of src on r: the pointer it was
+           passed) and its write (target t, lanes L(p) of dst on r)
     memory rank q: dst[j] = src_f'[j] for j in L of w = (q - b) % R, f' = (w + a) % R; 0 elsewhere
            src_q[j] = j + 1 + 512 q on every rank q (unchanged)
 """
@@ -23,8 +25,8 @@ from iris.experimental.layouts import blocked_1d, warp_size
 
 
 @triton.jit(do_not_specialize=["n", "source", "target"])
-def triton_kernel(ctx_t, src, dst, bits, n, source, target, BLOCK: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, tracing=True)
+def triton_kernel(ctx_t, src, dst, bits, n, source, target, TRACE_OPS: tl.constexpr, BLOCK: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = (offs < n) & (tl.load(bits + offs) != 0)
@@ -35,8 +37,8 @@ def triton_kernel(ctx_t, src, dst, bits, n, source, target, BLOCK: tl.constexpr)
 
 
 @gluon.jit(do_not_specialize=["n", "source", "target"])
-def gluon_kernel(ctx_t, src, dst, bits, n, source, target, BLOCK: gl.constexpr):
-    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
+def gluon_kernel(ctx_t, src, dst, bits, n, source, target, TRACE_OPS: gl.constexpr, BLOCK: gl.constexpr):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
     offs = pid * BLOCK + gl.arange(0, BLOCK, layout=layout)
@@ -69,7 +71,9 @@ def model(p, world_size):
         return (r + p["target_offset"]) % world_size
 
     events = {r: per_program_events(p, r, "copy", "range", target=target(r), buffer="src", heap_rank=source(r),
-                                    payload=source(r)) for r in range(world_size)}
+                                    payload=source(r), peers={"from_rank": source(r)},
+                                    pointers={"src_ptr": (r, "src"), "dst_ptr": (r, "dst")})
+              for r in range(world_size)}
     return Model(events, transfer_memory(p, world_size, source, target))
 
 

@@ -3,7 +3,9 @@
 Model, per rank r with f = (r + a) % R and t = (r + b) % R, program p over lanes
 L(p) = {j in block p: j < n, bits_r[j]}, rounds k = 0 .. ROUNDS-1 (modifiers and hint of round k: see _options.py):
     event  copy range per round, in round order: pid p, target t, address = src[min L(p)] on f (the translated,
-           remote source pointer), size |L(p)| x bytes, payload = payload + k
+           remote source pointer), size |L(p)| x bytes, payload = payload + k; then, with TRACE_OPS (drawn), the
+           copy's own two, payload 0: its read (target f, lanes L(p) of src on r) and its write (target t, lanes
+           L(p) of row k of dst on r)
     memory rank q, written by w = (q - b) % R from f' = (w + a) % R: dst[k][j] = src_f'[j] for j in L of w,
            UNTOUCHED elsewhere (`other` fills masked-off lanes of the load, which are not stored)
            src_q[j] = j + 1 + 512 q on every rank q (unchanged)
@@ -15,7 +17,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 from conformance.check.model import Model
-from conformance.kit.helpers import cast, cdiv, source_values
+from conformance.kit.helpers import cast, launch_blocks, peer, source_values
 from conformance.kit.scenario import Scenario
 from conformance.scenarios import _options
 from conformance.scenarios._options import ROUNDS, hint, load_modifier, store_modifier
@@ -25,8 +27,9 @@ from iris.experimental.layouts import blocked_1d, warp_size
 
 
 @triton.jit(do_not_specialize=["n", "stride", "source", "target", "other", "payload"])
-def triton_kernel(ctx_t, src, dst, bits, n, stride, source, target, other, payload, BLOCK: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, tracing=True)
+def triton_kernel(ctx_t, src, dst, bits, n, stride, source, target, other, payload,
+                  TRACE_OPS: tl.constexpr, BLOCK: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = (offs < n) & (tl.load(bits + offs) != 0)
@@ -39,8 +42,9 @@ def triton_kernel(ctx_t, src, dst, bits, n, stride, source, target, other, paylo
 
 
 @gluon.jit(do_not_specialize=["n", "stride", "source", "target", "other", "payload"])
-def gluon_kernel(ctx_t, src, dst, bits, n, stride, source, target, other, payload, BLOCK: gl.constexpr):
-    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
+def gluon_kernel(ctx_t, src, dst, bits, n, stride, source, target, other, payload,
+                 TRACE_OPS: gl.constexpr, BLOCK: gl.constexpr):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
     offs = pid * BLOCK + gl.arange(0, BLOCK, layout=layout)
@@ -62,12 +66,9 @@ def setup(rank, p):
 
 
 def launch(kernel, rank, p):
-    source = (rank.rank + p["source_offset"]) % rank.world_size
-    target = (rank.rank + p["target_offset"]) % rank.world_size
     b = rank.buffers
-    kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, b["src"], b["dst"], b["bits"], p["n"], b["dst"].stride(0), source,
-                                         target, p["other"], p["payload"], **rank.world_constexprs,
-                                         BLOCK=p["BLOCK"], num_warps=4)
+    launch_blocks(kernel, rank, p, b["src"], b["dst"], b["bits"], p["n"], b["dst"].stride(0),
+                  peer(rank, p, "source_offset"), peer(rank, p, "target_offset"), p["other"], p["payload"])
 
 
 def model(p, world_size):
@@ -77,7 +78,8 @@ def model(p, world_size):
         source = (r + p["source_offset"]) % world_size
         target = (r + p["target_offset"]) % world_size
         events[r] = _options.round_events(p, r, "copy", target=target, buffer="src", heap_rank=source,
-                                          row_offset=False)
+                                          row_offset=False, peers={"from_rank": source},
+                                          pointers={"src_ptr": (r, "src"), "dst_ptr": (r, "dst")})
         w = (r - p["target_offset"]) % world_size
         memory[r] = {"src": cast(source_values(r, length), dtype),
                      "dst": _options.dst_rows(p, writer=w, source=(w + p["source_offset"]) % world_size)}

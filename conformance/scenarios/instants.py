@@ -59,8 +59,8 @@ def _tags(world_size, p):
     return S.per_rank(world_size, lambda r: st.lists(S.payload(), min_size=programs, max_size=programs))
 
 
-def params(world_size):
-    return S.masked_block(world_size, tags=lambda p: _tags(world_size, p), payload=False)
+def params(world_size):  # no TRACE_OPS: the kernels call no op
+    return S.masked_block(world_size, tags=lambda p: _tags(world_size, p), payload=False, trace_ops=False)
 
 
 def setup(rank, p):

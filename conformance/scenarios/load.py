@@ -2,7 +2,8 @@
 
 Model, per rank r reading from s = (r + offset) % R, program p over lanes L(p) = {j in block p: j < n, bits_r[j]}:
     event  load range: pid p, target s, address = src[min L(p)] on r (the local pointer), size |L(p)| x bytes,
-           payload = payload + p
+           payload = payload + p; then, with TRACE_OPS (drawn), the load's own range (auto_ops.call_events):
+           the same but payload 0
     memory rank r: dst[j] = src_s[j] for j in L, other for the other j < n, 0 for j >= n
            src_q[j] = j + 1 + 512 q on every rank q (unchanged)
 """
@@ -22,8 +23,8 @@ from iris.experimental.layouts import blocked_1d, warp_size
 
 
 @triton.jit(do_not_specialize=["n", "source", "other", "payload"])
-def triton_kernel(ctx_t, src, dst, bits, n, source, other, payload, BLOCK: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, tracing=True)
+def triton_kernel(ctx_t, src, dst, bits, n, source, other, payload, TRACE_OPS: tl.constexpr, BLOCK: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     inside = offs < n
@@ -36,8 +37,8 @@ def triton_kernel(ctx_t, src, dst, bits, n, source, other, payload, BLOCK: tl.co
 
 
 @gluon.jit(do_not_specialize=["n", "source", "other", "payload"])
-def gluon_kernel(ctx_t, src, dst, bits, n, source, other, payload, BLOCK: gl.constexpr):
-    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
+def gluon_kernel(ctx_t, src, dst, bits, n, source, other, payload, TRACE_OPS: gl.constexpr, BLOCK: gl.constexpr):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
     offs = pid * BLOCK + gl.arange(0, BLOCK, layout=layout)

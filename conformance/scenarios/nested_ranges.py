@@ -8,6 +8,7 @@ L(p) = {j in B(p): j < n, bits_r[j]}; events of program p in program order (= or
     put range     (inner 1): target t, address dst[min L(p)] on r, size |L(p)| x bytes, payload 1
     user instant  (between the inner ranges): target t, address src[p] on r, size 1 x bytes, payload 2
     get range     (inner 2): target f, address src[min L(p)] on r, size |L(p)| x bytes, payload 3
+    with TRACE_OPS (drawn), the put's and the get's own ranges right after theirs: the same but payload 0
     memory rank q: dst[j] = src_s[j] for j in L of s = (q - offset) % R, 0 elsewhere (put by s)
                    back[j] = src_f[j] for j in L of q, 0 elsewhere (got from f = (q - offset) % R)
                    src_q[j] = j + 1 + 512 q (unchanged)
@@ -20,6 +21,7 @@ from triton.experimental.gluon import language as gl
 
 from conformance.check.model import Model
 from conformance.kit import strategies as S
+from conformance.kit.auto_ops import call_events
 from conformance.kit.helpers import block_event, cast, cdiv, masked_values, program_lanes, setup_masked, source_values
 from conformance.kit.scenario import Scenario
 from iris import DeviceContext, TraceEvent
@@ -28,8 +30,9 @@ from iris.experimental.layouts import blocked_1d, warp_size
 
 
 @triton.jit(do_not_specialize=["n", "target", "source"])
-def triton_kernel(ctx_t, src, dst, back, bits, n, target, source, BLOCK: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, tracing=True)
+def triton_kernel(ctx_t, src, dst, back, bits, n, target, source, TRACE_OPS: tl.constexpr,
+                  BLOCK: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = (offs < n) & (tl.load(bits + offs) != 0)
@@ -45,8 +48,9 @@ def triton_kernel(ctx_t, src, dst, back, bits, n, target, source, BLOCK: tl.cons
 
 
 @gluon.jit(do_not_specialize=["n", "target", "source"])
-def gluon_kernel(ctx_t, src, dst, back, bits, n, target, source, BLOCK: gl.constexpr):
-    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
+def gluon_kernel(ctx_t, src, dst, back, bits, n, target, source, TRACE_OPS: gl.constexpr,
+                 BLOCK: gl.constexpr):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
     offs = pid * BLOCK + gl.arange(0, BLOCK, layout=layout)
@@ -75,7 +79,8 @@ def launch(kernel, rank, p):
     source = (rank.rank - p["offset"]) % rank.world_size
     b = rank.buffers
     kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, b["src"], b["dst"], b["back"], b["bits"], p["n"], target, source,
-                                         **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
+                                         **rank.world_constexprs, TRACE_OPS=p["TRACE_OPS"],
+                                         BLOCK=p["BLOCK"], num_warps=4)
 
 
 def model(p, world_size):
@@ -83,18 +88,20 @@ def model(p, world_size):
     events, memory = {}, {}
     for r in range(world_size):
         t, f = (r + p["offset"]) % world_size, (r - p["offset"]) % world_size
-        events[r] = [
-            block_event(name, kind, pid=pid, rank=r, target=target, buffer=buf, heap_rank=r, lanes=lanes,
-                        dtype=dtype, payload=payload)
-            for pid in range(cdiv(n, block))
-            for lanes_p in [program_lanes(p, r, pid)]
+        events[r] = []
+        for pid in range(cdiv(n, block)):
+            lanes_p = program_lanes(p, r, pid)
             for name, kind, target, buf, lanes, payload in (
                 ("compute", "range", r, "dst", list(range(pid * block, (pid + 1) * block)), 0),
                 ("put", "range", t, "dst", lanes_p, 1),
                 ("user", "instant", t, "src", [pid], 2),
                 ("get", "range", f, "src", lanes_p, 3),
-            )
-        ]
+            ):
+                events[r].append(block_event(name, kind, pid=pid, rank=r, target=target, buffer=buf, heap_rank=r,
+                                             lanes=lanes, dtype=dtype, payload=payload))
+                if name in ("put", "get"):  # the op inside the range
+                    events[r] += call_events(p, name, rank=r, pid=pid, target=target, buffer=buf, heap_rank=r,
+                                             lanes=lanes)
         s = (r - p["offset"]) % world_size
         memory[r] = {
             "src": cast(source_values(r, length), dtype),

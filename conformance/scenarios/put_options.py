@@ -4,7 +4,8 @@ Model (kernels, params and model shared with its twin in _transfers.py), per ran
 program p over lanes L(p) = {j in block p: j < n, bits_r[j]},
 rounds k = 0 .. ROUNDS-1 (modifiers and hint of round k: see _options.py):
     event  put range per round, in round order: pid p, target t, address = dst[k][min L(p)] on r (the local
-           to_ptr), size |L(p)| x bytes, payload = payload + k
+           to_ptr), size |L(p)| x bytes, payload = payload + k; then, with TRACE_OPS (drawn), the put's own
+           range: the same but payload 0
     memory rank q, written by s = (q - offset) % R: dst[k][j] = src_s[j] for j in L of s, UNTOUCHED elsewhere
            (`other` fills masked-off lanes of the load, which are not stored)
            src_q[j] = j + 1 + 512 q on every rank q (unchanged)

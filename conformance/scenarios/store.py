@@ -2,7 +2,8 @@
 
 Model, per rank r writing to t = (r + offset) % R, program p over lanes L(p) = {j in block p: j < n, bits_r[j]}:
     event  store instant (recorded after the store): pid p, target t, address = dst[min L(p)] on r (local pointer),
-           size |L(p)| x bytes, payload = n
+           size |L(p)| x bytes, payload = n; before it, with TRACE_OPS (drawn), the store's own range
+           (auto_ops.call_events): the same target and lanes, payload 0
     memory rank q: dst[j] = src_s[j] for j in L of s = (q - offset) % R, 0 elsewhere
            src_q[j] = j + 1 + 512 q on every rank q (unchanged)
 """
@@ -22,8 +23,8 @@ from iris.experimental.layouts import blocked_1d, warp_size
 
 
 @triton.jit(do_not_specialize=["n", "target"])
-def triton_kernel(ctx_t, src, dst, bits, n, target, BLOCK: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, tracing=True)
+def triton_kernel(ctx_t, src, dst, bits, n, target, TRACE_OPS: tl.constexpr, BLOCK: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = (offs < n) & (tl.load(bits + offs) != 0)
@@ -32,8 +33,8 @@ def triton_kernel(ctx_t, src, dst, bits, n, target, BLOCK: tl.constexpr):
 
 
 @gluon.jit(do_not_specialize=["n", "target"])
-def gluon_kernel(ctx_t, src, dst, bits, n, target, BLOCK: gl.constexpr):
-    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
+def gluon_kernel(ctx_t, src, dst, bits, n, target, TRACE_OPS: gl.constexpr, BLOCK: gl.constexpr):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
     offs = pid * BLOCK + gl.arange(0, BLOCK, layout=layout)

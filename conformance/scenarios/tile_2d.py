@@ -3,7 +3,7 @@
 Model, per rank r writing to t = (r + offset) % R; tile (pm, pn) of grid (gm, gn), pid = pm + pn gm; row-major
 element e = i S + j (S = gn BN) active iff i < M, j < N, rows_r[i]; A(pm, pn) = active e of the tile:
     event  store range: pid, pid_m pm, pid_n pn, target t, address = buf[min A] on r (local pointer),
-           size |A| x bytes, payload 0
+           size |A| x bytes, payload 0; then, with TRACE_OPS (drawn), the store's own range: the same
     memory rank q: buf[e] = e % 512 + 1 + 512 s for e active for s = (q - offset) % R; 0 elsewhere
 """
 
@@ -15,6 +15,7 @@ from triton.experimental.gluon import language as gl
 
 from conformance.check.model import Model
 from conformance.kit import strategies as S
+from conformance.kit.auto_ops import call_events
 from conformance.kit.helpers import block_event, cast, cdiv
 from conformance.kit.scenario import Scenario
 from iris import DeviceContext, TraceEvent
@@ -23,8 +24,9 @@ from iris.experimental.layouts import blocked_2d, warp_size
 
 
 @triton.jit(do_not_specialize=["M", "N", "stride", "target"])
-def triton_kernel(ctx_t, buf, rows, M, N, stride, target, BM: tl.constexpr, BN: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, tracing=True)
+def triton_kernel(ctx_t, buf, rows, M, N, stride, target, TRACE_OPS: tl.constexpr, BM: tl.constexpr,
+                  BN: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rm = pid_m * BM + tl.arange(0, BM)
@@ -38,8 +40,9 @@ def triton_kernel(ctx_t, buf, rows, M, N, stride, target, BM: tl.constexpr, BN: 
 
 
 @gluon.jit(do_not_specialize=["M", "N", "stride", "target"])
-def gluon_kernel(ctx_t, buf, rows, M, N, stride, target, BM: gl.constexpr, BN: gl.constexpr):
-    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
+def gluon_kernel(ctx_t, buf, rows, M, N, stride, target, TRACE_OPS: gl.constexpr, BM: gl.constexpr,
+                 BN: gl.constexpr):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)
     layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
     pid_m = gl.program_id(0)
     pid_n = gl.program_id(1)
@@ -65,6 +68,7 @@ def params(draw, world_size):
         "BM": bm,
         "BN": bn,
         "dtype": draw(S.dtype_name(S.exact_dtypes(512 * world_size)), label="dtype"),  # values below 512 R
+        "TRACE_OPS": draw(S.trace_ops(), label="TRACE_OPS"),
         "offset": draw(S.rank_offset(world_size), label="offset"),
         "rows": draw(S.per_rank(world_size, lambda r: S.mask_bits(cdiv(m, bm) * bm)), label="rows"),
     }
@@ -84,7 +88,7 @@ def launch(kernel, rank, p):
     height, width = _shape(p)
     grid = (height // p["BM"], width // p["BN"])
     kernel[grid](rank.ctx, rank.buffers["buf"], rank.buffers["rows"], p["M"], p["N"], width, target,
-                 **rank.world_constexprs, BM=p["BM"], BN=p["BN"], num_warps=4)
+                 **rank.world_constexprs, TRACE_OPS=p["TRACE_OPS"], BM=p["BM"], BN=p["BN"], num_warps=4)
 
 
 def _active(p, rows, pm, pn):
@@ -100,11 +104,14 @@ def model(p, world_size):
     events, memory = {}, {}
     for r in range(world_size):
         target = (r + p["offset"]) % world_size
-        events[r] = [
-            block_event("store", "range", pid=pm + pn * gm, pid_m=pm, pid_n=pn, rank=r, target=target,
-                        buffer="buf", heap_rank=r, lanes=_active(p, p["rows"][r], pm, pn), dtype=p["dtype"])
-            for pm in range(gm) for pn in range(gn)
-        ]
+        events[r] = []
+        for pm in range(gm):
+            for pn in range(gn):
+                pid, lanes = pm + pn * gm, _active(p, p["rows"][r], pm, pn)
+                events[r].append(block_event("store", "range", pid=pid, pid_m=pm, pid_n=pn, rank=r, target=target,
+                                             buffer="buf", heap_rank=r, lanes=lanes, dtype=p["dtype"]))
+                events[r] += call_events(p, "store", rank=r, pid=pid, pid_m=pm, pid_n=pn, target=target, buffer="buf",
+                                         heap_rank=r, lanes=lanes)
         s = (r - p["offset"]) % world_size
         written = {e for pm in range(gm) for pn in range(gn) for e in _active(p, p["rows"][s], pm, pn)}
         buf = [e % 512 + 1 + 512 * s if e in written else 0 for e in range(height * width)]

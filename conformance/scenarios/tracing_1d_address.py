@@ -2,7 +2,7 @@
 
 Model, per rank r writing to t = (r + offset) % R, for program p over lanes L(p) active:
     event  store range: pid p, target t, address = buf[min L(p)] on r (local pointer), size |L(p)| x bytes,
-           payload = base + p
+           payload = base + p; then, with TRACE_OPS (drawn), the store's own range: the same but payload 0
     memory rank q: buf[j] = j + 100 s where s = (q - offset) % R and j is active for s; 0 elsewhere
 
 The one scenario whose Triton kernel still takes ``rank: tl.constexpr, world: tl.constexpr`` and calls
@@ -28,8 +28,8 @@ from iris.experimental.layouts import blocked_1d, warp_size
 
 @triton.jit(do_not_specialize=["n", "target", "payload"])
 def triton_kernel(ctx_t, buf, bits, n, target, payload, rank: tl.constexpr, world: tl.constexpr,
-                  BLOCK: tl.constexpr):
-    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True)
+                  TRACE_OPS: tl.constexpr, BLOCK: tl.constexpr):
+    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=True, trace_ops=TRACE_OPS)
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = (offs < n) & (tl.load(bits + offs) != 0)
@@ -40,8 +40,8 @@ def triton_kernel(ctx_t, buf, bits, n, target, payload, rank: tl.constexpr, worl
 
 
 @gluon.jit(do_not_specialize=["n", "target", "payload"])
-def gluon_kernel(ctx_t, buf, bits, n, target, payload, BLOCK: gl.constexpr):
-    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True)
+def gluon_kernel(ctx_t, buf, bits, n, target, payload, TRACE_OPS: gl.constexpr, BLOCK: gl.constexpr):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)
     layout: gl.constexpr = blocked_1d(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
     offs = pid * BLOCK + gl.arange(0, BLOCK, layout=layout)

@@ -18,7 +18,8 @@ from iris.ranks import Pools
 pytestmark = pytest.mark.cpu_interpret
 
 # 1 rank, 40 elements in blocks of 32: two programs, one store instant each
-STORE = '{"n":40,"BLOCK":32,"dtype":"int32","offset":0,"bits":[' + "[" + ",".join(["1", "0"] * 32) + "]]}"
+STORE = ('{"n":40,"BLOCK":32,"dtype":"int32","TRACE_OPS":false,"offset":0,"bits":[' + "["
+         + ",".join(["1", "0"] * 32) + "]]}")
 
 
 @pytest.mark.parametrize("chunk", [1, 64])

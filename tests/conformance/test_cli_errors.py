@@ -31,9 +31,11 @@ def _main(capsys, argv: list[str]) -> tuple[int, str]:
 
 
 _BITS = "[" + ",".join(["1", "0"] * 16) + "]"  # one rank's mask of a 32-element block
-_STORE = '{"n":5,"BLOCK":32,"dtype":"int32","offset":0,"bits":[' + _BITS + ']}'
-_TILE = '{"M":5,"N":7,"BM":16,"BN":16,"dtype":"int32","offset":1,"rows":[' + _BITS[:32] + "]," + _BITS[:32] + "]]}"
-_SCATTER = '{"M":5,"N":7,"BM":32,"BN":32,"dtype":"int32"}'
+_STORE = '{"n":5,"BLOCK":32,"dtype":"int32","TRACE_OPS":false,"offset":0,"bits":[' + _BITS + ']}'
+_TILE = ('{"M":5,"N":7,"BM":16,"BN":16,"dtype":"int32","TRACE_OPS":false,"offset":1,"rows":[' + _BITS[:32] + "],"
+         + _BITS[:32] + "]]}")
+_KEYS = "n, BLOCK, dtype, TRACE_OPS, offset, bits"  # store's params, in the order it draws them
+_SCATTER = '{"M":5,"N":7,"BM":32,"BN":32,"dtype":"int32","TRACE_OPS":false}'
 FILE = "{tmp}/afile"  # every test's tmp_path holds this file (and nothing else)
 CASES = [
     (["--scenario", "nope"], {}, "unknown scenario 'nope'; known scenarios: all_scatter, atomic_add, "),
@@ -67,16 +69,16 @@ RUN_ONLY = [
     (["--params", "[1, 2]"], {}, "--params '[1, 2]' is a JSON list; expected an object of parameter names"),
     # replayed params are checked against the scenario's strategy before anything runs
     (["--scenario", "store", "--ranks", "1", "--params", '{"n":-5}'], {},
-     "--params for store on 1 rank(s): missing key 'BLOCK'; expected the keys n, BLOCK, dtype, offset, bits"),
+     "--params for store on 1 rank(s): missing key 'BLOCK'; expected the keys " + _KEYS),
     (["--scenario", "store", "--ranks", "1", "--params", _STORE.replace('"n":5', '"n":5,"zz":1')], {},
-     "--params for store on 1 rank(s): unknown key 'zz'=1; expected the keys n, BLOCK, dtype, offset, bits"),
+     "--params for store on 1 rank(s): unknown key 'zz'=1; expected the keys " + _KEYS),
     (["--scenario", "store", "--ranks", "1", "--params", _STORE.replace('"n":5', '"n":"5"')], {},
      "--params for store on 1 rank(s): n='5': expected an int like 1"),
     (["--scenario", "store", "--ranks", "2", "--params", _STORE], {},
      "--params for store on 2 rank(s): bits: 1 entries, expected one per rank (2)"),
     (["--scenario", "store", "--ranks", "1", "--params", _STORE[:-1] + ',"chunk":3}'], {},
-     "--params for store on 1 rank(s): unknown key 'chunk'=3; expected the keys n, BLOCK, dtype, offset, bits "
-     "(chunk is a harness setting, not a param: --chunk N)"),
+     f"--params for store on 1 rank(s): unknown key 'chunk'=3; expected the keys {_KEYS} (chunk is a harness "
+     "setting, not a param: --chunk N)"),
     # the trace chunk is its own flag: one of the chunks examples draw
     (["--scenario", "store", "--ranks", "1", "--chunk", "5", "--params", _STORE], {},
      "argument --chunk: --chunk '5': expected one of 3, 1, 16, 64 (the trace chunks examples draw)"),

@@ -98,7 +98,7 @@ def test_a_scenario_written_against_the_old_paths_passes_with_the_warnings(first
     assert sorted(str(w.message).split(":")[0] for w in shown) == sorted(f"{old} is deprecated" for old in MOVED)
     assert all(w.filename.endswith("tests/conformance/old_paths_scenario.py") for w in shown), \
         [w.filename for w in shown]
-    params = {"n": 40, "BLOCK": 32, "dtype": "int32", "offset": 0, "bits": [[1, 0] * 32]}
+    params = {"n": 40, "BLOCK": 32, "dtype": "int32", "TRACE_OPS": True, "offset": 0, "bits": [[1, 0] * 32]}
     result = run_example(pools, scenario, 1, params, "cpu", settings=scenario.settings(params, 3))
     assert result.ok, result.report()
 

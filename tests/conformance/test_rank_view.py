@@ -38,7 +38,8 @@ def test_the_stand_in_rank_is_a_rank_view_with_a_real_context(rank, world_size):
 
 def test_a_captured_launch_passes_the_stand_in_context_first():
     scenario = load("store")
-    params = {"n": 5, "BLOCK": 32, "dtype": "int32", "offset": 0, "bits": [[1, 0] * 16, [1, 0] * 16]}
+    params = {"n": 5, "BLOCK": 32, "dtype": "int32", "TRACE_OPS": False, "offset": 0,
+              "bits": [[1, 0] * 16, [1, 0] * 16]}
     (launched,) = captured_launches(scenario, "gluon", params, 1, 2, "cpu")
     assert layout.decode(launched.args[0]).cur_rank == 1, launched.args[0]
     assert launched.args[1].dtype == torch.int32 and launched.kwargs["BLOCK"] == 32, launched

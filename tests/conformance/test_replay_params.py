@@ -74,3 +74,8 @@ def test_domains_read_off_the_strategies():
     # what cannot be read off a strategy is not refused
     assert domain_problem(st.integers(1, 3).map(lambda x: x * 2), 100, "k") is None
     assert domain_problem(st.floats(0, 1), 5.0, "x") is None
+
+
+def test_the_auto_tracing_switch_is_a_boolean():
+    assert domain_problem(S.trace_ops(), True, "TRACE_OPS") is None
+    assert _refusal("load", 2, TRACE_OPS=1) == "TRACE_OPS=1: expected a bool like False"

@@ -20,7 +20,8 @@ import pytest
 pytestmark = pytest.mark.cpu_interpret
 
 ROOT = Path(__file__).resolve().parents[2]
-PARAMS = {"n": 40, "BLOCK": 32, "dtype": "int32", "offset": 0, "payload": 5, "bits": [[1, 0, 1, 1] * 16]}
+PARAMS = {"n": 40, "BLOCK": 32, "dtype": "int32", "TRACE_OPS": False, "offset": 0, "payload": 5,
+          "bits": [[1, 0, 1, 1] * 16]}
 PAYLOAD_LINE = "(w == L.WORD_PAYLOAD, payload, words)"
 BUGS = {  # api whose tracing gets the bug: (file, the line, the buggy line)
     "gluon": ("iris/experimental/tracing.py", PAYLOAD_LINE, PAYLOAD_LINE.replace("payload,", "payload + 1,")),
