@@ -27,9 +27,13 @@ barrier hides in such a branch. The record is one block of ``RECORD_WORDS`` word
 bytes) a thread (``_record_layout``): lanes 0 .. RECORD_WORDS / 2 - 1 of warp 0 store it with one 16-byte store
 each, taking thread 0's slot (``hw.lane0``); the clock is read last, just before that store. The words every record
 of a program shares (pid, cu_id, xcc_id) are built once, at ``initialize``.
-Reductions run on the pointer block's own distributed layout, one ``gl.min``/``gl.sum`` over the whole block each
-(``axis=None``), so a ``BlockedLayout`` of any rank, a ``SliceLayout`` block or a scalar pointer all work, with no
-mask, a mask of the block's shape or a scalar mask.
+Reductions run on the pointer block's own distributed layout, axis by axis (``gl.min``/``gl.sum`` over axis 0 as
+often as the block has axes), so a ``BlockedLayout`` of any rank, a ``SliceLayout`` block or a scalar pointer all
+work, with no mask, a mask of the block's shape or a scalar mask. Not ``axis=None`` as in the Triton twin: Gluon
+flattens the block first, into a linear layout, and Triton 3.6 reduces a linear layout whose lanes repeat elements
+(a layout wider than the block) over the wrong lanes: for an [8, 16] block in ``BlockedLayout([1, 4], [4, 8], [1,
+1], [1, 0])`` its shuffles cross lane offsets 1, 2, 4, 8 where the rows sit at 16, so thread 0's minimum misses
+rows 2-3 and 6-7 (a gathered one-lane mask there records no address on one H200).
 With ``tracing`` compiled off every method is empty; compiled on but switched off at run time
 (context tracing block all zeros) it records nothing and touches no memory.
 """
@@ -54,15 +58,15 @@ def _linear_pid():
 
 @gluon.jit
 def _block_min(x):
-    if len(x.shape) > 0:
-        x = gl.min(x, axis=None)
+    for _ in gl.static_range(len(x.shape)):
+        x = gl.min(x, axis=0)
     return x
 
 
 @gluon.jit
 def _block_sum(x):
-    if len(x.shape) > 0:
-        x = gl.sum(x, axis=None)
+    for _ in gl.static_range(len(x.shape)):
+        x = gl.sum(x, axis=0)
     return x
 
 
@@ -105,8 +109,8 @@ def _value_bits(value):
         x = x.to(gl.int8)
     else:
         x = x.to(bits_type(x.dtype), bitcast=True)
-    if len(x.shape) > 0:
-        x = gl.max(x, axis=None)
+    for _ in gl.static_range(len(x.shape)):
+        x = gl.max(x, axis=0)
     return x.to(gl.int64)
 
 
