@@ -78,4 +78,5 @@ def test_domains_read_off_the_strategies():
 
 def test_the_auto_tracing_switch_is_a_boolean():
     assert domain_problem(S.trace_ops(), True, "TRACE_OPS") is None
-    assert _refusal("load", 2, TRACE_OPS=1) == "TRACE_OPS=1: expected a bool like False"
+    assert domain_problem(S.trace_ops(), 1, "TRACE_OPS") == "TRACE_OPS=1; expected one of [True, False]"
+    assert _refusal("load", 2, TRACE_OPS=1) == "TRACE_OPS=1: expected a bool like True"

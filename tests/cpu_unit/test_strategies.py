@@ -26,8 +26,8 @@ def test_second_offset_differs_from_the_first_in_the_first_example():
     assert (p["source_offset"], p["target_offset"]) == (1, 2)
 
 
-def test_masked_block_draws_the_auto_tracing_switch_off_first_and_on_too():
+def test_masked_block_draws_the_auto_tracing_switch_on_first_and_off_too():
     first = settings(database=None, max_examples=1, phases=[Phase.generate])
-    assert find(S.masked_block(2), lambda p: True, settings=first)["TRACE_OPS"] is False
-    assert find(S.masked_block(2), lambda p: p["TRACE_OPS"])["TRACE_OPS"] is True
+    assert find(S.masked_block(2), lambda p: True, settings=first)["TRACE_OPS"] is True
+    assert find(S.masked_block(2), lambda p: not p["TRACE_OPS"])["TRACE_OPS"] is False
     assert "TRACE_OPS" not in find(S.masked_block(2, trace_ops=False), lambda p: True, settings=first)
