@@ -241,11 +241,12 @@ def _signature(fn, pointers, constexprs) -> dict[str, str]:
 @pytest.mark.parametrize("scenario", ["get_options", "put_options", "copy_options"])
 @pytest.mark.parametrize("api", APIS)
 def test_option_scenario_kernels_compile_with_every_modifier(api, scenario, target):
-    """The conformance kernels that the gpu tier runs compile, and carry every cache modifier (TTGIR)."""
+    """The conformance kernels that the gpu tier runs compile, and carry every cache modifier (TTGIR), with their
+    ops auto-traced (``TRACE_OPS``, which the scenarios draw; on, a kernel holds all it holds off, and the ranges)."""
     from conformance.kit.scenario import load, world_constexprs
 
     fn = load(scenario).kernel(api)
-    constexprs = {**world_constexprs(fn, 0, 2), "BLOCK": 64}
+    constexprs = {**world_constexprs(fn, 0, 2), "BLOCK": 64, "TRACE_OPS": True}
     ttgir = compile_function(api, fn, target, constexprs, _signature(fn, ("src", "dst"), constexprs))["ttgir"]
     for access, modifiers in (("load", op_options.LOAD_CACHE_MODIFIERS), ("store", op_options.STORE_CACHE_MODIFIERS)):
         found = set(re.findall(rf"\btt\.{access} .*cacheModifier = (\w+)", ttgir))
