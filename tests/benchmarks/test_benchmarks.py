@@ -1,9 +1,10 @@
 """Every script under ``benchmarks/`` runs end to end on the CPU at small sizes, as ``python -m benchmarks.NAME``.
 
-``CPU_RUNS`` maps each ``benchmarks/bench_*.py`` to the arguments of its CPU run, or to the test module that runs
-it already; a new benchmark missing from it fails ``test_every_benchmark_has_a_cpu_run``. A run fails on a non-zero
-exit; its figures are not judged, but its output must have the table it promises (header, a row per API or
-step, finite numbers) and the values the CPU run determines (claims per event, sizes in the heading).
+``CPU_RUNS`` maps each ``benchmarks/bench_*.py`` and ``benchmarks/stress_*.py`` to the arguments of its CPU run, or
+to the test module that runs it already; a new script missing from it fails ``test_every_benchmark_has_a_cpu_run``.
+A run fails on a non-zero exit; its figures are not judged, but its output must have the table it promises (header,
+a row per API or step, finite numbers) and the values the CPU run determines (claims per event, sizes in the
+heading).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import bench_tracing_device as device_bench
+from benchmarks import stress_traced_loops as stress
 from iris import layout
 
 pytestmark = pytest.mark.cpu_interpret
@@ -29,12 +31,13 @@ CPU_RUNS: dict[str, list[str] | str] = {
     "bench_conformance": "tests/conformance/test_bench_conformance.py",  # bench_conformance.main, 1 cpu rank
     "bench_tracing_device": ["--backend", "cpu", "--pairs", str(PAIRS), "--chunk", str(CHUNK), "--auto"],
     "bench_tracing_host": ["--events", str(EVENTS), "--repeat", "1", "--device", "cpu"],
+    "stress_traced_loops": ["--backend", "cpu", "--launches", "2", "--loops", "3,5"],
 }
 NUMBER = r"(-?\d+(?:\.\d+)?)"
 
 
 def scripts() -> list[str]:
-    return sorted(p.stem for p in (ROOT / "benchmarks").glob("bench_*.py"))
+    return sorted(p.stem for pattern in ("bench_*.py", "stress_*.py") for p in (ROOT / "benchmarks").glob(pattern))
 
 
 def run(name: str) -> list[str]:
@@ -132,3 +135,20 @@ def test_bench_tracing_host_prints_every_step_on_the_cpu():
         if "export" in step:
             assert finite(re.search(rf"{NUMBER} B/event", row)[1]) > 0, row
     assert out[at + 1 + len(steps)].startswith("  one thread:    timeline "), out
+
+
+def test_stress_traced_loops_runs_every_case_on_the_cpu():
+    out = run("stress_traced_loops")
+    at = out.index(f"{'api':<7} {'traces':<6} {'warps':>5} {'loop':>5}  result")
+    rows = [line.split(None, 4) for line in out[at + 1:-1]]
+    assert [r[:4] for r in rows] == [[api, kind, "4", n] for api in ("triton", "gluon") for kind in stress.KINDS
+                                     for n in ("3", "5")], rows
+    assert all(re.fullmatch(rf"finished 2/2, slowest {NUMBER} ms", r[4]) for r in rows), rows
+    assert out[-1] == "every case finished" and out[at - 1].startswith("cpu: one program, chunk 64, 2 launches"), out
+
+
+def test_stress_traced_loops_names_wrong_records():
+    assert stress.wrong_records([0, 1, 2], 0, 3) is None
+    assert stress.wrong_records([0, 2, 1], 0, 3) == "slots [0, 2, 1]...[2, 1] (3, expected 0..2), dropped 0"
+    assert stress.wrong_records([0, 1], 0, 3) == "slots [0, 1]...[0, 1] (2, expected 0..2), dropped 0"
+    assert stress.wrong_records([0, 1, 2], 1, 3) == "slots [0, 1, 2]...[1, 2] (3, expected 0..2), dropped 1"

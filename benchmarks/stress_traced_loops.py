@@ -1,0 +1,128 @@
+"""Does every traced loop finish? One program loops over traced calls, launch after launch, on a fresh rank per case.
+
+    python -m benchmarks.stress_traced_loops [--backend gpu|cpu] [--launches 20] [--timeout 30]
+                                            [--loops 64,250] [--warps 1,4]
+
+A case is an API (Triton, Gluon), what the loop traces (``pairs``: a manual start+end pair per iteration, as the
+device benchmark's one-program loop; ``store``/``load``: one auto-traced op per iteration, ``trace_ops=True``), the
+program's ``num_warps`` and the loop length. Each case runs in its own rank process: ``--launches`` launches of one
+program, ``tracing.reset()`` before each, each synchronized, then its records checked (one event per iteration, in
+slots 0 .. n - 1, none dropped). A launch that does not finish within ``--timeout`` seconds stops the rank and reads
+"did not finish" (the rank's kernel cannot be cancelled, only its process ended); the script exits 1 if any case
+did not finish or recorded wrongly.
+
+Why it exists: on one H200, loops of 128 or more iterations (two or more chunk claims at the default chunk of 64)
+in programs of 4 or 8 warps did not finish in a few launches, in both APIs, manual pairs and auto-traced ops alike,
+while 1 or 2 warps, 64 iterations and the untraced loop did (see the README, "Known problems").
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import torch
+
+import iris
+from benchmarks.bench_tracing_device import gluon_ops, gluon_pairs, triton_ops, triton_pairs
+from iris.ranks import RankDied, RankError, RankTimeout, backend_env, launch
+
+KINDS = ("pairs", "store", "load")
+CHUNK = 64
+
+
+def _launcher(api: str, kind: str, shmem, out, n: int, warps: int):
+    """One launch of the case's one-program loop."""
+    ctx = shmem.get_device_context()
+    if api == "triton":
+        rank, world = shmem.get_rank(), shmem.get_num_ranks()
+        if kind == "pairs":
+            return lambda: triton_pairs[(1,)](ctx, out, n, rank, world, TRACING=True, num_warps=warps)
+        return lambda: triton_ops[(1,)](ctx, out, n, rank, world, OP=kind, TRACE_OPS=True, num_warps=warps)
+    if kind == "pairs":
+        return lambda: gluon_pairs[(1,)](ctx, out, n, TRACING=True, num_warps=warps)
+    return lambda: gluon_ops[(1,)](ctx, out, n, OP=kind, TRACE_OPS=True, num_warps=warps)
+
+
+def wrong_records(slots: list[int], dropped: int, n: int) -> str | None:
+    """What is wrong with a launch's records, or None: one event per iteration, in slots 0 .. n - 1, none dropped."""
+    if slots == list(range(n)) and dropped == 0:
+        return None
+    return f"slots {slots[:4]}...{slots[-2:]} ({len(slots)}, expected 0..{n - 1}), dropped {dropped}"
+
+
+def run_case(api: str, kind: str, warps: int, n: int, launches: int) -> dict:
+    """Rank job: ``launches`` synchronized launches of one case; the slowest launch and the first wrong record."""
+    shmem = iris.iris(1 << 20)
+    shmem.tracing.enable(n + CHUNK, CHUNK)
+    out = shmem.zeros(1, dtype=torch.int32)
+    launch_once = _launcher(api, kind, shmem, out, n, warps)
+    slowest, wrong = 0.0, None
+    for i in range(launches):
+        shmem.tracing.reset()
+        t0 = time.perf_counter()
+        launch_once()
+        if shmem.device.type == "cuda":
+            torch.cuda.synchronize(shmem.device)
+        slowest = max(slowest, time.perf_counter() - t0)
+        records = shmem.tracing.events()
+        problem = wrong_records(records["op_index"].tolist(), records.dropped, n)
+        if wrong is None and problem:
+            wrong = f"launch {i}: {problem}"
+    return {"slowest_ms": 1e3 * slowest, "wrong": wrong}
+
+
+def _csv(text: str) -> list[int]:
+    values = [int(v) for v in text.split(",") if v]
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected a comma list of positive integers, got {text!r}")
+    return values
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print a line per case; return 1 if any case did not finish or recorded wrongly."""
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--backend", choices=("gpu", "cpu"), default=None, help="default: gpu where torch sees one")
+    p.add_argument("--launches", type=int, default=None, help="launches per case (gpu 20, cpu 2)")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds a case may take, start-up included")
+    p.add_argument("--loops", type=_csv, default=None, help="loop lengths (gpu 64,250; cpu 4)")
+    p.add_argument("--warps", type=_csv, default=None, help="num_warps values (gpu 1,4; cpu 4)")
+    p.add_argument("--kinds", default=",".join(KINDS), help=f"what the loop traces, a comma list of {KINDS}")
+    args = p.parse_args(argv)
+    backend = args.backend or ("gpu" if torch.cuda.is_available() else "cpu")
+    if backend == "gpu" and not torch.cuda.is_available():
+        p.error("--backend gpu needs a GPU (torch.cuda.is_available() is False)")
+    kinds = [k for k in args.kinds.split(",") if k]
+    if not kinds or set(kinds) - set(KINDS):
+        p.error(f"--kinds {args.kinds!r}: expected a comma list of {', '.join(KINDS)}")
+    launches = args.launches or (20 if backend == "gpu" else 2)
+    loops = args.loops or ([64, 250] if backend == "gpu" else [4])
+    warps_list = args.warps or ([1, 4] if backend == "gpu" else [4])
+    if launches < 1 or args.timeout <= 0:
+        p.error("--launches must be >= 1 and --timeout > 0")
+    print(f"{backend}: one program, chunk {CHUNK}, {launches} launches per case, tracing.reset() before each, "
+          f"timeout {args.timeout:g} s per case")
+    print(f"{'api':<7} {'traces':<6} {'warps':>5} {'loop':>5}  result")
+    failed = 0
+    for api in ("triton", "gluon"):
+        for kind in kinds:
+            for warps in warps_list:
+                for n in loops:
+                    try:
+                        r = launch(run_case, 1, api, kind, warps, n, launches, timeout=args.timeout,
+                                   env=backend_env(backend))[0]
+                        result = (f"finished {launches}/{launches}, slowest {r['slowest_ms']:.2f} ms"
+                                  if r["wrong"] is None else f"recorded wrongly: {r['wrong']}")
+                    except RankTimeout:
+                        result = f"did not finish in {args.timeout:g} s"
+                    except (RankError, RankDied) as e:
+                        result = f"failed: {str(e).splitlines()[0]}"
+                    failed += not result.startswith("finished")
+                    print(f"{api:<7} {kind:<6} {warps:>5} {n:>5}  {result}", flush=True)
+    print(f"{failed} case(s) did not finish or recorded wrongly" if failed else "every case finished")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
