@@ -311,7 +311,7 @@ CATALOGUE: tuple[Mutant, ...] = (
        "            out[i] = slots\n", "            out[i] = slots + 1\n",
        "op_index: one more than the slot the record was found in", "store@1"),
     _m("decoder-halves-swapped", DECODER,
-       "return (word << (32 - f.shift)) >> 32", "return (word << f.shift) >> 32",
+       "low = _LOW_HALF if f.shift == 0 else 1 - _LOW_HALF", "low = 1 - _LOW_HALF if f.shift == 0 else _LOW_HALF",
        "a 32-bit field decodes as the other half of its word (event_id as target_rank, pid_m as pid_n, ...)",
        "store@2"),
     _m("layout-heap-bases-rotated", LAYOUT,

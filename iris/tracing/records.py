@@ -7,6 +7,7 @@ lives: ``iris.tracing.events.FIELDS``), one the inverse of the other.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,11 +29,17 @@ KIND_NAMES = {KIND_RANGE: "range", KIND_INSTANT: "instant", KIND_UNFINISHED: "un
 HOST_FIELDS = {"cur_rank": "the rank whose buffers hold the record", "op_index": "the slot"}  # stored nowhere
 
 
-def _field(word: np.ndarray, f: TraceField) -> np.ndarray:
-    """Field ``f`` of records whose word ``f.word`` is ``word`` (int64), as int64 (a 32-bit half sign-extended)."""
+_LOW_HALF = 0 if sys.byteorder == "little" else 1  # which int32 of an int64 holds its bits 0-31
+
+
+def _field(words: np.ndarray, f: TraceField) -> np.ndarray:
+    """Field ``f`` of field-major int64 ``words`` (``[RECORD_WORDS, n]``): a view of row ``f.word`` for a 64-bit
+    field, else a strided int32 view of its half (sign-extended when widened: one pass, no shifts)."""
     if f.bits == 64:
-        return word
-    return (word << (32 - f.shift)) >> 32
+        return words[f.word]
+    halves = np.ascontiguousarray(words[f.word]).view(np.int32)
+    low = _LOW_HALF if f.shift == 0 else 1 - _LOW_HALF
+    return halves[low::2]
 
 
 def int32_column(name: str) -> int:
@@ -45,8 +52,7 @@ def int32_column(name: str) -> int:
 
 def event_ids(words: np.ndarray) -> np.ndarray:
     """The ``event_id`` of each record of field-major ``words`` (``[RECORD_WORDS, n]``): ``EMPTY_EVENT`` at a hole."""
-    f = FIELD_BY_NAME["event_id"]
-    return _field(words[f.word], f)
+    return _field(words, FIELD_BY_NAME["event_id"])
 
 
 def decode_words(words: np.ndarray, rank: int, slots: np.ndarray) -> np.ndarray:
@@ -60,7 +66,7 @@ def decode_words(words: np.ndarray, rank: int, slots: np.ndarray) -> np.ndarray:
         elif f.name == "op_index":
             out[i] = slots
         else:
-            out[i] = _field(words[f.word], f)
+            out[i] = _field(words, f)  # an int32 half widens to int64 with its sign
     return out
 
 
