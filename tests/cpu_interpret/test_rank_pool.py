@@ -89,7 +89,8 @@ def test_collective_over_the_gloo_group(pool):
 
 
 def test_rank_error_keeps_the_pool(pool):
-    generation, pids, before = pool.generation, pool.pids, pool.run(jobs.count)
+    before = pool.run(jobs.count)  # starts the pool if no earlier test on this worker did
+    generation, pids = pool.generation, pool.pids
     with pytest.raises(RankError) as e:
         pool.run(jobs.raise_on, 1)
     assert e.value.ranks == [1] and e.value.killed == []
