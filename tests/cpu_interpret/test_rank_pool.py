@@ -23,7 +23,7 @@ from iris.ranks.child import alive
 
 from . import pool_jobs as jobs
 
-pytestmark = pytest.mark.cpu_interpret
+pytestmark = [pytest.mark.cpu_interpret, pytest.mark.shares_setup]  # one module pool: one worker, in order
 
 REPO = Path(__file__).resolve().parents[2]
 
