@@ -446,9 +446,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
                    "count, cpu 1)")
     p.add_argument("--work", type=int, default=None,
                    help="register-work iterations per persistent tile (gpu 2048, cpu 2)")
-    p.add_argument("--auto", action="store_true", help="also measure auto-tracing (trace_ops=True); opt-in: on one "
-                   "H200 its loops of 250 to 1000 traced ops in a 4-warp program do not finish (README, \"Known "
-                   "problems\"; python -m benchmarks.stress_traced_loops checks it)")
+    p.add_argument("--auto", action="store_true", help="also measure auto-tracing (trace_ops=True)")
     p.add_argument("--scatter-launches", type=int, default=None,
                    help="all-scatter launches per timing (gpu 50, cpu 1)")
     args = p.parse_args(argv)

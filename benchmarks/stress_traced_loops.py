@@ -1,7 +1,7 @@
 """Does every traced loop finish? One program loops over traced calls, launch after launch, on a fresh rank per case.
 
     python -m benchmarks.stress_traced_loops [--backend gpu|cpu] [--launches 20] [--timeout 30]
-                                            [--loops 64,250] [--warps 1,4]
+                                            [--loops 250,1000] [--warps 4,8]
 
 A case is an API (Triton, Gluon), what the loop traces (``pairs``: a manual start+end pair per iteration, as the
 device benchmark's one-program loop; ``store``/``load``: one auto-traced op per iteration, ``trace_ops=True``), the
@@ -11,9 +11,12 @@ slots 0 .. n - 1, none dropped). A launch that does not finish within ``--timeou
 "did not finish" (the rank's kernel cannot be cancelled, only its process ended); the script exits 1 if any case
 did not finish or recorded wrongly.
 
-Why it exists: on one H200, loops of 128 or more iterations (two or more chunk claims at the default chunk of 64)
-in programs of 4 or 8 warps did not finish in a few launches, in both APIs, manual pairs and auto-traced ops alike,
-while 1 or 2 warps, 64 iterations and the untraced loop did (see the README, "Known problems").
+Why it exists: on one H200, loops of 128 or more iterations in programs of 4 or 8 warps did not finish within a few
+launches, in both APIs, while 1 or 2 warps, 64 iterations and the untraced loop did. Every warp read the cursor with
+a plain load, which ptxas takes to give all of a warp's lanes one value; a warp's 64-bit load is served a half-warp
+at a time, so a store by warp 0 could split another warp's lanes across the chunk-refill branch, and the half that
+missed the loop's exit (a counter in the warp's shared uniform registers) looped on. The cursor is now read by lane
+0 alone and shuffled to the warp (``iris.tracing.hw.load_lane0``); this script is the check that it stays fixed.
 """
 
 from __future__ import annotations
@@ -86,8 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--backend", choices=("gpu", "cpu"), default=None, help="default: gpu where torch sees one")
     p.add_argument("--launches", type=int, default=None, help="launches per case (gpu 20, cpu 2)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds a case may take, start-up included")
-    p.add_argument("--loops", type=_csv, default=None, help="loop lengths (gpu 64,250; cpu 4)")
-    p.add_argument("--warps", type=_csv, default=None, help="num_warps values (gpu 1,4; cpu 4)")
+    p.add_argument("--loops", type=_csv, default=None, help="loop lengths (gpu 250,1000; cpu 4)")
+    p.add_argument("--warps", type=_csv, default=None, help="num_warps values (gpu 4,8; cpu 4)")
     p.add_argument("--kinds", default=",".join(KINDS), help=f"what the loop traces, a comma list of {KINDS}")
     args = p.parse_args(argv)
     backend = args.backend or ("gpu" if torch.cuda.is_available() else "cpu")
@@ -97,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     if not kinds or set(kinds) - set(KINDS):
         p.error(f"--kinds {args.kinds!r}: expected a comma list of {', '.join(KINDS)}")
     launches = args.launches or (20 if backend == "gpu" else 2)
-    loops = args.loops or ([64, 250] if backend == "gpu" else [4])
-    warps_list = args.warps or ([1, 4] if backend == "gpu" else [4])
+    loops = args.loops or ([250, 1000] if backend == "gpu" else [4])
+    warps_list = args.warps or ([4, 8] if backend == "gpu" else [4])
     if launches < 1 or args.timeout <= 0:
         p.error("--launches must be >= 1 and --timeout > 0")
     print(f"{backend}: one program, chunk {CHUNK}, {launches} launches per case, tracing.reset() before each, "

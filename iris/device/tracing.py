@@ -21,8 +21,9 @@ The cursor is one word in global memory, (end of chunk << 32) | next slot, in th
 chunk (``cursors[base // chunk]``): programs of kernels that run at once never share a cursor, and a record costs
 one load and one store of it. It needs no barrier: thread 0 writes it and reads it back (a thread sees its own
 writes), and every write a record makes is thread 0's or that of a lane of warp 0 (the record block, a word per
-lane), lanes that take thread 0's slot (``hw.lane0``). Other threads read the cell too, may see an older value and
-may branch differently, but write nothing. A new chunk is claimed by thread 0 alone (``_refill``: a block atomic
+lane). Every warp reads the cell with ``hw.load_lane0``: lane 0 loads and the warp takes its value, so a warp's
+lanes always branch alike (warp 0's on thread 0's value); other warps may see an older value and branch
+differently from warp 0, but write nothing. A new chunk is claimed by thread 0 alone (``_refill``: a block atomic
 masked to the element thread 0 owns), so no barrier hides in a branch that only some threads take. The record's
 eight words (``iris.tracing.events.FIELDS`` places the fields; 32-bit fields go two to a word) are chosen in
 registers; the clock is read last and the record, start timestamp included, is one block store. The words every
@@ -201,14 +202,14 @@ class DeviceTracing:
 
     @triton.jit
     def _claim(self):
-        """The program's next slot from its cursor, claiming a new chunk when the current one is used up (the
-        values are thread 0's and warp 0's; see the module docstring)."""
-        cursor = tl.load(self.cursor)
+        """The program's next slot from its cursor, claiming a new chunk when the current one is used up (each warp
+        takes the value its lane 0 reads, warp 0 thread 0's; see the module docstring)."""
+        cursor = hw.load_lane0(self.cursor)
         if (cursor & L.LOW_BITS) == (cursor >> 32):
             _refill(self.counters, self.chunk, self.cursor)
-            cursor = tl.load(self.cursor)
+            cursor = hw.load_lane0(self.cursor)
         tl.store(self.cursor, cursor + 1)
-        return hw.lane0(cursor & L.LOW_BITS)  # thread 0's slot, for every lane of warp 0 (the record's lanes)
+        return cursor & L.LOW_BITS
 
     @triton.jit
     def _record(self, event_id, target_rank, address, pid_m, pid_n, mask, payload, duration):

@@ -21,12 +21,13 @@ constexprs (``iris.tracing.record_constexpr``) and the aggregate decorator (``ir
 
 The cursor is one word in global memory, (end of chunk << 32) | next slot, in the cell of the program's first chunk
 (``cursors[base // chunk]``), as in the Triton twin, and needs no barrier for the same reason: thread 0 writes it
-and reads it back, and every write a record makes is thread 0's or a record lane's. Other threads may see an older
-value and branch differently, but write nothing; a new chunk is claimed by thread 0 alone (``_refill``), so no
-barrier hides in such a branch. The record is one block of ``RECORD_WORDS`` words in a layout of two words (16
-bytes) a thread (``_record_layout``): lanes 0 .. RECORD_WORDS / 2 - 1 of warp 0 store it with one 16-byte store
-each, taking thread 0's slot (``hw.lane0``); the clock is read last, just before that store. The words every record
-of a program shares (pid, cu_id, xcc_id) are built once, at ``initialize``.
+and reads it back, and every write a record makes is thread 0's or a record lane's. Every warp reads it with
+``hw.load_lane0`` (lane 0 loads, the warp takes its value: a warp's lanes branch alike); other warps may see an
+older value and branch differently from warp 0, but write nothing; a new chunk is claimed by thread 0 alone
+(``_refill``), so no barrier hides in such a branch. The record is one block of ``RECORD_WORDS`` words in a
+layout of two words (16 bytes) a thread (``_record_layout``): lanes 0 .. RECORD_WORDS / 2 - 1 of warp 0 store it
+with one 16-byte store each, with warp 0's slot (thread 0's); the clock is read last, just before that store. The
+words every record of a program shares (pid, cu_id, xcc_id) are built once, at ``initialize``.
 Reductions run on the pointer block's own distributed layout, axis by axis (``gl.min``/``gl.sum`` over axis 0 as
 often as the block has axes), so a ``BlockedLayout`` of any rank, a ``SliceLayout`` block or a scalar pointer all
 work, with no mask, a mask of the block's shape or a scalar mask. Not ``axis=None`` as in the Triton twin: Gluon
@@ -223,14 +224,14 @@ class GluonDeviceTracing:
 
     @gluon.jit
     def _claim(self):
-        """The program's next slot from its cursor, claiming a new chunk when the current one is used up (the
-        values are thread 0's and warp 0's; see the module docstring)."""
-        cursor = gl.load(self.cursor)
+        """The program's next slot from its cursor, claiming a new chunk when the current one is used up (each warp
+        takes the value its lane 0 reads, warp 0 thread 0's; see the module docstring)."""
+        cursor = hw.load_lane0(self.cursor)
         if (cursor & L.LOW_BITS) == (cursor >> 32):
             _refill(self.counters, self.chunk, self.cursor)
-            cursor = gl.load(self.cursor)
+            cursor = hw.load_lane0(self.cursor)
         gl.store(self.cursor, cursor + 1)
-        return hw.lane0(cursor & L.LOW_BITS)  # thread 0's slot, for every lane of warp 0 (the record's lanes)
+        return cursor & L.LOW_BITS
 
     @gluon.jit
     def _record(self, event_id, target_rank, address, pid_m, pid_n, mask, payload, duration):

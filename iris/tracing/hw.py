@@ -4,10 +4,10 @@ Each reader is a Triton builtin, so the same function serves Triton and Gluon ke
 cross-compiles for every target from one machine. The target is read from the compiler
 options; the interpreter (no compiler, ``_semantic`` is None) gets a host fallback.
 
-| backend | timestamp (and _after)      | cu_id                      | xcc_id        | lane0 (lane 0's value)  |
-| cuda    | ``%globaltimer`` (ns)       | ``%smid``                  | 0             | the value itself        |
-| hip     | ``s_memrealtime`` (100 MHz) | HW_REG_HW_ID: (SE, SH, CU) | HW_REG_XCC_ID | ``v_readlane_b32`` x 2  |
-| interp. | host monotonic clock (ns)   | 0                          | 0             | the value itself        |
+| backend | timestamp (and _after)      | cu_id                      | xcc_id        | load_lane0 (lane 0's load)     |
+| cuda    | ``%globaltimer`` (ns)       | ``%smid``                  | 0             | ``ld.relaxed.cta``, shfl x 2   |
+| hip     | ``s_memrealtime`` (100 MHz) | HW_REG_HW_ID: (SE, SH, CU) | HW_REG_XCC_ID | a load, ``v_readlane_b32`` x 2 |
+| interp. | host monotonic clock (ns)   | 0                          | 0             | a load                         |
 """
 
 from __future__ import annotations
@@ -41,6 +41,13 @@ _ASM: dict[str, dict[str, tuple[str, str, object]]] = {
         "timestamp": ("mov.u64 $0, %globaltimer;", "=l", tl.int64),
         "timestamp_after": ("mov.u64 $0, %globaltimer;", "=l,l", tl.int64),
         "cu_id": ("mov.u32 $0, %smid;", "=r", tl.int32),
+        # lane 0 alone loads (one lane: no half-warp can read another value), then every lane takes lane 0's
+        "load_lane0": ("{\n.reg .pred %p;\n.reg .b32 %lane, %lo, %hi;\n.reg .b64 %v;\n"
+                       "mov.u32 %lane, %laneid;\nsetp.eq.u32 %p, %lane, 0;\nmov.b64 %v, 0;\n"
+                       "@%p ld.relaxed.cta.global.b64 %v, [$1];\nmov.b64 {%lo, %hi}, %v;\n"
+                       "shfl.sync.idx.b32 %lo, %lo, 0, 0x1f, 0xffffffff;\n"
+                       "shfl.sync.idx.b32 %hi, %hi, 0, 0x1f, 0xffffffff;\nmov.b64 $0, {%lo, %hi};\n}",
+                       "=l,l", tl.int64),
     },
     "hip": {
         "timestamp": ("s_memrealtime $0\ns_waitcnt lgkmcnt(0)", "=s", tl.int64),
@@ -123,20 +130,27 @@ def xcc_id(_semantic=None):
 
 
 @builtin
-def lane0(x, _semantic=None):
-    """``x`` (an int64 scalar) as lane 0 of the calling warp holds it, for every lane of the warp.
+def load_lane0(pointer, _semantic=None):
+    """The int64 at ``pointer`` as lane 0 of the calling warp loads it, for every lane of the warp: a value all of a
+    warp's lanes branch on alike, read from a cell another thread may be writing (the trace cursor: thread 0
+    writes it, every thread reads it). Call it where every thread of the program is (it is a warp-wide exchange).
 
-    The tracing cursor is thread 0's: its other lanes must take thread 0's value, not their own view of memory.
-    hip: ``v_readlane`` of each half (LLVM forwards a lane's loads and stores per lane, so after a store only
-    thread 0 made, another lane's reload may be its earlier load). cuda: ``x`` itself: the loads are ``ld``
-    instructions LLVM cannot forward through, a warp's load of one address gives all its lanes one value, and
-    ptxas treats it so (it removes a shuffle of such a load).
+    cuda: lane 0 alone loads (relaxed, CTA scope) and the two halves are shuffled from it. Not a plain load that
+    every lane makes: ptxas takes a load of one address to give every lane of a warp one value (it keeps it in the
+    warp's uniform registers, removes a shuffle of it, and branches on it with no reconvergence point), but a
+    warp's 64-bit load is served a half-warp at a time and a store by another warp can land between the halves.
+    Seen on one H200: lanes 0-15 and 16-31 of a warp took the two sides of the chunk-refill branch, both advanced
+    the one uniform loop counter, and the half that missed the loop's exit looped on.
+    hip: a load, then each half read from lane 0 (``v_readlane_b32``; LLVM keeps a global load the kernel also
+    stores to per lane, and may forward a lane's own earlier load to it).
     """
     name = backend_name(_semantic)
-    if name != "hip":
-        return x
-    lo = _asm(name, "lane0", _semantic, _semantic.cast(x, tl.int32), pure=True)
-    hi = _asm(name, "lane0", _semantic, _semantic.cast(_semantic.lshr(x, _semantic.to_tensor(32)), tl.int32),
-              pure=True)
+    if name == "interpreter":
+        return tl.load(pointer)
+    if name == "cuda":
+        return _asm(name, "load_lane0", _semantic, _semantic.cast(pointer, tl.int64))
+    x = tl.load(pointer, _semantic=_semantic)
+    lo = _asm(name, "lane0", _semantic, _semantic.cast(x, tl.int32))
+    hi = _asm(name, "lane0", _semantic, _semantic.cast(_semantic.lshr(x, _semantic.to_tensor(32)), tl.int32))
     low_bits = _semantic.and_(_semantic.cast(lo, tl.int64), _semantic.to_tensor(0xFFFFFFFF))
     return _semantic.or_(_semantic.shl(_semantic.cast(hi, tl.int64), _semantic.to_tensor(32)), low_bits)

@@ -357,8 +357,8 @@ BARRIER = {"ptx": r"(bar|barrier)\.sync\b", "amdgcn": r"s_barrier\b"}
 def test_a_record_takes_no_barrier(api, target):
     """Thread 0 owns the trace cursor, so records need no CTA barrier: a kernel recording 3 x 2 events on scalar
     addresses (no reduction) has one barrier, initialize's (its claim's result reaches every thread). On hip
-    every record takes its slot from lane 0 (``hw.lane0``: a ``v_readlane_b32`` of each half, at every copy of a
-    claim site the compiler makes); on cuda there is no such instruction."""
+    every cursor read takes lane 0's value (``hw.load_lane0``: a ``v_readlane_b32`` of each half, at every copy of
+    a claim site the compiler makes); on cuda there is no such instruction (shuffles instead: the next test)."""
     kind = _kind(target)
     asm = compile_kernel(api, "trace_loop_kernel", target, _cx(ITERS=3))
     lines = normalize(asm[kind], kind, "trace_loop_kernel")
@@ -369,3 +369,38 @@ def test_a_record_takes_no_barrier(api, target):
         assert readlanes and len(readlanes) % 2 == 0, f"trace_loop_kernel on {target}: {readlanes}"
     else:
         assert not readlanes, f"trace_loop_kernel on {target}: {readlanes}"
+
+
+# ---- 6. a warp reads the trace cursor through lane 0 ------------------------------------------------------
+
+CUDA_TARGETS = tuple(t for t in ALL_TARGETS if TARGETS[t].backend == "cuda")
+LANE0_LOAD = r"@%p ld\.relaxed\.cta\.global\.b64"
+
+
+@pytest.mark.parametrize("target", CUDA_TARGETS)
+@pytest.mark.parametrize("api", API_PARAMS)
+def test_the_cursor_is_read_by_lane_0_and_shuffled(api, target):
+    """Every read of the trace cursor is ``hw.load_lane0``: one relaxed load predicated to lane 0 and a shuffle of
+    each half from lane 0, which ptxas keeps (a plain load of one address, which every lane makes, ptxas takes as
+    one value for the warp: a store by another warp between the half-warps of a 64-bit load then split a warp's
+    lanes across the refill branch, and a 4-warp traced loop hung on one H200). In the SASS every such load is
+    followed by two ``SHFL.IDX`` from lane 0 before any branch."""
+    asm = compile_kernel(api, "trace_loop_kernel", target, _cx(ITERS=3), sass=sass_tool() is not None)
+    ptx = asm["ptx"]
+    loads = re.findall(LANE0_LOAD, ptx)
+    shuffles = re.findall(r"shfl\.sync\.idx\.b32 %\w+, %\w+, 0, 0x1f, 0xffffffff", ptx)
+    assert loads and len(shuffles) == 2 * len(loads), f"{target}: {len(loads)} lane-0 loads, {len(shuffles)} shuffles"
+    if "sass" not in asm:
+        return
+    lines = [line.split("\t")[-1].strip() for line in asm["sass"].splitlines() if line.strip()]
+    strong = [i for i, line in enumerate(lines) if "LDG.E.64.STRONG.SM" in line]
+    assert strong, f"{target}: no relaxed CTA-scope 64-bit load in the SASS"
+    for i in strong:
+        following = []
+        for line in lines[i + 1:]:
+            if re.search(r"\bBRA\b", line):
+                break
+            following.append(line)
+        from_lane0 = [line for line in following if re.match(r"SHFL\.IDX PT, R\d+, R\d+, RZ, 0x1f", line)]
+        assert len(from_lane0) == 2, f"{target}: {lines[i]} then {following[:8]}"
+
