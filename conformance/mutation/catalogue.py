@@ -128,7 +128,7 @@ _TRACING_TWINS: tuple[Mutant, ...] = (
             "the cursor starts used up: the chunk claimed at initialize is never used (one chunk too many a program)",
             "chunked_claims@1"),
     *_twins("refill-stale-slot",
-            "_refill(self.counters, self.chunk, self.cursor)\n            cursor = {m}.load(self.cursor)\n",
+            "_refill(self.counters, self.chunk, self.cursor)\n            cursor = hw.load_lane0(self.cursor)\n",
             "_refill(self.counters, self.chunk, self.cursor)\n",
             "after claiming a new chunk the record takes the used-up cursor's slot (the first of the next chunk, "
             "another program's) instead of the new chunk's first", "two_views@1", "chunked_claims@1"),
