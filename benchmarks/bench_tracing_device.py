@@ -29,7 +29,8 @@ With ``--auto``, then, per API, auto-tracing (``trace_ops=True``: every op recor
   persistent    traced/untraced time of the persistent kernel with its stores auto-traced instead of bracketed.
 Every timed launch (or group of launches) starts with the trace buffers reset and room for every event, so no
 record is dropped for lack of capacity. Times are medians of CUDA-event timings over ``--reps`` launches after a
-warm-up. Not a test: it prints figures and asserts nothing.
+warm-up; the persistent kernel's variants, and the all-scatter's, are timed in turn (one launch of each per round),
+so a drift of the GPU's clocks reaches traced and untraced alike. Not a test: it prints figures and asserts nothing.
 
 ``--backend cpu`` (the default where torch sees no GPU) runs the same kernels of both APIs on CPU ranks under
 the Triton interpreter at the tiny sizes of ``DEFAULTS["cpu"]`` (4 pairs, one warm-up and one timed launch, one
@@ -226,6 +227,23 @@ def _times_ms(shmem, launch_once, sizes: Sizes, alone: bool = False) -> list[flo
     return times
 
 
+def _interleaved_ms(shmem, launchers: dict, sizes: Sizes) -> dict:
+    """Times of each of ``launchers`` (key -> launch_once) taken in turn, one launch of each per round
+    (``sizes.warmup`` untimed rounds, then ``sizes.reps`` timed ones; every rank in step): a drift of the GPU's
+    clocks during the measurement reaches every launcher alike, so their ratios hold from run to run."""
+    for _ in range(sizes.warmup):
+        for launch_once in launchers.values():
+            shmem.tracing.reset()
+            launch_once()
+    times: dict = {key: [] for key in launchers}
+    for _ in range(sizes.reps):
+        for key, launch_once in launchers.items():
+            shmem.tracing.reset()
+            shmem.barrier()
+            times[key].append(_time_ms(shmem.device, launch_once))
+    return times
+
+
 def _median_ms(shmem, launch_once, sizes: Sizes, alone: bool = False) -> float:
     """Median of ``_times_ms``."""
     return statistics.median(_times_ms(shmem, launch_once, sizes, alone))
@@ -368,13 +386,14 @@ def measure(sizes: Sizes, chunk: int, auto_tracing: bool = True) -> dict:
             auto["busy"] = (auto_busy[True] - auto_busy[False]) * 1e6 / (busy_programs * busy_pairs)
         shmem.barrier()
         _progress(shmem, f"{api}: persistent kernel, all-scatter")
-        pers = {t: _median_ms(shmem, _persistent_launcher(api, shmem, persistent, sms, sizes, t), sizes)
-                for t in (False, True)}
-        pers_auto = (_median_ms(shmem, _persistent_launcher(api, shmem, persistent, sms, sizes, True, auto=True), sizes)
-                     if auto_tracing else 0.0)
-        scat = {(t, h): _times_ms(shmem, _scatter_launcher(api, shmem, scatter, m, m, t, h, sizes.scatter_launches),
-                                  sizes)
-                for t in (False, True) for h in (None, (1, 64))}
+        kinds = (False, True, "auto") if auto_tracing else (False, True)
+        pers = {k: statistics.median(times) for k, times in _interleaved_ms(shmem, {
+            k: _persistent_launcher(api, shmem, persistent, sms, sizes, k is not False, auto=k == "auto")
+            for k in kinds}, sizes).items()}
+        pers_auto = pers.get("auto", 0.0)
+        scat = _interleaved_ms(shmem, {
+            (t, h): _scatter_launcher(api, shmem, scatter, m, m, t, h, sizes.scatter_launches)
+            for t in (False, True) for h in (None, (1, 64))}, sizes)
         per_launch = {k: sorted(v / sizes.scatter_launches for v in times) for k, times in scat.items()}
         figures[api] = {
             "one_program_ns_per_pair": (lines[True][0] - lines[False][0]) * 1e6,
