@@ -212,25 +212,11 @@ def _time_ms(device: torch.device, launch_once) -> float:
     return start.elapsed_time(end)
 
 
-def _times_ms(shmem, launch_once, sizes: Sizes, alone: bool = False) -> list[float]:
-    """Times of ``launch_once()`` over ``sizes.reps`` launches after ``sizes.warmup``, trace counter zeroed before
-    each one; every rank launches in step (a barrier before each launch) unless this rank runs ``alone``."""
-    for _ in range(sizes.warmup):
-        shmem.tracing.reset()
-        launch_once()
-    times = []
-    for _ in range(sizes.reps):
-        shmem.tracing.reset()
-        if not alone:
-            shmem.barrier()
-        times.append(_time_ms(shmem.device, launch_once))
-    return times
-
-
-def _interleaved_ms(shmem, launchers: dict, sizes: Sizes) -> dict:
+def _interleaved_ms(shmem, launchers: dict, sizes: Sizes, alone: bool = False) -> dict:
     """Times of each of ``launchers`` (key -> launch_once) taken in turn, one launch of each per round
-    (``sizes.warmup`` untimed rounds, then ``sizes.reps`` timed ones; every rank in step): a drift of the GPU's
-    clocks during the measurement reaches every launcher alike, so their ratios hold from run to run."""
+    (``sizes.warmup`` untimed rounds, then ``sizes.reps`` timed ones), trace counter zeroed before each launch: a
+    drift of the GPU's clocks during the measurement reaches every launcher alike, so their ratios hold from run to
+    run. Every rank launches in step (a barrier before each timed launch) unless this rank runs ``alone``."""
     for _ in range(sizes.warmup):
         for launch_once in launchers.values():
             shmem.tracing.reset()
@@ -239,9 +225,15 @@ def _interleaved_ms(shmem, launchers: dict, sizes: Sizes) -> dict:
     for _ in range(sizes.reps):
         for key, launch_once in launchers.items():
             shmem.tracing.reset()
-            shmem.barrier()
+            if not alone:
+                shmem.barrier()
             times[key].append(_time_ms(shmem.device, launch_once))
     return times
+
+
+def _times_ms(shmem, launch_once, sizes: Sizes, alone: bool = False) -> list[float]:
+    """Times of ``launch_once()`` over ``sizes.reps`` launches after ``sizes.warmup`` (``_interleaved_ms`` of one)."""
+    return _interleaved_ms(shmem, {None: launch_once}, sizes, alone)[None]
 
 
 def _median_ms(shmem, launch_once, sizes: Sizes, alone: bool = False) -> float:

@@ -403,4 +403,3 @@ def test_the_cursor_is_read_by_lane_0_and_shuffled(api, target):
             following.append(line)
         from_lane0 = [line for line in following if re.match(r"SHFL\.IDX PT, R\d+, R\d+, RZ, 0x1f", line)]
         assert len(from_lane0) == 2, f"{target}: {lines[i]} then {following[:8]}"
-
