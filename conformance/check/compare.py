@@ -204,8 +204,8 @@ def _host_counters(check: str, rank: int, a: ApiObservation, rows: list[dict], a
     ``dropped`` as ``events()`` reports them and as ``tracing.attempted`` and ``tracing.dropped`` do; the claimed
     slots as ``tracing.claimed`` and ``tracing.trace_counter`` report them, against the model's ``claimed`` where
     it has one, else against each other and what the slots imply: a whole number of chunks, above every kept
-    slot, and past ``max_events`` when a record was dropped (a record is dropped only when its slot, claimed, is
-    past the end)."""
+    slot, and at least ``max_events`` when a record was dropped (a record is dropped only when every slot is
+    claimed); and no record past the end (``tracing.written_past_end``)."""
     host = a.host
     views = [("events().attempted", a.records.attempted, attempted), ("tracing.attempted", host.attempted, attempted),
              ("events().dropped", a.records.dropped, dropped), ("tracing.dropped", host.dropped, dropped)]
@@ -213,6 +213,9 @@ def _host_counters(check: str, rank: int, a: ApiObservation, rows: list[dict], a
         views += [("tracing.claimed", host.claimed, claimed),
                   ("tracing.trace_counter", host.trace_counter, claimed)]
     out = [Divergence(check, rank, "whole launch", f, actual, want) for f, actual, want in views if actual != want]
+    if host.written_past_end:
+        out.append(Divergence(check, rank, "whole launch", "tracing.written_past_end", True,
+                              f"False (no record past max_events={max_events})"))
     if claimed is not None:
         return out
     got = host.claimed
@@ -224,9 +227,9 @@ def _host_counters(check: str, rank: int, a: ApiObservation, rows: list[dict], a
         out.append(Divergence(check, rank, "whole launch", "tracing.claimed", got, f"a multiple of the chunk {chunk}"))
     elif got <= top:
         out.append(Divergence(check, rank, "whole launch", "tracing.claimed", got, f"> {top} (the highest kept slot)"))
-    elif dropped and got <= max_events:
+    elif dropped and got < max_events:
         out.append(Divergence(check, rank, "whole launch", "tracing.claimed", got,
-                              f"> {max_events} (max_events: {dropped} records dropped)"))
+                              f">= {max_events} (max_events: {dropped} records dropped)"))
     return out
 
 

@@ -61,7 +61,7 @@ class Model:
     ``attempted`` must still count them all; ``kept[r]``, where set, is how many exactly (one program: its
     chunks are consecutive, so none is a hole). ``claimed[r]``, where set, is the slots the rank's programs claim
     (``Tracing.claimed``): every program that initializes tracing claims a chunk, and one more each time it uses
-    one up.
+    one up while the buffer has room.
     """
 
     events: dict[int, list[Event]]

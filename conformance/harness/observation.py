@@ -18,12 +18,13 @@ from iris.tracing.records import TraceRecords
 @dataclass(frozen=True)
 class HostCounters:
     """The counters as the host ``Tracing`` reports them itself (``tracing.attempted``, ``.dropped``,
-    ``.claimed`` and the upstream-compatible ``.trace_counter``)."""
+    ``.claimed`` and the upstream-compatible ``.trace_counter``), and whether a record landed past the end."""
 
     attempted: int
     dropped: int
     claimed: int
     trace_counter: int
+    written_past_end: bool = False  # a record in the guard slot past max_events (``tracing.written_past_end``)
 
 
 @dataclass

@@ -6,6 +6,8 @@ Model, per rank r with target t = (r + offset) % R, program p of P, i = 0 .. E-1
     max_events < 2 P E: at most max_events events kept, each program's kept events a prefix of its
             own sequence (which programs win the slots, a chunk at a time, is not fixed), the rest dropped;
             attempted = 2 P E; one program (P = 1) keeps exactly max_events (its chunks follow each other)
+            and claims chunk x ceil(max_events / chunk) slots (its last chunk ends at max_events: a full
+            buffer claims nothing more)
     memory rank q: buf[j] = E for j < n, 0 elsewhere (rank (q - offset) % R adds 1 per iteration)
 """
 
@@ -17,6 +19,7 @@ from triton.experimental.gluon import language as gl
 
 from conformance.check.model import Model
 from conformance.kit import strategies as S
+from conformance.kit.example_settings import ExampleSettings
 from conformance.kit.helpers import active_lanes, block_event
 from conformance.kit.scenario import Scenario
 from iris import DeviceContext, TraceEvent
@@ -83,7 +86,7 @@ def launch(kernel, rank, p):
                              **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
 
 
-def model(p, world_size):
+def model(p, world_size, settings: ExampleSettings):
     block, n = p["BLOCK"], p["n"]
     events, memory = {}, {}
     for r in range(world_size):
@@ -100,8 +103,11 @@ def model(p, world_size):
                 ]
         memory[r] = {"buf": [p["per_program"] if j < n else 0 for j in range(p["programs"] * block)]}
     total = 2 * p["programs"] * p["per_program"]
-    kept = {r: min(total, p["max_events"]) for r in range(world_size)} if p["programs"] == 1 else None
-    return Model(events, memory, max_events=p["max_events"], kept=kept)
+    kept = claimed = None
+    if p["programs"] == 1:
+        kept = {r: min(total, p["max_events"]) for r in range(world_size)}
+        claimed = {r: settings.chunk * -(-p["max_events"] // settings.chunk) for r in range(world_size)}
+    return Model(events, memory, max_events=p["max_events"], kept=kept, claimed=claimed)
 
 
 def trace_slots(p):

@@ -5,29 +5,32 @@ Record semantics (``docs/design.md``, "Trace records"; the Gluon twin ``GluonDev
 the two):
 
     initialize  base = atomic_add(claimed, chunk, relaxed)            # the program's first chunk
-                if base < max_events: cursor := (base + chunk, base)   # else the program has no room
+                if base < max_events: cursor := chunk_cursor(base)     # else the program has no room
     record      if base >= max_events: dropped += 1
                 else: (end, slot) = cursor
-                      if slot == end: slot = atomic_add(claimed, chunk, relaxed); end = slot + chunk
-                      cursor := (end, slot + 1)
-                      if slot < max_events: read the clock, write the record (timestamp included) at slot
-                      else: dropped += 1
+                      if slot == end:                                  # the chunk is used up, or the buffer full
+                          if end < max_events: (end, slot) = chunk_cursor(atomic_add(claimed, chunk, relaxed))
+                          if slot == end: dropped += 1                 # full: slot = end = max_events
+                      if slot < max_events: cursor := (end, slot + 1); read the clock, write the record at slot
+    chunk_cursor(b) = (min(b + chunk, max_events), min(b, max_events))  # the chunk's slots below max_events
     pid          = linear program id over the whole grid
     address      = min over active lanes of the pointer block (0 if no lane is active)
     payload_size = active lanes x element bytes (no mask: every element; scalar pointer: 1)
     duration     = end - start ticks for a range; DURATION_OPEN until ended; DURATION_INSTANT for an instant
 
-The cursor is one word in global memory, (end of chunk << 32) | next slot, in the cell of the program's first
-chunk (``cursors[base // chunk]``): programs of kernels that run at once never share a cursor, and a record costs
-one load and one store of it. It needs no barrier: thread 0 writes it and reads it back (a thread sees its own
-writes), and every write a record makes is thread 0's or that of a lane of warp 0 (the record block, a word per
-lane). Every warp reads the cell with ``hw.load_lane0``: lane 0 loads and the warp takes its value, so a warp's
-lanes always branch alike (warp 0's on thread 0's value); other warps may see an older value and branch
-differently from warp 0, but write nothing. A new chunk is claimed by thread 0 alone (``_refill``: a block atomic
-masked to the element thread 0 owns), so no barrier hides in a branch that only some threads take. The record's
-eight words (``iris.tracing.events.FIELDS`` places the fields; 32-bit fields go two to a word) are chosen in
-registers; the clock is read last and the record, start timestamp included, is one block store. The words every
-record of a program shares (pid, cu_id, xcc_id) are built once, at ``initialize``.
+The cursor is one word in global memory, (end of chunk << 32) | next slot, in the cell of the program's first chunk
+(``cursors[base // chunk]``): programs of kernels that run at once never share a cursor, and a record costs one load
+and one store of it. It needs no barrier: thread 0 writes it and reads it back (a thread sees its own writes), and
+every write a record makes is thread 0's or that of a lane of warp 0 (the record block, a word per lane). Every warp
+reads the cell with ``hw.load_lane0``: lane 0 loads and the warp takes its value, so a warp's lanes always branch
+alike (warp 0's on thread 0's value); other warps may see an older value and branch differently from warp 0, but
+write nothing. A new chunk is claimed by thread 0 alone (``_refill``: a block atomic masked to the element thread 0
+owns), so no barrier hides in a branch that only some threads take. A record branches once, to the slow path at a
+chunk's end: chunks end at ``max_events`` at the latest (``chunk_cursor``), so a full buffer shows there too, and the
+record's store, the cursor's advance and a range end's store are masked, not branched on. The record's eight words
+(``iris.tracing.events.FIELDS`` places the fields; 32-bit fields go two to a word) are chosen in registers; the clock
+is read last and the record, start timestamp included, is one block store. The words every record of a program shares
+(pid, cu_id, xcc_id) are built once, at ``initialize``.
 
 With ``tracing`` compiled off every method is empty; compiled on but switched off at run time
 (context tracing block all zeros) it records nothing and touches no memory.
@@ -103,14 +106,26 @@ def _halves(low, high):
 
 
 @triton.jit
-def _refill(counters, chunk, cursor):
+def _chunk_cursor(base, chunk, max_events):
+    """The cursor of the chunk claimed at ``base``: its slots below ``max_events`` (none: next slot = end)."""
+    return _halves(tl.minimum(base, max_events), tl.minimum(base + chunk, max_events))
+
+
+@triton.jit
+def _used_up(cursor):
+    """Whether the cursor's next slot is its chunk's end (compared as the word's two 32-bit halves)."""
+    return cursor.to(tl.int32) == (cursor >> 32).to(tl.int32)
+
+
+@triton.jit
+def _refill(counters, chunk, max_events, cursor):
     """Thread 0 claims the next chunk and points the cursor at it, with no barrier: the claim is a block atomic of
     ``MAX_THREADS`` elements (one owner each, so no result is broadcast) masked to element 0, thread 0's."""
     i = tl.arange(0, MAX_THREADS)
     first = i == 0
     zero = (i * 0).to(tl.int64)
     base = tl.atomic_add(counters + L.COUNTER_CLAIMED + zero, chunk + zero, mask=first, sem="relaxed")
-    tl.store(cursor + zero, _halves(base, base + chunk), mask=first)
+    tl.store(cursor + zero, _chunk_cursor(base, chunk + zero, max_events + zero), mask=first)
 
 
 @triton.jit
@@ -123,7 +138,7 @@ def _payload(payload):
 
 
 @triton.jit
-def _write_record(records, slot, event, pids, size, program, lowest, payload, duration):
+def _write_record(records, slot, kept, event, pids, size, program, lowest, payload, duration):
     """Read the clock and write the record at ``slot``, the start timestamp included, with one block store (a word a
     lane: lanes 0 .. RECORD_WORDS - 1 of warp 0, which hold thread 0's slot)."""
     record = records + slot * L.RECORD_WORDS
@@ -136,7 +151,7 @@ def _write_record(records, slot, event, pids, size, program, lowest, payload, du
     words = tl.where(w == L.WORD_DURATION, duration, words)
     start = hw.timestamp()
     words = tl.where(w == L.WORD_TIMESTAMP, start, words)
-    tl.store(record + w, words)
+    tl.store(record + w, words, mask=kept)
     return start
 
 
@@ -187,7 +202,7 @@ class DeviceTracing:
                 base = tl.atomic_add(counters + L.COUNTER_CLAIMED, chunk, sem="relaxed")
                 if base < max_events:  # then base < SLOT_LIMIT: 32-bit division
                     cursor = cursors + (base.to(tl.int32) // chunk.to(tl.int32)) * L.CURSOR_WORDS
-                    tl.store(cursor, _halves(base, base + chunk))
+                    tl.store(cursor, _chunk_cursor(base, chunk, max_events))
         else:
             active = tl.load(context_tensor + L.CUR_RANK) * 0
             max_events = active
@@ -203,13 +218,18 @@ class DeviceTracing:
     @triton.jit
     def _claim(self):
         """The program's next slot from its cursor, claiming a new chunk when the current one is used up (each warp
-        takes the value its lane 0 reads, warp 0 thread 0's; see the module docstring)."""
+        takes the value its lane 0 reads, warp 0 thread 0's; see the module docstring); ``max_events`` or more, and
+        a drop counted, when the rank's buffer is full."""
         cursor = hw.load_lane0(self.cursor)
-        if (cursor & L.LOW_BITS) == (cursor >> 32):
-            _refill(self.counters, self.chunk, self.cursor)
-            cursor = hw.load_lane0(self.cursor)
-        tl.store(self.cursor, cursor + 1)
-        return cursor & L.LOW_BITS
+        if _used_up(cursor):  # the chunk is used up, or the buffer full
+            if (cursor >> 32) < self.max_events:
+                _refill(self.counters, self.chunk, self.max_events, self.cursor)
+                cursor = hw.load_lane0(self.cursor)
+            if _used_up(cursor):
+                tl.atomic_add(self.counters + L.COUNTER_DROPPED, 1, sem="relaxed")
+        slot = cursor & L.LOW_BITS
+        tl.store(self.cursor, cursor + 1, mask=slot < self.max_events)
+        return slot
 
     @triton.jit
     def _record(self, event_id, target_rank, address, pid_m, pid_n, mask, payload, duration):
@@ -221,12 +241,11 @@ class DeviceTracing:
                 slot = self.max_events
                 if self.base < self.max_events:
                     slot = self._claim()
-                if slot < self.max_events:
-                    start = _write_record(self.records, slot, _halves(event_id, target_rank),
-                                          _halves(pid_m, pid_n), _halves(nbytes, 0) | self.xcc, self.program,
-                                          lowest, _payload(payload), duration)
                 else:
                     tl.atomic_add(self.counters + L.COUNTER_DROPPED, 1, sem="relaxed")
+                start = _write_record(self.records, slot, slot < self.max_events, _halves(event_id, target_rank),
+                                      _halves(pid_m, pid_n), _halves(nbytes, 0) | self.xcc, self.program, lowest,
+                                      _payload(payload), duration)
         return slot, start
 
     @triton.jit
@@ -251,8 +270,8 @@ class DeviceTracing:
     def _close(self, handle, now):
         """Write the duration of the range ``handle``, ending at ``now``, if it claimed a slot."""
         slot = handle[0]
-        if (slot >= 0) & (slot < self.max_events):
-            tl.store(self.records + slot * L.RECORD_WORDS + L.WORD_DURATION, now - handle[1])
+        tl.store(self.records + slot * L.RECORD_WORDS + L.WORD_DURATION, now - handle[1],
+                 mask=(slot >= 0) & (slot < self.max_events))
 
     @triton.jit
     def record_event(self, event_id, target_rank, address, pid_m, pid_n, mask=None, payload=None):

@@ -7,36 +7,38 @@ layout and record words (``iris.layout_constexpr``), the clock/id readers (``iri
 constexprs (``iris.tracing.record_constexpr``) and the aggregate decorator (``iris._aggregate``).
 
     initialize  base = atomic_add(claimed, chunk, relaxed)            # the program's first chunk
-                if base < max_events: cursor := (base + chunk, base)   # else the program has no room
+                if base < max_events: cursor := chunk_cursor(base)     # else the program has no room
     record      if base >= max_events: dropped += 1
                 else: (end, slot) = cursor
-                      if slot == end: slot = atomic_add(claimed, chunk, relaxed); end = slot + chunk
-                      cursor := (end, slot + 1)
-                      if slot < max_events: read the clock, write the record (timestamp included) at slot
-                      else: dropped += 1
+                      if slot == end:                                  # the chunk is used up, or the buffer full
+                          if end < max_events: (end, slot) = chunk_cursor(atomic_add(claimed, chunk, relaxed))
+                          if slot == end: dropped += 1                 # full: slot = end = max_events
+                      if slot < max_events: cursor := (end, slot + 1); read the clock, write the record at slot
+    chunk_cursor(b) = (min(b + chunk, max_events), min(b, max_events))  # the chunk's slots below max_events
     pid          = linear program id over the whole grid
     address      = min over active lanes of the pointer block (0 if no lane is active)
     payload_size = active lanes x element bytes (no mask: every element; scalar pointer: 1)
     duration     = end - start ticks for a range; DURATION_OPEN until ended; DURATION_INSTANT for an instant
 
 The cursor is one word in global memory, (end of chunk << 32) | next slot, in the cell of the program's first chunk
-(``cursors[base // chunk]``), as in the Triton twin, and needs no barrier for the same reason: thread 0 writes it
-and reads it back, and every write a record makes is thread 0's or a record lane's. Every warp reads it with
-``hw.load_lane0`` (lane 0 loads, the warp takes its value: a warp's lanes branch alike); other warps may see an
-older value and branch differently from warp 0, but write nothing; a new chunk is claimed by thread 0 alone
-(``_refill``), so no barrier hides in such a branch. The record is one block of ``RECORD_WORDS`` words in a
-layout of two words (16 bytes) a thread (``_record_layout``): lanes 0 .. RECORD_WORDS / 2 - 1 of warp 0 store it
-with one 16-byte store each, with warp 0's slot (thread 0's); the clock is read last, just before that store. The
-words every record of a program shares (pid, cu_id, xcc_id) are built once, at ``initialize``.
-Reductions run on the pointer block's own distributed layout, axis by axis (``gl.min``/``gl.sum`` over axis 0 as
-often as the block has axes), so a ``BlockedLayout`` of any rank, a ``SliceLayout`` block or a scalar pointer all
-work, with no mask, a mask of the block's shape or a scalar mask. Not ``axis=None`` as in the Triton twin: Gluon
-flattens the block first, into a linear layout, and Triton 3.6 reduces a linear layout whose lanes repeat elements
-(a layout wider than the block) over the wrong lanes: for an [8, 16] block in ``BlockedLayout([1, 4], [4, 8], [1,
-1], [1, 0])`` its shuffles cross lane offsets 1, 2, 4, 8 where the rows sit at 16, so thread 0's minimum misses
-rows 2-3 and 6-7 (a gathered one-lane mask there records no address on one H200).
-With ``tracing`` compiled off every method is empty; compiled on but switched off at run time
-(context tracing block all zeros) it records nothing and touches no memory.
+(``cursors[base // chunk]``), as in the Triton twin, and needs no barrier for the same reason: thread 0 writes it and
+reads it back, and every write a record makes is thread 0's or a record lane's. Every warp reads it with
+``hw.load_lane0`` (lane 0 loads, the warp takes its value: a warp's lanes branch alike); other warps may see an older
+value and branch differently from warp 0, but write nothing; a new chunk is claimed by thread 0 alone (``_refill``),
+so no barrier hides in such a branch. A record branches once, to the slow path at a chunk's end: chunks end at
+``max_events`` at the latest (``chunk_cursor``), so a full buffer shows there too, and the record's store, the
+cursor's advance and a range end's store are masked, not branched on. The record is one block of ``RECORD_WORDS``
+words in a layout of two words (16 bytes) a thread (``_record_layout``): lanes 0 .. RECORD_WORDS / 2 - 1 of warp 0
+store it with one 16-byte store each, with warp 0's slot (thread 0's); the clock is read last, just before that
+store. The words every record of a program shares (pid, cu_id, xcc_id) are built once, at ``initialize``. Reductions
+run on the pointer block's own distributed layout, axis by axis (``gl.min``/``gl.sum`` over axis 0 as often as the
+block has axes), so a ``BlockedLayout`` of any rank, a ``SliceLayout`` block or a scalar pointer all work, with no
+mask, a mask of the block's shape or a scalar mask. Not ``axis=None`` as in the Triton twin: Gluon flattens the block
+first, into a linear layout, and Triton 3.6 reduces a linear layout whose lanes repeat elements (a layout wider than
+the block) over the wrong lanes: for an [8, 16] block in ``BlockedLayout([1, 4], [4, 8], [1, 1], [1, 0])`` its
+shuffles cross lane offsets 1, 2, 4, 8 where the rows sit at 16, so thread 0's minimum misses rows 2-3 and 6-7 (a
+gathered one-lane mask there records no address on one H200). With ``tracing`` compiled off every method is empty;
+compiled on but switched off at run time (context tracing block all zeros) it records nothing and touches no memory.
 """
 
 from triton.experimental import gluon
@@ -122,7 +124,19 @@ def _halves(low, high):
 
 
 @gluon.jit
-def _refill(counters, chunk, cursor):
+def _chunk_cursor(base, chunk, max_events):
+    """The cursor of the chunk claimed at ``base``: its slots below ``max_events`` (none: next slot = end)."""
+    return _halves(gl.minimum(base, max_events), gl.minimum(base + chunk, max_events))
+
+
+@gluon.jit
+def _used_up(cursor):
+    """Whether the cursor's next slot is its chunk's end (compared as the word's two 32-bit halves)."""
+    return cursor.to(gl.int32) == (cursor >> 32).to(gl.int32)
+
+
+@gluon.jit
+def _refill(counters, chunk, max_events, cursor):
     """Thread 0 claims the next chunk and points the cursor at it, with no barrier: the claim is a block atomic of
     ``MAX_THREADS`` elements (one owner each, so no result is broadcast) masked to element 0, thread 0's."""
     layout: gl.constexpr = _thread_layout(warp_size(), gl.num_warps())
@@ -130,7 +144,7 @@ def _refill(counters, chunk, cursor):
     first = i == 0
     zero = (i * 0).to(gl.int64)
     base = gl.atomic_add(counters + L.COUNTER_CLAIMED + zero, chunk + zero, mask=first, sem="relaxed")
-    gl.store(cursor + zero, _halves(base, base + chunk), mask=first)
+    gl.store(cursor + zero, _chunk_cursor(base, chunk + zero, max_events + zero), mask=first)
 
 
 @gluon.jit
@@ -143,7 +157,7 @@ def _payload(payload):
 
 
 @gluon.jit
-def _write_record(records, slot, event, pids, size, program, lowest, payload, duration):
+def _write_record(records, slot, kept, event, pids, size, program, lowest, payload, duration):
     """Read the clock and write the record at ``slot``, the start timestamp included, with one block store (two
     words a lane, 16 bytes: lanes 0 .. RECORD_WORDS / 2 - 1 of warp 0, which hold thread 0's slot)."""
     record = records + slot * L.RECORD_WORDS
@@ -158,7 +172,7 @@ def _write_record(records, slot, event, pids, size, program, lowest, payload, du
     words = gl.where(w == L.WORD_DURATION, duration, words)
     start = hw.timestamp()
     words = gl.where(w == L.WORD_TIMESTAMP, start, words)
-    gl.store(record + w, words)
+    gl.store(record + w, words, mask=kept)
     return start
 
 
@@ -209,7 +223,7 @@ class GluonDeviceTracing:
                 base = gl.atomic_add(counters + L.COUNTER_CLAIMED, chunk, sem="relaxed")
                 if base < max_events:  # then base < SLOT_LIMIT: 32-bit division
                     cursor = cursors + (base.to(gl.int32) // chunk.to(gl.int32)) * L.CURSOR_WORDS
-                    gl.store(cursor, _halves(base, base + chunk))
+                    gl.store(cursor, _chunk_cursor(base, chunk, max_events))
         else:
             active = gl.load(context_tensor + L.CUR_RANK) * 0
             max_events = active
@@ -225,13 +239,18 @@ class GluonDeviceTracing:
     @gluon.jit
     def _claim(self):
         """The program's next slot from its cursor, claiming a new chunk when the current one is used up (each warp
-        takes the value its lane 0 reads, warp 0 thread 0's; see the module docstring)."""
+        takes the value its lane 0 reads, warp 0 thread 0's; see the module docstring); ``max_events`` or more, and
+        a drop counted, when the rank's buffer is full."""
         cursor = hw.load_lane0(self.cursor)
-        if (cursor & L.LOW_BITS) == (cursor >> 32):
-            _refill(self.counters, self.chunk, self.cursor)
-            cursor = hw.load_lane0(self.cursor)
-        gl.store(self.cursor, cursor + 1)
-        return cursor & L.LOW_BITS
+        if _used_up(cursor):  # the chunk is used up, or the buffer full
+            if (cursor >> 32) < self.max_events:
+                _refill(self.counters, self.chunk, self.max_events, self.cursor)
+                cursor = hw.load_lane0(self.cursor)
+            if _used_up(cursor):
+                gl.atomic_add(self.counters + L.COUNTER_DROPPED, 1, sem="relaxed")
+        slot = cursor & L.LOW_BITS
+        gl.store(self.cursor, cursor + 1, mask=slot < self.max_events)
+        return slot
 
     @gluon.jit
     def _record(self, event_id, target_rank, address, pid_m, pid_n, mask, payload, duration):
@@ -243,12 +262,11 @@ class GluonDeviceTracing:
                 slot = self.max_events
                 if self.base < self.max_events:
                     slot = self._claim()
-                if slot < self.max_events:
-                    start = _write_record(self.records, slot, _halves(event_id, target_rank),
-                                          _halves(pid_m, pid_n), _halves(nbytes, 0) | self.xcc, self.program,
-                                          lowest, _payload(payload), duration)
                 else:
                     gl.atomic_add(self.counters + L.COUNTER_DROPPED, 1, sem="relaxed")
+                start = _write_record(self.records, slot, slot < self.max_events, _halves(event_id, target_rank),
+                                      _halves(pid_m, pid_n), _halves(nbytes, 0) | self.xcc, self.program, lowest,
+                                      _payload(payload), duration)
         return slot, start
 
     @gluon.jit
@@ -273,8 +291,8 @@ class GluonDeviceTracing:
     def _close(self, handle, now):
         """Write the duration of the range ``handle``, ending at ``now``, if it claimed a slot."""
         slot = handle[0]
-        if (slot >= 0) & (slot < self.max_events):
-            gl.store(self.records + slot * L.RECORD_WORDS + L.WORD_DURATION, now - handle[1])
+        gl.store(self.records + slot * L.RECORD_WORDS + L.WORD_DURATION, now - handle[1],
+                 mask=(slot >= 0) & (slot < self.max_events))
 
     @gluon.jit
     def record_event(self, event_id, target_rank, address, pid_m, pid_n, mask=None, payload=None):

@@ -146,6 +146,14 @@ class Tracing:
         if self._records is None:
             raise RuntimeError(f"tracing.{what} used before tracing.enable(max_events); enable tracing first")
 
+    @property
+    def written_past_end(self) -> bool:
+        """Whether a kernel wrote a record into the guard slot past ``max_events`` (a correct kernel never does: a
+        record that finds the buffer full is dropped, not written)."""
+        self._require_buffers("written_past_end")
+        self._sync()
+        return int(self._event_ids(self._guarded)[-1].item()) != EMPTY_EVENT.value
+
     @staticmethod
     def _event_ids(records: torch.Tensor) -> torch.Tensor:
         """The event_id column of contiguous ``records`` (a view: 32-bit halves of a word)."""

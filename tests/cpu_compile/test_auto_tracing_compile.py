@@ -4,8 +4,9 @@ Compiled off (``trace_ops=False``, the default) the ops hold no tracing code: th
 (every op) and of the manually traced kernels, with tracing off and on, is byte-for-byte what it was before
 auto-tracing existed. ``machine_code_before_auto_tracing.json`` holds the sha256 of each normalized listing
 (``compile_helpers.normalize``), taken at the commit before auto-tracing (the manually traced kernels' digests
-retaken when the trace cursor came to be read through lane 0, a deliberate change of the record code); ``python -m
-tests.cpu_compile.test_auto_tracing_compile FILE`` writes the digests of the current tree, for a deliberate change.
+retaken at each deliberate change of the record code: the cursor read through lane 0, then one branch a record);
+``python -m tests.cpu_compile.test_auto_tracing_compile FILE`` writes the digests of the current tree, for a
+deliberate change.
 Compiled on, an op that returns a value ends its range on a clock read that takes the value as an input.
 """
 

@@ -168,16 +168,28 @@ def test_claimed_slots_the_model_does_not_expect_are_a_divergence_in_both_views(
 
 
 @pytest.mark.parametrize("claimed", [3, 2])
-def test_a_drop_needs_claimed_slots_past_max_events(claimed):
-    """3 one-event programs, chunk 1, a 2-slot buffer: programs 0 and 1 kept theirs in slots 0 and 1, program 2's
-    was dropped, so its slot (2) was claimed; 2 claimed slots would mean a drop without a slot past the end."""
+def test_a_drop_needs_every_slot_claimed(claimed):
+    """4 one-event programs, chunk 1, a 3-slot buffer: programs 0 and 1 kept theirs in slots 0 and 1 and two records
+    were dropped. A record is dropped only when every slot is claimed (a chunk ends at max_events at the latest),
+    so 3 claimed slots are consistent and 2 would mean a drop with a slot left."""
+    obs = _at_slots([0, 1], 1)
+    api = obs.apis["triton"]
+    api.records.dropped, api.exported.dropped = 2, 2
+    api.host = HostCounters(attempted=4, dropped=2, claimed=claimed, trace_counter=claimed)
+    got = compare(Model(_model(4).events, max_events=3), [obs], ("triton",), HEAP, chunk=1, max_events=3)
+    expected = [] if claimed == 3 else [("whole launch", "tracing.claimed", 2, ">= 3 (max_events: 2 records dropped)")]
+    assert [(d.where, d.field, d.actual, d.expected) for d in got] == expected
+
+
+def test_a_record_past_max_events_is_a_divergence():
+    """A record written into the guard slot past the end (a full buffer's record written instead of dropped)."""
     obs = _at_slots([0, 1], 1)
     api = obs.apis["triton"]
     api.records.dropped, api.exported.dropped = 1, 1
-    api.host = HostCounters(attempted=3, dropped=1, claimed=claimed, trace_counter=claimed)
+    api.host = HostCounters(attempted=3, dropped=1, claimed=3, trace_counter=3, written_past_end=True)
     got = compare(Model(_model(3).events, max_events=2), [obs], ("triton",), HEAP, chunk=1, max_events=2)
-    expected = [] if claimed == 3 else [("whole launch", "tracing.claimed", 2, "> 2 (max_events: 1 records dropped)")]
-    assert [(d.where, d.field, d.actual, d.expected) for d in got] == expected
+    assert [(d.where, d.field, d.actual, d.expected) for d in got] == [
+        ("whole launch", "tracing.written_past_end", True, "False (no record past max_events=2)")]
 
 
 def test_the_exported_files_drop_count_is_checked():
