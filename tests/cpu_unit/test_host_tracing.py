@@ -231,7 +231,7 @@ def test_enable_refusing_buffers_passes_torchs_out_of_memory_on(owner, monkeypat
     check("number of _write_tracing_block calls", len(owner.blocks), 1)
 
 
-@pytest.mark.parametrize("what", ["events", "export", "reset", "attempted", "dropped"])
+@pytest.mark.parametrize("what", ["events", "export", "reset", "attempted", "dropped", "written_past_end"])
 def test_reads_before_enable_say_to_enable_first(owner, what, tmp_path):
     tracing = Tracing(owner)
     calls = {
@@ -240,6 +240,7 @@ def test_reads_before_enable_say_to_enable_first(owner, what, tmp_path):
         "reset": tracing.reset,
         "attempted": lambda: tracing.attempted,
         "dropped": lambda: tracing.dropped,
+        "written_past_end": lambda: tracing.written_past_end,
     }
     check_raises(RuntimeError, calls[what], mentions=["enable"], where=what)
     check("files written", list(tmp_path.iterdir()), [])
@@ -310,6 +311,20 @@ def test_reset_makes_every_slot_a_hole_and_zeroes_the_counters(owner):
     check("_counters.tolist()", tracing._counters.tolist(), [0, 0])
     check("enabled", tracing.enabled, True)
     check("len(events())", len(tracing.events()), 0)
+
+
+def test_written_past_end_reads_the_guard_slot_until_reset(owner):
+    """A full buffer with nothing past it reads False; a record in the guard slot past max_events reads True (the
+    conformance suite reports it), and reset makes the guard a hole again."""
+    tracing = Tracing(owner)
+    tracing.enable(4, chunk=2)
+    _record(tracing, 4, dropped=3)
+    check("written_past_end, a full buffer", tracing.written_past_end, False)
+    tracing._event_ids(tracing._guarded)[-1] = EVENT_IDS["user"]
+    check("written_past_end, a record in the guard slot", tracing.written_past_end, True)
+    check("len(events()): the guard is not an event", len(tracing.events()), 4)
+    tracing.reset()
+    check("written_past_end after reset", tracing.written_past_end, False)
 
 
 @pytest.mark.parametrize("written,dropped,holes,claimed", [
