@@ -20,7 +20,7 @@ from triton.experimental.gluon import language as gl
 from conformance.check.model import Model
 from conformance.kit import strategies as S
 from conformance.kit.example_settings import ExampleSettings
-from conformance.kit.helpers import active_lanes, block_event
+from conformance.kit.helpers import active_lanes, block_event, cdiv
 from conformance.kit.scenario import Scenario
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
@@ -106,7 +106,7 @@ def model(p, world_size, settings: ExampleSettings):
     kept = claimed = None
     if p["programs"] == 1:
         kept = {r: min(total, p["max_events"]) for r in range(world_size)}
-        claimed = {r: settings.chunk * -(-p["max_events"] // settings.chunk) for r in range(world_size)}
+        claimed = {r: settings.chunk * cdiv(p["max_events"], settings.chunk) for r in range(world_size)}
     return Model(events, memory, max_events=p["max_events"], kept=kept, claimed=claimed)
 
 
