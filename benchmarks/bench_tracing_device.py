@@ -20,6 +20,9 @@ Prints, per API:
   all-scatter   traced/untraced time of the all_scatter scenario's kernels (each tile stored to every rank, one
                 range per tile and target) on a world of ``--ranks`` ranks sharing the GPUs, each timing
                 ``--scatter-launches`` launches back to back (50: about 1.3 ms untraced on one H200); min, median, max;
+  registers     registers per thread of the persistent and all-scatter kernels, traced and untraced (GPU only):
+                a traced kernel that needs more fits fewer programs on an SM, which a grid of many short
+                memory-bound programs (the all-scatter) pays in time;
   bytes/record  the device's record size.
 With ``--auto``, then, per API, auto-tracing (``trace_ops=True``: every op records its own range):
   store, load   ns per auto-traced op in one program (a scalar ``ctx.store`` or ``ctx.load`` to the own rank in a
@@ -271,7 +274,7 @@ def _scatter_launcher(api: str, shmem, out, m: int, n: int, tracing: bool, hint=
 
     def launch_all():
         for _ in range(launches):
-            kernel[grid](ctx, out, m, n, BM=bm, BN=bn, TRACING=tracing, HINT=hint, num_warps=4)
+            launch_all.kernel = kernel[grid](ctx, out, m, n, BM=bm, BN=bn, TRACING=tracing, HINT=hint, num_warps=4)
 
     return launch_all
 
@@ -279,11 +282,16 @@ def _scatter_launcher(api: str, shmem, out, m: int, n: int, tracing: bool, hint=
 def _persistent_launcher(api: str, shmem, out, sms: int, sizes: Sizes, tracing: bool, auto: bool = False):
     ctx, rank, world = shmem.get_device_context(), shmem.get_rank(), shmem.get_num_ranks()
     tiles, b = sizes.tiles_per_sm * sms, PERSISTENT_TILE
-    if api == "triton":
-        return lambda: triton_persistent[(sms,)](ctx, out, tiles, sizes.work, rank, world, BM=b, BN=b,
-                                                 TRACING=tracing, HINT=(1, b), AUTO=auto, num_warps=4)
-    return lambda: gluon_persistent[(sms,)](ctx, out, tiles, sizes.work, BM=b, BN=b, TRACING=tracing,
-                                            HINT=(1, b), AUTO=auto, num_warps=4)
+
+    def launch_once():
+        if api == "triton":
+            launch_once.kernel = triton_persistent[(sms,)](ctx, out, tiles, sizes.work, rank, world, BM=b, BN=b,
+                                                           TRACING=tracing, HINT=(1, b), AUTO=auto, num_warps=4)
+        else:
+            launch_once.kernel = gluon_persistent[(sms,)](ctx, out, tiles, sizes.work, BM=b, BN=b, TRACING=tracing,
+                                                          HINT=(1, b), AUTO=auto, num_warps=4)
+
+    return launch_once
 
 
 def _ops_launcher(api: str, shmem, out, n: int, programs: int, op: str, trace_ops: bool):
@@ -312,6 +320,13 @@ def _progress(shmem, what: str) -> None:
     """Rank 0 says what it measures next, on stderr (a GPU run takes a minute or more)."""
     if shmem.get_rank() == 0:
         print(f"bench_tracing_device: {what}", file=sys.stderr, flush=True)
+
+
+def _registers(launcher) -> int | None:
+    """Registers per thread of the kernel ``launcher`` launched last (None under the interpreter, which compiles
+    nothing). A traced kernel that needs more can fit fewer programs on an SM (occupancy), which is what a traced
+    kernel of many short, memory-bound programs pays most."""
+    return getattr(getattr(launcher, "kernel", None), "n_regs", None)
 
 
 def _spread(times: list[float]) -> tuple[float, float, float]:
@@ -379,13 +394,13 @@ def measure(sizes: Sizes, chunk: int, auto_tracing: bool = True) -> dict:
         shmem.barrier()
         _progress(shmem, f"{api}: persistent kernel, all-scatter")
         kinds = (False, True, "auto") if auto_tracing else (False, True)
-        pers = {k: statistics.median(times) for k, times in _interleaved_ms(shmem, {
-            k: _persistent_launcher(api, shmem, persistent, sms, sizes, k is not False, auto=k == "auto")
-            for k in kinds}, sizes).items()}
+        pers_launchers = {k: _persistent_launcher(api, shmem, persistent, sms, sizes, k is not False, auto=k == "auto")
+                          for k in kinds}
+        pers = {k: statistics.median(times) for k, times in _interleaved_ms(shmem, pers_launchers, sizes).items()}
         pers_auto = pers.get("auto", 0.0)
-        scat = _interleaved_ms(shmem, {
-            (t, h): _scatter_launcher(api, shmem, scatter, m, m, t, h, sizes.scatter_launches)
-            for t in (False, True) for h in (None, (1, 64))}, sizes)
+        scat_launchers = {(t, h): _scatter_launcher(api, shmem, scatter, m, m, t, h, sizes.scatter_launches)
+                          for t in (False, True) for h in (None, (1, 64))}
+        scat = _interleaved_ms(shmem, scat_launchers, sizes)
         per_launch = {k: sorted(v / sizes.scatter_launches for v in times) for k, times in scat.items()}
         figures[api] = {
             "one_program_ns_per_pair": (lines[True][0] - lines[False][0]) * 1e6,
@@ -407,6 +422,9 @@ def measure(sizes: Sizes, chunk: int, auto_tracing: bool = True) -> dict:
             "auto_load_ns_per_op": auto.get("load", (0.0, 1.0))[0], "auto_load_r2": auto.get("load", (0.0, 1.0))[1],
             "auto_busy_ns_per_op": auto.get("busy", 0.0),
             "persistent_auto_ratio": pers_auto / pers[False],
+            "persistent_registers": (_registers(pers_launchers[True]), _registers(pers_launchers[False])),
+            "all_scatter_registers": (_registers(scat_launchers[(True, (1, 64))]),
+                                      _registers(scat_launchers[(False, (1, 64))])),
         }
     shmem.barrier()
     shmem.close()
@@ -437,7 +455,14 @@ def row(api: str, f: dict) -> str:
             f"(untraced: loop {f['one_program_untraced_ms']:.3f} ms, short {f['short_untraced_ms']:.3f} ms, "
             f"persistent {f['persistent_untraced_ms']:.3f} ms; all-scatter per launch min/median/max: untraced "
             f"{untraced[0]:.3f}/{untraced[1]:.3f}/{untraced[2]:.3f} ms, traced {traced[0]:.3f}/{traced[1]:.3f}/"
-            f"{traced[2]:.3f} ms, untraced without the hint {f['all_scatter_untraced_no_hint_ms']:.3f} ms)")
+            f"{traced[2]:.3f} ms, untraced without the hint {f['all_scatter_untraced_no_hint_ms']:.3f} ms; "
+            f"registers per thread traced/untraced: persistent {_pair(f['persistent_registers'])}, all-scatter "
+            f"{_pair(f['all_scatter_registers'])})")
+
+
+def _pair(registers: tuple) -> str:
+    """``traced/untraced`` registers, ``-`` where nothing was compiled (the interpreter)."""
+    return "/".join("-" if r is None else str(r) for r in registers)
 
 
 def main(argv: list[str] | None = None) -> list[dict]:

@@ -1,6 +1,7 @@
 """TraceRecords.from_slots on synthetic slot-major [slots, RECORD_WORDS] int64 buffers as a kernel leaves them
-(holes where no record was written): kinds, durations, holes, drops, rows, slots; and the record format's two host
-sides, ``encode_records`` and ``decode_words``, against each other and against the field table word by word."""
+(holes where no record was written): kinds, durations, holes, drops, rows, slots; the record format's two host
+sides, ``encode_records`` and ``decode_words``, against each other and against the field table word by word; and
+the GPU's read-back path (``unpack_slots``, ``TraceRecords.from_unpacked``; run on CPU tensors here) against them."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
 from iris import layout
 from iris.tracing.events import (
@@ -28,6 +30,7 @@ from iris.tracing.records import (
     decode_words,
     encode_records,
     int32_column,
+    unpack_slots,
 )
 from tests.cpu_unit.checks import check, check_array
 
@@ -214,3 +217,32 @@ def test_each_field_lands_in_its_word_and_half():
         want = [0] * layout.RECORD_WORDS
         want[f.word] = -1 if f.bits == 64 else (0xFFFFFFFF << f.shift) - (1 << 64 if f.shift else 0)
         check(f"{f.name}: words", words.tolist(), want)
+
+
+def test_unpack_slots_gives_what_decode_words_gives_at_every_bound():
+    n = 6
+    fields = np.zeros((len(FIELDS), n), dtype=np.int64)
+    for i, f in enumerate(FIELDS):
+        if f.name not in HOST_FIELDS:
+            fields[i] = np.roll(_EDGES[f.bits], i)
+    words = encode_records(fields)
+    unpacked = unpack_slots(torch.from_numpy(words), 5)
+    check("dtype", unpacked.dtype, torch.int64)
+    decoded = decode_words(np.ascontiguousarray(words.T), 5, np.arange(n))
+    for i, f in enumerate(FIELDS):
+        check_array(f.name, unpacked[i].numpy(), decoded[i])
+
+
+@pytest.mark.parametrize("holes", [(), (0, 3), (1, 2, 7)])
+def test_from_unpacked_equals_from_written_column_by_column(holes):
+    buf = _buffer(9, holes=holes)
+    kw = {"rank": 2, "backend": "cuda", "ticks_per_second": 1e9}
+    want = TraceRecords.from_written(np.ascontiguousarray(buf.T), 4, 9, **kw)
+    # a slice of a longer buffer, as Tracing.events passes the claimed slots
+    got = TraceRecords.from_unpacked(unpack_slots(torch.from_numpy(np.vstack([buf, buf]))[:9], 2).numpy(), 4, 9,
+                                     **kw)
+    check("events", len(got), len(want))
+    check("columns", sorted(got.columns), sorted(want.columns))
+    for name, column in want.columns.items():
+        check_array(name, got.columns[name], column)
+    check("dropped", got.dropped, 4)
