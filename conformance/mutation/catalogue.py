@@ -330,6 +330,23 @@ CATALOGUE: tuple[Mutant, ...] = (
        "low = _LOW_HALF if f.shift == 0 else 1 - _LOW_HALF", "low = 1 - _LOW_HALF if f.shift == 0 else _LOW_HALF",
        "a 32-bit field decodes as the other half of its word (event_id as target_rank, pid_m as pid_n, ...)",
        "store@2"),
+    # the GPU's read-back path (Tracing.events splits the records on the device; the CPU decodes with numpy)
+    *(Mutant(name, DECODER, old, new, breaks, killers, backends=("gpu",),
+             why_not_cpu="on the CPU events() splits records with numpy (decode_words); unpack_slots runs on a GPU")
+      for name, old, new, breaks, killers in (
+          ("decoder-gpu-halves-swapped", "out[i].copy_(halves[:, int32_column(f.name)])",
+           "out[i].copy_(halves[:, int32_column(f.name) ^ 1])",
+           "a 32-bit field decodes as the other half of its word, where the GPU splits the records", ("store@2",)),
+          ("decoder-gpu-hole-as-event", 'holes = rows[FIELD_INDEX["event_id"]] == EMPTY_EVENT.value',
+           'holes = rows[FIELD_INDEX["event_id"]] == EMPTY_EVENT.value + 1',
+           "decodes the holes of claimed chunks as events, where the GPU splits the records",
+           ("chunked_claims@1", "store@1")),
+          ("decoder-gpu-cur_rank", "out[i].fill_(rank)", "out[i].fill_(0)",
+           "cur_rank: every event decodes as recorded by rank 0, where the GPU splits the records", ("store@2",)),
+          ("decoder-gpu-op_index", "torch.arange(n, out=out[i])", "torch.arange(1, n + 1, out=out[i])",
+           "op_index: one more than the slot the record was found in, where the GPU splits the records",
+           ("store@1",)),
+      )),
     _m("layout-heap-bases-rotated", LAYOUT,
        "return [cur_rank, num_ranks, VERSION, *block, *heap_bases]",
        "return [cur_rank, num_ranks, VERSION, *block, *heap_bases[1:], *heap_bases[:1]]",
