@@ -28,6 +28,8 @@ HOST_TRACING = "iris/tracing/core.py"
 LAYOUT = "iris/layout.py"
 TIMELINE = "iris/tracing/timeline.py"
 CHROME_JSON = "iris/tracing/chrome_json.py"
+# Why the read-back path's mutants need a GPU: only there does Tracing.events split the records on the device.
+_ON_GPU = "on the CPU events() splits records with numpy (decode_words); unpack_slots runs on a GPU"
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,11 @@ class Mutant:
 
 def _m(name, file, old, new, breaks, *killers) -> Mutant:
     return Mutant(name, file, old, new, breaks, tuple(killers))
+
+
+def _gpu_only(name, file, old, new, breaks, why_not_cpu, *killers) -> Mutant:
+    """A mutant whose bug only a GPU run can show (``mutate`` on the CPU skips it, saying ``why_not_cpu``)."""
+    return Mutant(name, file, old, new, breaks, tuple(killers), backends=("gpu",), why_not_cpu=why_not_cpu)
 
 
 def _twins(name, old, new, breaks, *killers) -> tuple[Mutant, Mutant]:
@@ -331,22 +338,20 @@ CATALOGUE: tuple[Mutant, ...] = (
        "a 32-bit field decodes as the other half of its word (event_id as target_rank, pid_m as pid_n, ...)",
        "store@2"),
     # the GPU's read-back path (Tracing.events splits the records on the device; the CPU decodes with numpy)
-    *(Mutant(name, DECODER, old, new, breaks, killers, backends=("gpu",),
-             why_not_cpu="on the CPU events() splits records with numpy (decode_words); unpack_slots runs on a GPU")
-      for name, old, new, breaks, killers in (
-          ("decoder-gpu-halves-swapped", "out[i].copy_(halves[:, int32_column(f.name)])",
-           "out[i].copy_(halves[:, int32_column(f.name) ^ 1])",
-           "a 32-bit field decodes as the other half of its word, where the GPU splits the records", ("store@2",)),
-          ("decoder-gpu-hole-as-event", 'holes = rows[FIELD_INDEX["event_id"]] == EMPTY_EVENT.value',
-           'holes = rows[FIELD_INDEX["event_id"]] == EMPTY_EVENT.value + 1',
-           "decodes the holes of claimed chunks as events, where the GPU splits the records",
-           ("chunked_claims@1", "store@1")),
-          ("decoder-gpu-cur_rank", "out[i].fill_(rank)", "out[i].fill_(0)",
-           "cur_rank: every event decodes as recorded by rank 0, where the GPU splits the records", ("store@2",)),
-          ("decoder-gpu-op_index", "torch.arange(n, out=out[i])", "torch.arange(1, n + 1, out=out[i])",
-           "op_index: one more than the slot the record was found in, where the GPU splits the records",
-           ("store@1",)),
-      )),
+    _gpu_only("decoder-gpu-halves-swapped", DECODER, "out[i].copy_(halves[:, int32_column(f.name)])",
+              "out[i].copy_(halves[:, int32_column(f.name) ^ 1])",
+              "a 32-bit field decodes as the other half of its word, where the GPU splits the records", _ON_GPU,
+              "store@2"),
+    _gpu_only("decoder-gpu-hole-as-event", DECODER, 'holes = rows[FIELD_INDEX["event_id"]] == EMPTY_EVENT.value',
+              'holes = rows[FIELD_INDEX["event_id"]] == EMPTY_EVENT.value + 1',
+              "decodes the holes of claimed chunks as events, where the GPU splits the records", _ON_GPU,
+              "chunked_claims@1", "store@1"),
+    _gpu_only("decoder-gpu-cur_rank", DECODER, "out[i].fill_(rank)", "out[i].fill_(0)",
+              "cur_rank: every event decodes as recorded by rank 0, where the GPU splits the records", _ON_GPU,
+              "store@2"),
+    _gpu_only("decoder-gpu-op_index", DECODER, "torch.arange(n, out=out[i])", "torch.arange(1, n + 1, out=out[i])",
+              "op_index: one more than the slot the record was found in, where the GPU splits the records", _ON_GPU,
+              "store@1"),
     _m("layout-heap-bases-rotated", LAYOUT,
        "return [cur_rank, num_ranks, VERSION, *block, *heap_bases]",
        "return [cur_rank, num_ranks, VERSION, *block, *heap_bases[1:], *heap_bases[:1]]",
