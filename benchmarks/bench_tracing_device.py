@@ -282,14 +282,11 @@ def _scatter_launcher(api: str, shmem, out, m: int, n: int, tracing: bool, hint=
 def _persistent_launcher(api: str, shmem, out, sms: int, sizes: Sizes, tracing: bool, auto: bool = False):
     ctx, rank, world = shmem.get_device_context(), shmem.get_rank(), shmem.get_num_ranks()
     tiles, b = sizes.tiles_per_sm * sms, PERSISTENT_TILE
+    kernel, args = ((triton_persistent, (ctx, out, tiles, sizes.work, rank, world)) if api == "triton"
+                    else (gluon_persistent, (ctx, out, tiles, sizes.work)))  # Gluon reads rank and world at run time
 
     def launch_once():
-        if api == "triton":
-            launch_once.kernel = triton_persistent[(sms,)](ctx, out, tiles, sizes.work, rank, world, BM=b, BN=b,
-                                                           TRACING=tracing, HINT=(1, b), AUTO=auto, num_warps=4)
-        else:
-            launch_once.kernel = gluon_persistent[(sms,)](ctx, out, tiles, sizes.work, BM=b, BN=b, TRACING=tracing,
-                                                          HINT=(1, b), AUTO=auto, num_warps=4)
+        launch_once.kernel = kernel[(sms,)](*args, BM=b, BN=b, TRACING=tracing, HINT=(1, b), AUTO=auto, num_warps=4)
 
     return launch_once
 
