@@ -9,7 +9,6 @@ import platform
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import warnings
 from datetime import datetime, timezone
@@ -30,17 +29,11 @@ from conformance.harness.suite import SelectionError, parse_params, plan, refuse
 from conformance.kit.scaffold import scaffold
 from conformance.kit.scenario import all_scenarios, default_world_sizes
 from conformance.report.output import summary_table, write_example_trace, write_results
+from iris.cli_args import OneLineParser, folder, int_at_least, out_file
 from iris.tracing.core import DEFAULT_CHUNK
 
 ROOT = Path(__file__).resolve().parent.parent
 KNOWN_DIVERGENCES = ROOT / "ci" / "known_divergences.toml"
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports bad input in one line (no usage block) and exits 2."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: {message}\n")
 
 
 def _ranks(text: str) -> tuple[int, ...]:
@@ -53,23 +46,8 @@ def _ranks(text: str) -> tuple[int, ...]:
     return ranks
 
 
-def _int_at_least(option: str, minimum: int):
-    """An argparse type: an integer >= ``minimum``, refused in one line naming ``option`` and the value."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = minimum - 1
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{option} {text!r}: expected an integer >= {minimum}")
-        return value
-
-    return parse
-
-
-_seed = _int_at_least("--seed", 0)
-_examples = _int_at_least("--examples", 1)
+_seed = int_at_least("--seed", 0)
+_examples = int_at_least("--examples", 1)
 
 
 def _chunk(text: str) -> int:
@@ -84,55 +62,8 @@ def _chunk(text: str) -> int:
     return value
 
 
-def folder_problem(path: Path) -> str | None:
-    """Why ``path`` cannot be used as an output folder (made if missing, then written), or None.
-
-    Leaves nothing behind: the folder is not made; a probe folder made in its nearest existing parent (or in it)
-    shows that making and writing work there, and is removed at once.
-    """
-    existing = path
-    try:
-        if os.path.lexists(path) and not path.is_dir():
-            return "exists and is not a folder"
-        while not os.path.lexists(existing):
-            existing = existing.parent
-        if not existing.is_dir():
-            return f"{existing} is not a folder, so no folder can be made under it"
-        os.rmdir(tempfile.mkdtemp(prefix=".conformance-probe-", dir=existing))
-    except OSError as e:
-        return f"nothing can be made or written in {existing} ({e.strerror or e})"
-    return None
-
-
-def _folder(option: str):
-    """An argparse type: a folder (``--out``, ``--keep``) that can be made and written, checked at once."""
-
-    def parse(text: str) -> Path:
-        problem = folder_problem(Path(text))
-        if problem:
-            raise argparse.ArgumentTypeError(f"{option} {text!r}: {problem}; expected a folder (new or existing) "
-                                             "that can be written")
-        return Path(text)
-
-    return parse
-
-
-_out_folder = _folder("--out")
-
-
-def _out_file(text: str) -> Path:
-    """An argparse type: ``mutate --out``, a JSON file whose folder can be made and written."""
-    path = Path(text)
-    if path.is_dir():
-        problem = "is a folder"
-    elif os.path.lexists(path.parent) and not path.parent.is_dir():
-        problem = f"{path.parent} is not a folder"
-    else:
-        problem = folder_problem(path.parent)
-    if problem:
-        raise argparse.ArgumentTypeError(f"--out {text!r}: {problem}; expected a file in a folder that can be made "
-                                         "and written")
-    return path
+_out_folder = folder("--out")
+_out_file = out_file("--out")
 
 
 def _selection_options(p: argparse.ArgumentParser, out: str) -> None:
@@ -157,7 +88,7 @@ def _selection_options(p: argparse.ArgumentParser, out: str) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m conformance", description=__doc__)
+    p = OneLineParser(prog="python -m conformance", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run scenarios on the hardware present and write a report")
     _selection_options(run, "conformance-out")
@@ -195,7 +126,7 @@ def _parser() -> argparse.ArgumentParser:
     mut.add_argument("--timeout", type=float, default=None, help="seconds per mutant (default 1800)")
     mut.add_argument("--out", type=_out_file, default=str(Path("conformance-out") / "mutate.json"),
                      help="JSON report")
-    mut.add_argument("--keep", type=_folder("--keep"), default=None, help="keep the mutated copies under this "
+    mut.add_argument("--keep", type=folder("--keep"), default=None, help="keep the mutated copies under this "
                      "folder")
     return p
 
