@@ -17,11 +17,12 @@ import math
 import os
 import tempfile
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import torch
 
-from iris.checks import is_int
+from iris.checks import is_int, is_power_of_two
 from iris.world import World, gather_or_raise
 
 __all__ = ["HeapOutOfMemoryError", "SymmetricHeap"]
@@ -232,7 +233,7 @@ class SymmetricHeap:
         self._check_open()
         if not is_int(nbytes) or nbytes < 0:
             raise ValueError(f"SymmetricHeap.allocate: nbytes must be an int >= 0, got {nbytes!r}")
-        if not is_int(alignment) or alignment < 1 or alignment & (alignment - 1):
+        if not is_power_of_two(alignment):
             raise ValueError(f"SymmetricHeap.allocate: alignment must be a power of two, got {alignment!r}")
         offset = -(-self._used // alignment) * alignment
         end = offset + nbytes
@@ -243,6 +244,22 @@ class SymmetricHeap:
             )
         self._used = end
         return offset
+
+    @contextmanager
+    def given_back_on_error(self) -> Iterator[None]:
+        """Allocations made inside the block are given back if it raises: ``used`` returns to its value at entry.
+
+        The heap is a bump allocator, so rolling ``used`` back frees exactly what the block took and moves nothing
+        allocated before it. A helper that allocates and then fills (``Iris.full``) runs the fill in here, so a
+        fill that fails leaves the heap as it was, and the ranks' offsets stay symmetric.
+        """
+        used = self._used
+        try:
+            yield
+        except BaseException:
+            if self.buffer is not None:  # a closed heap has nothing to give back (and keeps used at 0)
+                self._used = used
+            raise
 
     def _view(self, base: torch.Tensor, offset: int, shape: int | Sequence[int], dtype: torch.dtype) -> torch.Tensor:
         if not isinstance(dtype, torch.dtype):

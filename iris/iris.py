@@ -8,13 +8,13 @@ on any rank through ``DeviceContext``/``IrisDeviceCtx``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 import torch.distributed as dist
 
 from iris import layout
-from iris.checks import is_int
+from iris.checks import is_int, is_power_of_two
 from iris.heap import SymmetricHeap
 from iris.tracing.core import Tracing
 from iris.world import World, current_world, synchronize
@@ -41,6 +41,28 @@ def _dtype(dtype) -> torch.dtype:
         names = ", ".join(str(d) for d in _DTYPES)
         raise ValueError(f"dtype={dtype!r}; expected a torch.dtype, one of {names}")
     return dtype
+
+
+def _alignment(alignment) -> int:
+    """``alignment`` if it is a positive power of two (bytes); ValueError naming it otherwise (for every dtype)."""
+    if not is_power_of_two(alignment):
+        raise ValueError(f"alignment={alignment!r}; expected a positive power of two (bytes), such as "
+                         f"{DEFAULT_ALIGNMENT}")
+    return alignment
+
+
+def _fill_value(value, dtype: torch.dtype, device: torch.device) -> None:
+    """Nothing if ``value`` can fill a ``dtype`` tensor on ``device`` (tried on one element, off the heap); a
+    TypeError (not a number) or ValueError (out of the dtype's range) naming the value and the dtype otherwise."""
+    try:
+        torch.empty((), dtype=dtype, device=device).fill_(value)
+    except TypeError as e:
+        raise TypeError(f"full: fill_value={value!r} ({type(value).__name__}); expected a number (or a 0-d "
+                        f"tensor) for a {dtype} tensor") from e
+    except (RuntimeError, OverflowError) as e:
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(f"full: fill_value={value!r} cannot fill a {dtype} tensor ({reason}); expected a value "
+                         f"{dtype} can hold") from e
 
 
 class Iris:
@@ -107,11 +129,22 @@ class Iris:
         self._context.copy_(torch.tensor(values, dtype=torch.int64))
 
     # -- allocation ------------------------------------------------------------------------------
-    def _allocate(self, shape: tuple[int, ...], dtype: torch.dtype, alignment: int) -> torch.Tensor:
+    def _allocate(self, shape: tuple[int, ...], dtype: torch.dtype, alignment: int,
+                  init: Callable[[torch.Tensor], object] | None = None) -> torch.Tensor:
+        """A ``shape``/``dtype`` tensor on the heap, aligned to ``alignment`` bytes, then ``init(tensor)`` if given.
+
+        Every argument is checked before anything is allocated; if ``init`` fails, the allocation is given back
+        (the heap's ``used`` is as before the call).
+        """
         element = torch.empty((), dtype=_dtype(dtype)).element_size()
-        # A view of dtype needs an offset that is a multiple of its size: never align below it.
-        offset = self.heap.allocate(math.prod(shape) * element, max(alignment, element))
-        return self.heap.tensor(offset, shape, dtype)
+        alignment = _alignment(alignment)
+        with self.heap.given_back_on_error():
+            # A view of dtype needs an offset that is a multiple of its size: never align below it.
+            offset = self.heap.allocate(math.prod(shape) * element, max(alignment, element))
+            out = self.heap.tensor(offset, shape, dtype)
+            if init is not None:
+                init(out)
+        return out
 
     def empty(self, *size, dtype: torch.dtype = torch.float32, alignment: int = DEFAULT_ALIGNMENT) -> torch.Tensor:
         """Uninitialized tensor on the symmetric heap."""
@@ -119,20 +152,25 @@ class Iris:
 
     def zeros(self, *size, dtype: torch.dtype = torch.float32, alignment: int = DEFAULT_ALIGNMENT) -> torch.Tensor:
         """Zero-filled tensor on the symmetric heap."""
-        return self.empty(*size, dtype=dtype, alignment=alignment).zero_()
+        return self._allocate(_shape(size), dtype, alignment, torch.Tensor.zero_)
 
     def ones(self, *size, dtype: torch.dtype = torch.float32, alignment: int = DEFAULT_ALIGNMENT) -> torch.Tensor:
         """One-filled tensor on the symmetric heap."""
-        return self.empty(*size, dtype=dtype, alignment=alignment).fill_(1)
+        return self._allocate(_shape(size), dtype, alignment, lambda t: t.fill_(1))
 
     def full(
         self, size: Sequence[int], fill_value, dtype: torch.dtype = torch.float32, alignment: int = DEFAULT_ALIGNMENT
     ) -> torch.Tensor:
         """Tensor of ``fill_value`` on the symmetric heap."""
-        return self.empty(*_shape((size,)), dtype=dtype, alignment=alignment).fill_(fill_value)
+        shape = _shape((size,))
+        _fill_value(fill_value, _dtype(dtype), self.device)
+        return self._allocate(shape, dtype, alignment, lambda t: t.fill_(fill_value))
 
     def zeros_like(self, other: torch.Tensor, alignment: int = DEFAULT_ALIGNMENT) -> torch.Tensor:
         """Zero tensor with ``other``'s shape and dtype on the symmetric heap."""
+        if not isinstance(other, torch.Tensor):
+            raise TypeError(f"zeros_like: other={other!r} ({type(other).__name__}); expected a torch.Tensor "
+                            "(its shape and dtype are copied)")
         return self.zeros(*other.shape, dtype=other.dtype, alignment=alignment)
 
     def arange(
@@ -141,8 +179,7 @@ class Iris:
         """``torch.arange`` values on the symmetric heap."""
         _dtype(dtype)
         values = torch.arange(start, end, step, dtype=dtype) if end is not None else torch.arange(start, dtype=dtype)
-        out = self.empty(values.numel(), dtype=dtype, alignment=alignment)
-        return out.copy_(values)
+        return self._allocate((values.numel(),), dtype, alignment, lambda t: t.copy_(values))
 
     # -- lifetime --------------------------------------------------------------------------------
     def close(self) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import time
 
 import torch
@@ -95,6 +96,80 @@ def allocation_job(heap_size: int) -> dict:
     out["bad_dtype"]["used_after"] = heap.used
     shmem.barrier()
     shmem.close()
+    return out
+
+
+# Calls that fail, by name; each must leave the heap's used bytes as they were. ``shmem.full((1000,), "a")`` would
+# take 4000 bytes before its fill failed, and 300 as int8 another 1000 after the alignment padding.
+FAILING_CALLS = {
+    "full 'a' as float32": lambda s: s.full((1000,), "a"),
+    "full 300 as int8": lambda s: s.full((1000,), 300, dtype=torch.int8),
+    "full nan as int32": lambda s: s.full((10,), float("nan"), dtype=torch.int32),
+    "full 2**70 as int64": lambda s: s.full((10,), 2**70, dtype=torch.int64),
+    "full a 1-d tensor": lambda s: s.full((10,), torch.ones(2)),
+    "zeros_like [1, 2]": lambda s: s.zeros_like([1, 2]),
+    "zeros_like None": lambda s: s.zeros_like(None),
+}
+ALLOCATORS = {  # every allocation helper, with a dtype and an alignment
+    "empty": lambda s, dtype, a: s.empty(10, dtype=dtype, alignment=a),
+    "zeros": lambda s, dtype, a: s.zeros(10, dtype=dtype, alignment=a),
+    "ones": lambda s, dtype, a: s.ones(10, dtype=dtype, alignment=a),
+    "full": lambda s, dtype, a: s.full((10,), 1, dtype=dtype, alignment=a),
+    "zeros_like": lambda s, dtype, a: s.zeros_like(torch.ones(10, dtype=dtype), alignment=a),
+    "arange": lambda s, dtype, a: s.arange(10, dtype=dtype, alignment=a),
+}
+BAD_ALIGNMENTS = (0, 3, -256, 1.5, True, "256", None)
+ALIGNMENT_DTYPES = (torch.float32, torch.int8)
+
+
+def _failed_call(shmem, call) -> dict:
+    """``call(shmem)``'s error and the heap's used bytes before and after it."""
+    before = shmem.heap.used
+    return {"error": _error(lambda: call(shmem)), "used_before": before, "used_after": shmem.heap.used}
+
+
+def _failed_allocations(shmem) -> dict:
+    heap = shmem.heap
+    shmem.empty(3, dtype=torch.int8, alignment=1)  # the heap does not start empty or aligned
+    out: dict = {"type": type(shmem).__name__, "used_at_start": heap.used}
+    out["calls"] = {name: _failed_call(shmem, call) for name, call in FAILING_CALLS.items()}
+    out["alignments"] = {
+        f"{helper} {str(dtype)[6:]} alignment={a!r}": _failed_call(shmem, lambda s, h=helper, d=dtype, a=a:
+                                                                   ALLOCATORS[h](s, d, a))
+        for helper in ALLOCATORS for dtype in ALIGNMENT_DTYPES for a in BAD_ALIGNMENTS}
+    out["next_offset"] = shmem.zeros(4).data_ptr() - heap.bases[shmem.get_rank()]
+    # A fill that fails after the allocation (the up-front check switched off): the allocation is given back.
+    module = sys.modules["iris.iris"]
+    check, module._fill_value = module._fill_value, lambda *args: None
+    try:
+        out["fill_fails_late"] = _failed_call(shmem, lambda s: s.full((1000,), 300, dtype=torch.int8))
+    finally:
+        module._fill_value = check
+    before = heap.used
+    try:
+        with heap.given_back_on_error():
+            heap.allocate(100)
+            raise KeyError("the block failed")
+    except KeyError:
+        pass
+    with heap.given_back_on_error():
+        kept = heap.allocate(100, alignment=1)
+    out["given_back_on_error"] = {"before": before, "kept_offset": kept, "after": heap.used}
+    return out
+
+
+def failed_allocation_job(heap_size: int) -> dict:
+    """Allocation calls that fail, on the Triton and the Gluon host object: each one's error and the heap's used
+    bytes before and after; then where the next allocation lands, a fill that fails after allocating (its check
+    bypassed), and ``given_back_on_error`` itself."""
+    import iris.experimental.iris_gluon as iris_gluon
+
+    out: dict = {}
+    for api, make in (("triton", iris.iris), ("gluon", iris_gluon.iris)):
+        shmem = make(heap_size)
+        out[api] = _failed_allocations(shmem)
+        shmem.barrier()
+        shmem.close()
     return out
 
 

@@ -106,6 +106,89 @@ def test_a_bad_dtype_is_named_with_the_choices_and_allocates_nothing():
         check("heap.used after the refusals", b["used_after"], b["used_before"], where)
 
 
+def _failed_allocations():
+    return run_world(hs.failed_allocation_job, "cpu", WORLD, 1 << 16)
+
+
+def _check_failed(call: dict, expected: str, where: str, reason: str | None = None) -> None:
+    """The call raised ``expected`` (or, with ``reason``, ``expected`` + "(" + torch's reason + ")" + ``reason``)
+    and left the heap's used bytes as they were."""
+    __tracebackhide__ = True
+    err = call["error"]
+    if reason is None:
+        check("error", err, expected, where)
+    else:
+        ok = err is not None and err.startswith(expected + " (") and err.endswith(")" + reason)
+        check_that("error", err, ok, f"{expected!r} (<torch's reason>){reason!r}", where)
+    check("heap.used after the failed call", call["used_after"], call["used_before"], where)
+
+
+FILL_ERRORS = {  # name in FAILING_CALLS: (the error up to torch's reason, what follows it) or the whole error
+    "full 'a' as float32": "TypeError: full: fill_value='a' (str); expected a number (or a 0-d tensor) for a "
+                           "torch.float32 tensor",
+    "full 300 as int8": ("ValueError: full: fill_value=300 cannot fill a torch.int8 tensor",
+                         "; expected a value torch.int8 can hold"),
+    "full nan as int32": ("ValueError: full: fill_value=nan cannot fill a torch.int32 tensor",
+                          "; expected a value torch.int32 can hold"),
+    "full 2**70 as int64": (f"ValueError: full: fill_value={2**70} cannot fill a torch.int64 tensor",
+                            "; expected a value torch.int64 can hold"),
+    "full a 1-d tensor": ("ValueError: full: fill_value=tensor([1., 1.]) cannot fill a torch.float32 tensor",
+                          "; expected a value torch.float32 can hold"),
+    "zeros_like [1, 2]": "TypeError: zeros_like: other=[1, 2] (list); expected a torch.Tensor (its shape and dtype "
+                         "are copied)",
+    "zeros_like None": "TypeError: zeros_like: other=None (NoneType); expected a torch.Tensor (its shape and dtype "
+                       "are copied)",
+}
+
+
+@pytest.mark.parametrize("api", ["triton", "gluon"])
+def test_a_failed_allocation_names_the_value_and_takes_no_heap(api):
+    """A fill value the dtype cannot hold, or the wrong type; zeros_like of what is not a tensor: refused before
+    anything is allocated (was: 0 -> 4000 -> 5096 bytes used after two failed ``full`` calls)."""
+    check("failing calls covered", sorted(FILL_ERRORS), sorted(hs.FAILING_CALLS))
+    for rank, res in enumerate(_failed_allocations()):
+        r = res[api]
+        check("host object", r["type"], {"triton": "Iris", "gluon": "IrisGluon"}[api], f"rank {rank}")
+        check("heap.used at the start", r["used_at_start"], 3, f"rank {rank}")
+        for name, expected in FILL_ERRORS.items():
+            where = f"{api} rank {rank}: {name}"
+            check("heap.used before", r["calls"][name]["used_before"], 3, where)
+            if isinstance(expected, tuple):
+                _check_failed(r["calls"][name], expected[0], where, reason=expected[1])
+            else:
+                _check_failed(r["calls"][name], expected, where)
+        check("offset of the next allocation", r["next_offset"], 256, f"{api} rank {rank}")
+
+
+@pytest.mark.parametrize("api", ["triton", "gluon"])
+def test_alignment_is_a_positive_power_of_two_for_every_dtype_and_helper(api):
+    """0, 3, -256, 1.5, True, '256', None as ``alignment=``: the same error from every helper, for float32 as for
+    int8 (was: float32 took 0, 3, -256 and 1.5, raising them to its element size), and no heap taken."""
+    names = [f"{h} {str(d)[6:]} alignment={a!r}" for h in hs.ALLOCATORS for d in hs.ALIGNMENT_DTYPES
+             for a in hs.BAD_ALIGNMENTS]
+    for rank, res in enumerate(_failed_allocations()):
+        alignments = res[api]["alignments"]
+        check("cases", sorted(alignments), sorted(names), f"{api} rank {rank}")
+        for name, call in alignments.items():
+            value = name.split("alignment=", 1)[1]
+            _check_failed(call, f"ValueError: alignment={value}; expected a positive power of two (bytes), such as "
+                                "256", f"{api} rank {rank}: {name}")
+
+
+@pytest.mark.parametrize("api", ["triton", "gluon"])
+def test_a_fill_that_fails_after_allocating_gives_the_allocation_back(api):
+    """With the up-front check of the fill value switched off, ``full`` fails in the fill itself, after allocating:
+    the allocation is given back. ``heap.given_back_on_error`` rolls back a failed block and keeps a good one."""
+    for rank, res in enumerate(_failed_allocations()):
+        r, where = res[api], f"{api} rank {rank}"
+        late = r["fill_fails_late"]
+        check_that("error", late["error"], (late["error"] or "").startswith("RuntimeError: "), "torch's RuntimeError",
+                   where)
+        check("heap.used before and after", (late["used_before"], late["used_after"]), (256 + 16, 256 + 16), where)
+        check("given_back_on_error", r["given_back_on_error"], {"before": 272, "kept_offset": 272, "after": 372},
+              where)
+
+
 def test_create_and_close_twenty_times_leaks_nothing():
     results = run_world(hs.lifecycle_job, "cpu", WORLD, CYCLES, 1 << 20)  # a hang fails through the world timeout
     for rank, res in enumerate(results):
