@@ -143,11 +143,12 @@ def bench(device: torch.device, n: int, repeat: int, out_dir: str) -> None:
         path = os.path.join(out_dir, f"trace-{device.type}.{suffix}")
         seconds, cpu, _ = _time(lambda p=path: write_trace(p, [RankTrace(records, 0)]), repeat)
         print(_line(f"{fmt} write", n, seconds, cpu, "   (write_trace of decoded records)"))
-        seconds, cpu, _ = _time(lambda p=path: tracing.export(p), repeat)
-        size = os.path.getsize(path)
+        seconds, cpu, written = _time(lambda p=path: tracing.export(p), repeat)  # this rank's file
+        size = os.path.getsize(written)
         extra = f"   events() + write: file {size / 1e6:.1f} MB, {size / n:.1f} B/event"
         print(_line(f"{fmt} export", n, seconds, cpu, extra))
         os.unlink(path)
+        os.unlink(written)
     binary_steps(records, repeat)
 
 

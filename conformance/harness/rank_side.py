@@ -177,8 +177,7 @@ def _exported(shmem) -> exported.ExportedTrace:
     state = rank_state()
     if "export_dir" not in state:  # removed when the rank process exits
         state["export_dir"] = tempfile.TemporaryDirectory(prefix="iris-conformance-export-")
-    path = os.path.join(state["export_dir"].name, "trace.json")
-    shmem.tracing.export(path)
+    path = shmem.tracing.export(os.path.join(state["export_dir"].name, "trace.json"))  # this rank's file
     return exported.read(path)
 
 

@@ -7,6 +7,7 @@ heap); the context tensor's tracing block points at them while tracing is enable
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from types import MappingProxyType
 
@@ -260,14 +261,17 @@ class Tracing:
         """The device API of the owner ("triton" or "gluon"): exports name processes "<api> rank <r>"."""
         return getattr(self._owner, "api", "triton")
 
-    def export(self, path, merge: bool = False, *, format: str | None = None, flows: bool = True) -> str:
+    def export(self, path: str | os.PathLike, merge: bool = False, *, format: str | None = None,
+               flows: bool = True) -> str:
         """Write a Perfetto trace; returns the path written.
 
         ``format``: "json" (Chrome/Perfetto JSON) or "pftrace" (binary Perfetto); by default the suffix of
-        ``path`` decides (``*.json``, ``*.pftrace``). ``merge=False``: this rank's events. ``merge=True``:
-        collective; rank 0 writes every rank's events in one file, ranks aligned on a clock reference taken
-        at a barrier, with arrows from each remote op to its target rank's "incoming" track (``flows=False``:
-        no arrows).
+        ``path`` decides (``*.json``, ``*.pftrace``). ``merge=False``: this rank's events, in this rank's own file,
+        ``_rank<r>`` before the suffix (``trace.json`` -> ``trace_rank0.json``, as upstream iris), so ranks that
+        export to one path never replace each other's file. ``merge=True``: collective; rank 0 writes every rank's
+        events in one file, ``path``, ranks aligned on a clock reference taken at a barrier, with arrows from each
+        remote op to its target rank's "incoming" track (``flows=False``: no arrows). A path that cannot be written
+        is refused before anything is read or written, and a failed write leaves no file behind.
         """
         from iris.tracing.export import export_ranks
 
@@ -275,4 +279,4 @@ class Tracing:
             if not isinstance(value, bool):
                 raise ValueError(f"tracing.export: {name}={value!r}; expected a bool (True or False)")
         self._require_buffers("export")
-        return export_ranks(self._owner, self.events(), path, merge, api=self.api, format=format, flows=flows)
+        return export_ranks(self._owner, self.events, path, merge, api=self.api, format=format, flows=flows)

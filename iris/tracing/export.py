@@ -12,6 +12,7 @@ metadata (``clock_alignment``).
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Callable
@@ -89,14 +90,78 @@ def alignment(refs: list[ClockReference], traces: list[RankTrace]) -> dict:
     }
 
 
-def _check_writable(path: Path) -> None:
-    parent = path.parent if str(path.parent) else Path(".")
+def trace_path(path) -> Path:
+    """``path`` as a ``Path`` if it names a file (a non-empty str or ``os.PathLike``); an error naming it otherwise."""
+    name = os.fspath(path) if isinstance(path, os.PathLike) else path
+    if not isinstance(name, str):
+        raise TypeError(f"trace export: path={path!r} ({type(path).__name__}); expected a file name, a str or "
+                        "os.PathLike, such as 'trace.json'")
+    if not name:
+        raise ValueError("trace export: path=''; expected a file name such as 'trace.json'")
+    return Path(name)
+
+
+def rank_path(path, rank: int) -> Path:
+    """The file of rank ``rank``'s own export to ``path``: ``_rank<rank>`` before the suffix (``trace.json`` ->
+    ``trace_rank0.json``, upstream iris's name), so ranks that export to one path never replace each other's file."""
+    path = trace_path(path)
+    return path.with_name(f"{path.stem}_rank{rank}{path.suffix}")
+
+
+_NOT_REGULAR = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+                (stat.S_ISSOCK, "a socket"))
+
+
+def _refuse_if_not_a_file(path: Path, name: str) -> None:
+    """Refuse a ``path`` that exists and is not a regular file: a folder, or a device or FIFO that the atomic
+    rename would replace."""
     if path.is_dir():
-        raise IsADirectoryError(f"trace export path {str(path)!r} is a directory; give a file name such as trace.json")
-    if not parent.is_dir():
-        raise FileNotFoundError(f"cannot write trace to {str(path)!r}: folder {str(parent)!r} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise PermissionError(f"cannot write trace to {str(path)!r}: folder {str(parent)!r} is not writable")
+        raise IsADirectoryError(f"trace export path {name} is a directory; give a file name such as trace.json")
+    try:
+        mode = path.stat().st_mode
+    except OSError:  # nothing there (or no folder): the folder checks say why
+        return
+    if not stat.S_ISREG(mode):
+        kind = next((k for test, k in _NOT_REGULAR if test(mode)), "not a regular file")
+        raise FileExistsError(f"trace export path {name} is {kind}, which the export would replace; give the name "
+                              "of a regular file such as trace.json")
+
+
+def _temp_file(path: Path, name: str) -> tuple[int, str]:
+    """A new temporary file next to ``path`` (fd, path); an error naming ``name`` and the folder if it takes none."""
+    try:
+        return tempfile.mkstemp(prefix=".trace-", suffix=path.suffix, dir=path.parent)
+    except OSError as e:
+        raise type(e)(f"cannot write trace to {name}: folder {str(path.parent)!r} does not accept new files "
+                      f"({e.strerror or e})") from e
+
+
+def check_writable(path, rank: int | None = None) -> Path:
+    """The file an export to ``path`` writes: ``path`` itself, or rank ``rank``'s file (:func:`rank_path`).
+
+    Refuses, before anything is built or written, a target that cannot be written: an error naming the path
+    given (and the rank's file) and why. A new file is created in the folder and removed, so a folder that
+    takes no new file (``/proc``, a read-only mount) is refused here too, not after the trace is built.
+    """
+    given = trace_path(path)
+    _refuse_if_not_a_file(given, repr(str(given)))
+    if rank is None:
+        target, name = given, repr(str(given))
+    else:
+        target = rank_path(given, rank)
+        name = f"{str(target)!r} (rank {rank}'s file for {str(given)!r})"
+        _refuse_if_not_a_file(target, name)
+    folder = target.parent
+    if not folder.is_dir():
+        if folder.exists():
+            raise NotADirectoryError(f"cannot write trace to {name}: {str(folder)!r} is not a folder")
+        raise FileNotFoundError(f"cannot write trace to {name}: folder {str(folder)!r} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise PermissionError(f"cannot write trace to {name}: folder {str(folder)!r} is not writable")
+    fd, probe = _temp_file(target, name)
+    os.close(fd)
+    os.unlink(probe)
+    return target
 
 
 @dataclass(frozen=True)
@@ -120,8 +185,9 @@ def trace_format(path, format: str | None = None) -> str:
     """``format`` if given (a name of ``WRITERS``); else the format whose suffix ``path`` has, ``DEFAULT_FORMAT``
     for any other name."""
     if format is not None:
-        if format not in WRITERS:
-            raise ValueError(f"trace format {format!r}; expected {' or '.join(map(repr, WRITERS))}")
+        if not isinstance(format, str) or format not in WRITERS:
+            raise ValueError(f"trace export: format={format!r}; expected {' or '.join(map(repr, WRITERS))}, or None "
+                             "(the path's suffix decides)")
         return format
     suffix = Path(path).suffix.lower()
     return next((name for name, w in WRITERS.items() if suffix in w.suffixes), DEFAULT_FORMAT)
@@ -152,12 +218,17 @@ def write_trace(path, traces: list[RankTrace], *, format: str | None = None, flo
     target's incoming track. ``clock``: how the ranks' clocks were aligned (goes into the metadata).
     ``compress``: deflate the binary trace's packets.
     """
-    path = Path(path)
-    fmt = trace_format(path, format)
-    _check_writable(path)
+    fmt = trace_format(trace_path(path), format)
+    return _write(check_writable(path), traces, fmt, flows, clock, compress)
+
+
+def _write(path: Path, traces: list[RankTrace], fmt: str, flows: bool, clock: dict | None,
+           compress: bool = True) -> str:
+    """``write_trace`` to a ``path`` already checked: through a temporary file renamed over ``path`` at the end, so
+    a failed write leaves no file behind and an older trace at ``path`` whole."""
     line = timeline.build(traces, flows=flows)
     metadata = trace_metadata(traces, line, clock)
-    fd, tmp = tempfile.mkstemp(prefix=".trace-", suffix=path.suffix, dir=path.parent)
+    fd, tmp = _temp_file(path, repr(str(path)))
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the trace ordinary file permissions
@@ -171,16 +242,20 @@ def write_trace(path, traces: list[RankTrace], *, format: str | None = None, flo
     return str(path)
 
 
-def export_ranks(owner, records: TraceRecords, path, merge: bool, *, api: str = "triton",
+def export_ranks(owner, events: Callable[[], TraceRecords], path, merge: bool, *, api: str = "triton",
                  format: str | None = None, flows: bool = True) -> str:
-    """Export this rank's records, or (merge, collective) every rank's from rank 0."""
-    fmt = trace_format(path, format)  # a bad name or format fails on every rank, before any collective
+    """Export this rank's events (``events()``) to its own file (:func:`rank_path`), or (merge, collective) every
+    rank's to ``path`` from rank 0; returns the path written. The path is checked before the events are read."""
+    fmt = trace_format(trace_path(path), format)  # a bad name or format fails on every rank, before any collective
     if not merge:
+        target = check_writable(path, owner.rank)
+        records = events()
         origin = int(records["timestamp"].min()) if len(records) else 0
         clock = {"method": "one rank: times from its first event", "error_bound_ns": 0}
-        return write_trace(path, [RankTrace(records, origin, api)], format=fmt, flows=flows, clock=clock)
+        return _write(target, [RankTrace(records, origin, api)], fmt, flows, clock)
     gather_or_raise(owner.group, owner.num_ranks, "trace export: checking the path",
-                    lambda: _check_writable(Path(path)) if owner.rank == 0 else None)
+                    lambda: check_writable(path) if owner.rank == 0 else None)
+    records = events()
     reference = clock_reference(owner)
     gathered: list = [None] * owner.num_ranks
     dist.all_gather_object(gathered, (records, reference), group=owner.group)
@@ -190,8 +265,8 @@ def export_ranks(owner, records: TraceRecords, path, merge: bool, *, api: str = 
 
     def write_merged() -> None:
         traces = [RankTrace(r, ref.ticks + shift, api) for r, ref in gathered]
-        write_trace(path, traces, format=fmt, flows=flows, clock=alignment([ref for _, ref in gathered], traces))
+        _write(trace_path(path), traces, fmt, flows, alignment([ref for _, ref in gathered], traces))
 
     gather_or_raise(owner.group, owner.num_ranks, "trace export: writing the merged file",
                     lambda: write_merged() if owner.rank == 0 else None)
-    return str(path)
+    return str(trace_path(path))

@@ -248,7 +248,7 @@ def export_job(out_dir: str) -> dict:
     out["merged"] = shmem.tracing.export(os.path.join(out_dir, "merged.json"), merge=True)
     out["merged_binary"] = shmem.tracing.export(os.path.join(out_dir, "merged.pftrace"), merge=True)
     out["no_arrows"] = shmem.tracing.export(os.path.join(out_dir, "no_arrows.json"), merge=True, flows=False)
-    out["own"] = shmem.tracing.export(os.path.join(out_dir, f"rank{rank}.json"))
+    out["own"] = shmem.tracing.export(os.path.join(out_dir, "own.json"))  # one path on every rank
     shmem.barrier()
     bad = os.path.join(out_dir, "refused")  # a folder of its own, so "writes nothing" is easy to see
     if rank == 0:
@@ -258,6 +258,7 @@ def export_job(out_dir: str) -> dict:
         "missing_folder": _error(lambda: shmem.tracing.export(os.path.join(bad, "missing", "t.json"))),
         "directory": _error(lambda: shmem.tracing.export(os.path.join(bad, "a_folder"))),
         "merge_not_bool": _error(lambda: shmem.tracing.export(os.path.join(bad, "merge.json"), merge="yes")),
+        "not_a_name": _error(lambda: shmem.tracing.export(123)),
     }
     shmem.barrier()
     shmem.close()

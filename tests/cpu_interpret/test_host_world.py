@@ -291,9 +291,14 @@ def test_merged_export_states_its_clock_alignment(export_dir):
 
 
 def test_per_rank_export_has_only_its_rank(export_dir):
-    for res in _export(str(export_dir)):
+    """Every rank exports to the same path (``own.json``): each writes its own file, ``own_rank<r>.json``, with its
+    own events (was: one file, the last rank's, the others' events lost)."""
+    results = _export(str(export_dir))
+    check("per-rank files", sorted(p.name for p in export_dir.glob("own*")),
+          [f"own_rank{r}.json" for r in range(WORLD)])
+    for res in results:
         rank = res["rank"]
-        path = export_dir / f"rank{rank}.json"
+        path = export_dir / f"own_rank{rank}.json"
         check("export() returned", res["own"], str(path), f"rank {rank}")
         trace = _trace(path)
         slices = read_json(trace)
@@ -315,6 +320,8 @@ def test_export_to_an_unwritable_path_raises_and_writes_nothing(export_dir):
         merge = res["refused"]["merge_not_bool"]
         check("error (merge='yes')", merge, "ValueError: tracing.export: merge='yes'; expected a bool (True or False)",
               where)
+        check("error (123)", res["refused"]["not_a_name"], "TypeError: trace export: path=123 (int); expected a file "
+              "name, a str or os.PathLike, such as 'trace.json'", where)
     check("files under the refused folder", sorted(str(p.relative_to(refused)) for p in refused.rglob("*")),
           ["a_folder"])
 

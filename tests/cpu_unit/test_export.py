@@ -194,3 +194,44 @@ def test_failed_write_leaves_no_temp_file_and_keeps_the_old_trace(tmp_path, monk
     check_raises(OSError, lambda: export.write_trace(target, tc.traces()), mentions=["No space left"])
     check("files", sorted(os.listdir(tmp_path)), [target.name])
     check("old trace", target.read_text(), "old")
+
+
+@pytest.mark.parametrize(("path", "rank", "expected"), [
+    ("trace.json", 0, "trace_rank0.json"), ("out/t.pftrace", 3, "out/t_rank3.pftrace"), ("trace", 1, "trace_rank1"),
+    ("a.b/t.perfetto-trace", 12, "a.b/t_rank12.perfetto-trace"),
+])  # fmt: skip
+def test_rank_path_puts_the_rank_before_the_suffix(path, rank, expected):
+    check("rank_path", str(export.rank_path(path, rank)), expected, f"{path!r}, rank {rank}")
+
+
+def test_a_file_in_place_of_the_folder_is_refused(tmp_path):
+    (tmp_path / "a_file").write_text("x")
+    target = tmp_path / "a_file" / "trace.json"
+    _check_refused(tmp_path, target, NotADirectoryError,
+                   [f"cannot write trace to '{target}': '{tmp_path / 'a_file'}' is not a folder"])
+
+
+def test_a_fifo_is_refused_not_replaced(tmp_path):
+    target = tmp_path / "fifo.json"
+    os.mkfifo(target)
+    _check_refused(tmp_path, target, FileExistsError, [f"trace export path '{target}' is a FIFO"])
+    check("still a FIFO", stat.S_ISFIFO(target.stat().st_mode), True)
+
+
+def test_a_folder_that_takes_no_new_file_is_refused_before_the_trace_is_built(tmp_path, monkeypatch):
+    """The folder passes the access check but creating a file there fails (a read-only mount, ``/proc``): the error
+    names the path given and the reason, not a temporary file, and comes before the timeline is built."""
+    target = tmp_path / "trace.json"
+
+    def read_only(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    def build(*args, **kwargs):
+        pytest.fail("timeline.build was called before the path was refused")
+
+    monkeypatch.setattr(export.tempfile, "mkstemp", read_only)
+    monkeypatch.setattr(export.timeline, "build", build)
+    e = check_raises(OSError, lambda: export.write_trace(target, tc.traces()))
+    check("error message", str(e), f"cannot write trace to '{target}': folder '{tmp_path}' does not accept new files "
+                                   "(Read-only file system)")
+    check("files", os.listdir(tmp_path), [])

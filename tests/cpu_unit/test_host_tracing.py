@@ -367,8 +367,9 @@ def test_export_writes_this_ranks_events(owner, tmp_path):
     tracing = Tracing(owner)
     tracing.enable(8)
     _record(tracing, 3, holes=(1,))
-    path = tmp_path / "rank.json"
-    check("export() returned", tracing.export(str(path)), str(path))
+    path = tmp_path / f"rank_rank{owner.rank}.json"
+    check("export() returned", tracing.export(str(tmp_path / "rank.json")), str(path))
+    check("files", sorted(p.name for p in tmp_path.iterdir()), [path.name])
     trace = json.loads(path.read_text())
     instants = [e for e in trace["traceEvents"] if e["ph"] == "i"]
     check("number of instants", len(instants), 3)
@@ -397,11 +398,81 @@ def test_export_binary_names_the_owners_api(owner, tmp_path, api):
     tracing = Tracing(owner)
     tracing.enable(8)
     _record(tracing, 3)
-    path = tmp_path / "rank.trace"
-    check("export() returned", tracing.export(str(path), format="pftrace"), str(path))
+    path = tmp_path / f"rank_rank{owner.rank}.trace"
+    check("export() returned", tracing.export(tmp_path / "rank.trace", format="pftrace"), str(path))
     trace = PerfettoTrace(path.read_bytes())
     check("processes", sorted({s.process for s in trace.slices}), [f"{api} rank {owner.rank}"])
     check("number of instants", len(trace.slices), 3)
+
+
+@pytest.mark.parametrize("suffix", [".json", ".pftrace"])
+def test_ranks_exporting_to_one_path_each_keep_their_own_file(tmp_path, suffix):
+    """Two ranks call ``export(path)`` with the same path (the README's usage): each writes its own file, as
+    upstream names it (``trace_rank<r>``), and each file holds that rank's events, not the other's."""
+    recorded = {0: 2, 1: 3}  # events per rank: the files must differ
+    written = {}
+    for rank, n in recorded.items():
+        tracing = Tracing(FakeOwner(rank))
+        tracing.enable(8)
+        _record(tracing, n)
+        written[rank] = tracing.export(str(tmp_path / f"trace{suffix}"))
+    check("paths returned", written, {r: str(tmp_path / f"trace_rank{r}{suffix}") for r in recorded})
+    check("files", sorted(p.name for p in tmp_path.iterdir()), [f"trace_rank{r}{suffix}" for r in recorded])
+    for rank, n in recorded.items():
+        if suffix == ".json":
+            trace = json.loads(Path(written[rank]).read_text())
+            names = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "process_name"}
+            got = [(names[e["pid"]], e["args"]["payload"], e["args"]["op_index"])
+                   for e in trace["traceEvents"] if e["ph"] == "i"]
+            check("metadata.events", trace["metadata"]["events"], {f"triton rank {rank}": n}, written[rank])
+        else:
+            got = [(sl.process, sl.args["payload"], sl.args["op_index"])
+                   for sl in PerfettoTrace(Path(written[rank]).read_bytes()).slices]
+        check("(process, payload, op_index) of the instants", sorted(got),
+              [(f"triton rank {rank}", 100 + slot, slot) for slot in range(n)], written[rank])
+
+
+def _fifo(tmp_path) -> str:
+    os.mkfifo(tmp_path / "fifo.json")
+    return str(tmp_path / "fifo.json")
+
+
+@pytest.mark.parametrize(("path", "error", "message"), [
+    (123, TypeError, "trace export: path=123 (int); expected a file name, a str or os.PathLike, such as 'trace.json'"),
+    (None, TypeError, "trace export: path=None (NoneType); expected a file name, a str or os.PathLike, such as "
+                      "'trace.json'"),
+    (b"t.json", TypeError, "trace export: path=b't.json' (bytes); expected a file name, a str or os.PathLike, such "
+                           "as 'trace.json'"),
+    ("", ValueError, "trace export: path=''; expected a file name such as 'trace.json'"),
+    ("/proc/iris-trace.json", OSError, "cannot write trace to '/proc/iris-trace_rank2.json' (rank 2's file for "
+                                       "'/proc/iris-trace.json'): folder '/proc' "),
+    (_fifo, FileExistsError, "trace export path '{tmp}/fifo.json' is a FIFO, which the export would replace; give "
+                             "the name of a regular file such as trace.json"),
+])  # fmt: skip
+def test_export_names_a_path_it_cannot_write_and_writes_nothing(owner, tmp_path, path, error, message):
+    """A path of the wrong type, or one that cannot be written (``/proc`` takes no new file, even for root; a FIFO
+    would be replaced): an error naming the path given, and why, before anything is written."""
+    tracing = Tracing(owner)
+    tracing.enable(8)
+    _record(tracing, 2)
+    path = path(tmp_path) if callable(path) else path
+    before = sorted(tmp_path.iterdir())
+    e = check_raises(error, lambda: tracing.export(path), where=f"export({path!r})")
+    check_that("error message", str(e), str(e).startswith(message.format(tmp=tmp_path)), f"starting {message!r}")
+    check("files after the refusal", sorted(tmp_path.iterdir()), before)
+    if str(path).startswith("/proc/"):  # root passes the access check: then creating a file there fails
+        why = ("does not accept new files (No such file or directory)", "is not writable")
+        check_that("error message", str(e), str(e).endswith(why), f"ending with one of {why}")
+
+
+@pytest.mark.parametrize("fmt", ["xml", "JSON", 3, []], ids=repr)
+def test_export_names_a_bad_format(owner, tmp_path, fmt):
+    tracing = Tracing(owner)
+    tracing.enable(8)
+    check_raises(ValueError, lambda: tracing.export(tmp_path / "t.json", format=fmt),
+                 mentions=[f"trace export: format={fmt!r}; expected 'json' or 'pftrace', or None (the path's suffix "
+                           "decides)"])
+    check("files written", list(tmp_path.iterdir()), [])
 
 
 # ---- upstream-compatible views: trace_counter, trace_buffers -----------------------------------------------
