@@ -27,24 +27,22 @@ def _trace_files(tmp_path) -> list[str]:
     return sorted(p.name for p in tmp_path.glob("*.json"))
 
 
-@pytest.mark.parametrize("backend", backends())
-def test_triton_usage_leaves_every_ranks_trace(backend, tmp_path):
-    """``shmem.tracing.export("triton_trace.json")`` on every rank: one file per rank (was: rank 1's replaced
-    rank 0's), each with that rank's 16 store ranges to the next rank, field by field."""
-    results = _run(0, "iris.iris(", backend, tmp_path)
-    check("trace files", _trace_files(tmp_path), [f"triton_trace_rank{r}.json" for r in range(RANKS)])
+def _check_every_ranks_trace(api: str, results: list[dict], tmp_path) -> None:
+    """One file per rank (was: rank 1's replaced rank 0's), each with that rank's 16 store ranges to the next rank,
+    field by field."""
+    check("trace files", _trace_files(tmp_path), [f"{api}_trace_rank{r}.json" for r in range(RANKS)])
     for res in results:
         rank = res["rank"]
-        path = tmp_path / f"triton_trace_rank{rank}.json"
+        path = tmp_path / f"{api}_trace_rank{rank}.json"
         check("events recorded", len(res["rows"]), 16, f"rank {rank}")
         trace = json.loads(path.read_text())
-        check("metadata.processes", trace["metadata"]["processes"], [f"triton rank {rank}"], str(path))
+        check("metadata.processes", trace["metadata"]["processes"], [f"{api} rank {rank}"], str(path))
         got = sorted(read_json(trace), key=lambda s: s.args["op_index"])
         check("slices", len(got), len(res["rows"]), str(path))
         for s, row in zip(got, res["rows"], strict=True):
             where = f"{path.name}, op_index {row['op_index']}"
             check("(process, track, name)", (s.process, s.track, s.name),
-                  (f"triton rank {rank}", f"program {row['pid']}", "store"), where)
+                  (f"{api} rank {rank}", f"program {row['pid']}", "store"), where)
             for field in ("target_rank", "address", "payload_size", "pid_m"):
                 check(f"args.{field}", s.args[field], row[field], where)
             check("args.target_rank", s.args["target_rank"], (rank + 1) % RANKS, where)
@@ -52,15 +50,12 @@ def test_triton_usage_leaves_every_ranks_trace(backend, tmp_path):
 
 
 @pytest.mark.parametrize("backend", backends())
+def test_triton_usage_leaves_every_ranks_trace(backend, tmp_path):
+    """``shmem.tracing.export("triton_trace.json")`` on every rank, as README's Triton block does."""
+    _check_every_ranks_trace("triton", _run(0, "iris.iris(", backend, tmp_path), tmp_path)
+
+
+@pytest.mark.parametrize("backend", backends())
 def test_gluon_usage_leaves_every_ranks_trace(backend, tmp_path):
-    """``shmem.tracing.export("gluon_trace.json")`` on every rank (the block defines the kernel, launches none): one
-    file per rank, naming that rank's process, with no events."""
-    results = _run(1, "iris_gluon.iris(", backend, tmp_path)
-    check("trace files", _trace_files(tmp_path), [f"gluon_trace_rank{r}.json" for r in range(RANKS)])
-    for res in results:
-        rank = res["rank"]
-        path = tmp_path / f"gluon_trace_rank{rank}.json"
-        meta = json.loads(path.read_text())["metadata"]
-        check("(processes, events, dropped)", (meta["processes"], meta["events"], meta["dropped"]),
-              ([f"gluon rank {rank}"], {f"gluon rank {rank}": 0}, {f"gluon rank {rank}": 0}), str(path))
-        check("events recorded", res["rows"], [], f"rank {rank}")
+    """``shmem.tracing.export("gluon_trace.json")`` on every rank, after README's Gluon block launches its kernel."""
+    _check_every_ranks_trace("gluon", _run(1, "iris_gluon.iris(", backend, tmp_path), tmp_path)
