@@ -265,14 +265,15 @@ def ignored(path: str) -> bool:
     return result.returncode == 0
 
 
-def layout_problems(text: str) -> list[str]:
-    """Entries of README's Layout tree (and file names in their descriptions) that do not exist."""
+def layout_entries(text: str) -> list[tuple[int, str, str]]:
+    """``(line, path, how)`` of everything README's Layout tree names: its entries (``how`` "entry", a path of the
+    tree) and the file names in their descriptions (``how`` the name as written, resolved against its entry)."""
     match = re.search(r"^## Layout\n\n```\n(.*?)^```", text, re.S | re.M)
     assert match, "README.md has no Layout code block under '## Layout'"
     first = text[: match.start(1)].count("\n") + 1
     lines = match[1].splitlines()
     column = len(lines[0]) - len(lines[0].split("  ")[-1].lstrip())  # where the descriptions start
-    problems, parents, entry = [], {}, ""
+    found, parents, entry = [], {}, ""
     for number, line in enumerate(lines, first):
         indent = len(line) - len(line.lstrip())
         if indent < column:
@@ -281,15 +282,32 @@ def layout_problems(text: str) -> list[str]:
             paths = [parent + n for n in names.split(", ")]
             entry = next((p for p in paths if p.endswith("/")), parent)
             parents[indent] = paths[-1] if paths[-1].endswith("/") else parent
-            problems += [f"README.md:{number}: Layout entry `{p}` does not exist" for p in paths
-                         if not (ROOT / p).exists()]  # fmt: skip
+            found += [(number, p, "entry") for p in paths]
         else:
             description = line
         for name in re.findall(r"(?<![\w./-])([\w-]+(?:/[\w.-]+)*\.(?:py|sh|toml|yml|md|json))\b", description):
-            path = name if "/" in name else entry + name
-            if not (ROOT / path).exists():
-                problems.append(f"README.md:{number}: Layout names `{name}`, but `{path}` does not exist")
-    return problems
+            found.append((number, name if "/" in name else entry + name, name))
+    return found
+
+
+def layout_problems(text: str) -> list[str]:
+    """Entries of README's Layout tree (and file names in their descriptions) that do not exist."""
+    return [f"README.md:{number}: Layout entry `{path}` does not exist" if how == "entry" else
+            f"README.md:{number}: Layout names `{how}`, but `{path}` does not exist"
+            for number, path, how in layout_entries(text) if not (ROOT / path).exists()]
+
+
+# Every module of these folders is named in README's Layout; a scenario module is one of "one module per scenario".
+LAYOUT_FOLDERS = ("iris", "conformance", "benchmarks", "examples")
+LAYOUT_SKIPPED = ("conformance/scenarios/",)
+
+
+def layout_missing(text: str) -> list[str]:
+    """The modules of ``LAYOUT_FOLDERS`` (less ``__init__.py`` and ``LAYOUT_SKIPPED``) that the Layout does not name."""
+    named = {path for _, path, _ in layout_entries(text)}
+    modules = [p.relative_to(ROOT).as_posix() for d in LAYOUT_FOLDERS for p in sorted((ROOT / d).rglob("*.py"))
+               if "__pycache__" not in p.parts and p.name != "__init__.py"]
+    return [m for m in modules if m not in named and not m.startswith(LAYOUT_SKIPPED) and not ignored(m)]
 
 
 def op_table_problem(text: str) -> str | None:
@@ -408,6 +426,17 @@ def test_a_missing_layout_entry_is_caught():
                                         "`iris/op_choices.py` does not exist"]  # fmt: skip
     described = text.replace("catalogue.py (the mutants", "mutant_list.py (the mutants")
     assert any("`conformance/mutation/mutant_list.py` does not exist" in p for p in layout_problems(described))
+
+
+def test_the_layout_names_every_module():
+    missing = layout_missing((ROOT / "README.md").read_text())
+    assert not missing, f"README.md's Layout does not name {', '.join(missing)}: add each with what it holds"
+
+
+def test_a_module_left_out_of_the_layout_is_caught():
+    text = (ROOT / "README.md").read_text()
+    left_out = text.replace("  op_options.py        accepted", "  (options)            accepted")
+    assert layout_missing(left_out) == ["iris/op_options.py"]
 
 
 def _line_of(text: str, needle: str) -> int:
