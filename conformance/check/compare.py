@@ -11,7 +11,8 @@ was found in (record semantics v2: unique per rank, increasing in program order,
 claimed and never used are holes), and each chunk of slots holds one program's records, its lowest slot a chunk
 start. What the host reports is checked too: every host view of the counters (``_host_counters``: ``events()``'s
 ``attempted`` and ``dropped``, ``tracing.attempted``, ``tracing.dropped``, ``tracing.claimed``,
-``tracing.trace_counter``), and the exported trace file's counts and events (``conformance.check.exported``),
+``tracing.trace_counter``), every word of the guard slot past ``max_events``, which no kernel may write
+(``tracing.guard_changes()``), and the exported trace file's counts and events (``conformance.check.exported``),
 against the model and each other.
 Memory is compared exactly. Each
 divergence names the check, rank, program, event, field and both values, and carries the first
@@ -25,10 +26,12 @@ from typing import TYPE_CHECKING
 from conformance.check.model import Addr, Event, Model
 from conformance.results import Divergence, between, vs_model
 from iris.tracing.events import PHYSICAL_FIELDS
+from iris.tracing.guard import word_fields
 from iris.tracing.hw import XCC_ID_LIMIT
 
 if TYPE_CHECKING:
     from conformance.harness.observation import ApiObservation, RankObservation
+    from iris.tracing.guard import GuardWord
 
 # ---------------------------------------------------------------------------------------------- normalization
 
@@ -205,7 +208,7 @@ def _host_counters(check: str, rank: int, a: ApiObservation, rows: list[dict], a
     slots as ``tracing.claimed`` and ``tracing.trace_counter`` report them, against the model's ``claimed`` where
     it has one, else against each other and what the slots imply: a whole number of chunks, above every kept
     slot, and at least ``max_events`` when a record was dropped (a record is dropped only when every slot is
-    claimed); and no record past the end (``tracing.written_past_end``)."""
+    claimed); and nothing written past the end (``_guard``)."""
     host = a.host
     views = [("events().attempted", a.records.attempted, attempted), ("tracing.attempted", host.attempted, attempted),
              ("events().dropped", a.records.dropped, dropped), ("tracing.dropped", host.dropped, dropped)]
@@ -213,9 +216,7 @@ def _host_counters(check: str, rank: int, a: ApiObservation, rows: list[dict], a
         views += [("tracing.claimed", host.claimed, claimed),
                   ("tracing.trace_counter", host.trace_counter, claimed)]
     out = [Divergence(check, rank, "whole launch", f, actual, want) for f, actual, want in views if actual != want]
-    if host.written_past_end:
-        out.append(Divergence(check, rank, "whole launch", "tracing.written_past_end", True,
-                              f"False (no record past max_events={max_events})"))
+    out += _guard(check, rank, host.guard_changes, max_events)
     if claimed is not None:
         return out
     got = host.claimed
@@ -231,6 +232,14 @@ def _host_counters(check: str, rank: int, a: ApiObservation, rows: list[dict], a
         out.append(Divergence(check, rank, "whole launch", "tracing.claimed", got,
                               f">= {max_events} (max_events: {dropped} records dropped)"))
     return out
+
+
+def _guard(check: str, rank: int, changes: tuple[GuardWord, ...], max_events: int) -> list[Divergence]:
+    """One divergence per word of the guard slot past ``max_events`` that a kernel changed (``tracing.guard_changes()``:
+    no correct kernel writes there), naming the word, its fields, what it held and what the host wrote."""
+    where = f"guard slot past max_events={max_events}"
+    return [Divergence(check, rank, where, f"word {c.word} ({', '.join(word_fields(c.word))})", c.found,
+                       f"{c.expected} (written at enable/reset; no kernel writes past the end)") for c in changes]
 
 
 def _host_reports(check: str, rank: int, obs: RankObservation, api: str, want, prefix_only: bool,

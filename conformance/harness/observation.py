@@ -12,19 +12,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from conformance.check.exported import ExportedTrace
+from iris.tracing.guard import GuardWord
 from iris.tracing.records import TraceRecords
 
 
 @dataclass(frozen=True)
 class HostCounters:
     """The counters as the host ``Tracing`` reports them itself (``tracing.attempted``, ``.dropped``,
-    ``.claimed`` and the upstream-compatible ``.trace_counter``), and whether a record landed past the end."""
+    ``.claimed`` and the upstream-compatible ``.trace_counter``), and each word a kernel wrote past the end."""
 
     attempted: int
     dropped: int
     claimed: int
     trace_counter: int
-    written_past_end: bool = False  # a record in the guard slot past max_events (``tracing.written_past_end``)
+    guard_changes: tuple[GuardWord, ...] = ()  # the guard slot's changed words (``tracing.guard_changes()``)
 
 
 @dataclass

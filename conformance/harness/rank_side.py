@@ -167,7 +167,7 @@ def _host_counters(tracing) -> HostCounters:
     """The counters as the host ``Tracing`` reports them itself (``conformance.check.compare._host_counters``
     compares each with ``events()``'s and the model's)."""
     return HostCounters(tracing.attempted, tracing.dropped, tracing.claimed, int(tracing.trace_counter.item()),
-                        tracing.written_past_end)
+                        tracing.guard_changes())
 
 
 def _exported(shmem) -> exported.ExportedTrace:

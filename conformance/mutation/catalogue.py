@@ -8,15 +8,18 @@ case if none of them killed it. A mutant whose ``old`` text no longer matches is
 Adding a mutant is adding one entry below. The two tracing implementations get twin mutants: ``_twins`` writes
 ``triton-trace-<...>`` and ``gluon-trace-<...>`` from one template (``{m}`` is ``tl`` or ``gl``) with the same
 killers, so a bug in either one alone must show; tests/conformance/test_mutate.py requires one per trace field
-for each. A mutant whose bug the CPU interpreter cannot show (it runs a launch's programs one after another)
-lists ``backends=("gpu",)``: ``mutate`` on the CPU skips it and says why; ``mutate --backend gpu`` runs it.
+and one per word of the guard slot past max_events (``_guard_twins``) for each. A mutant whose bug the CPU
+interpreter cannot show (it runs a launch's programs one after another) lists ``backends=("gpu",)``: ``mutate`` on
+the CPU skips it and says why; ``mutate --backend gpu`` runs it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from iris import layout_constexpr as L
 from iris.parity import twin_file
+from iris.tracing.guard import word_fields
 
 # Each Triton device module and its Gluon twin share a file name (iris.parity.twin_file).
 TRITON_TRACING = "iris/device/tracing.py"
@@ -60,6 +63,33 @@ def _twins(name, old, new, breaks, *killers) -> tuple[Mutant, Mutant]:
     return tuple(Mutant(f"{api}-trace-{name}", file, old.format(m=m), new.format(m=m), breaks, tuple(killers))
                  for api, file, m in (("triton", TRITON_TRACING, "tl"), ("gluon", GLUON_TRACING, "gl")))
 
+
+def _guard_twins(constant: str) -> tuple[Mutant, Mutant]:
+    """Twins that write record word ``L.<constant>`` alone into the guard slot past max_events, from the store that
+    writes it: a dropped range's end (the duration word), else a dropped record's store, with that word's element of
+    its mask let through."""
+    word = getattr(L, constant).value
+    where = f"word {word} ({', '.join(word_fields(word))}) of the guard slot past max_events"
+    if word == L.WORD_DURATION.value:
+        return _twins(f"guard-word{word}", "mask=(slot >= 0) & (slot < self.max_events))", "mask=slot >= 0)",
+                      f"a dropped range's end writes its duration into {where} (its store tests slot >= 0 but not "
+                      "slot < max_events)", "overflow@1")
+    return _twins(f"guard-word{word}", "{m}.store(record + w, words, mask=kept)",
+                  f"{{m}}.store(record + w, words, mask=kept | (w == L.{constant}))",
+                  f"a dropped record writes {where} (that word's element of the record store ignores the buffer-full "
+                  "mask, as a word stored on its own without the mask would)", "overflow@1")
+
+
+# The guard slot past max_events (iris/tracing/guard.py): one mutant per record word, in each tracing alone, each
+# written there by the store a one-line bug lets through. Two stores reach the records: a range end's (word 1 only)
+# and the record's, masked element by element, one element a word in both twins (Gluon's lanes store two words, but
+# the mask is per element), so any one word can be hit alone; a wrong bound on the record's whole mask writes all
+# eight (full-record-written). The claim and refill paths write the counters and the cursor cells only, and the
+# slots they hand out stop at max_events, which the record's mask keeps: no bug there alone reaches the guard slot.
+_GUARD_TWINS: tuple[Mutant, ...] = tuple(
+    m for constant in ("WORD_TIMESTAMP", "WORD_DURATION", "WORD_ADDRESS", "WORD_PAYLOAD", "WORD_EVENT", "WORD_PIDS",
+                       "WORD_SIZE", "WORD_PROGRAM")
+    for m in _guard_twins(constant))
 
 _TRACING_TWINS: tuple[Mutant, ...] = (
     # one per trace field the device writes (cur_rank and op_index it does not: decoder mutants below cover them)
@@ -216,6 +246,7 @@ _AUTO_TWINS: tuple[Mutant, ...] = (
 
 CATALOGUE: tuple[Mutant, ...] = (
     *_TRACING_TWINS,
+    *_GUARD_TWINS,
     *_AUTO_TWINS,
     # ---- one implementation's own text (the twins differ in how they are written)
     # Gluon only: Triton's source names no layout (its compiler picks one). Under the CPU interpreter layouts are

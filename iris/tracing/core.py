@@ -17,6 +17,7 @@ from iris import layout
 from iris.checks import is_int
 from iris.tracing import hw
 from iris.tracing.events import EMPTY_EVENT, FIELDS
+from iris.tracing.guard import GUARD_RECORD, GuardWord, guard_changes
 from iris.tracing.readback import Readback
 from iris.tracing.records import HOST_FIELDS, TraceRecords, int32_column, unpack_slots
 from iris.world import synchronize
@@ -71,7 +72,8 @@ class Tracing:
         return self._chunk
 
     def enable(self, max_events: int = 1_000_000, chunk: int = DEFAULT_CHUNK) -> None:
-        """Allocate buffers for ``max_events`` events (every slot a hole, counters zero) and switch tracing on.
+        """Allocate buffers for ``max_events`` events (every slot a hole, the guard slot past them ``GUARD_RECORD``,
+        counters zero) and switch tracing on.
 
         ``chunk``: slots a program claims at a time, a run-time value (kernels need no recompile): one device-wide
         atomic per ``chunk`` events of a program. Every program that initializes tracing takes one chunk, recording
@@ -100,7 +102,7 @@ class Tracing:
         cursor cells, or an error naming ``max_events``, the bytes needed and the device (nothing is changed).
 
         The guard slot is one no correct kernel writes: a record past max_events lands there, not in whatever
-        memory follows the buffer.
+        memory follows the buffer, and ``guard_changes`` sees it (``iris.tracing.guard``).
         """
         device = self._owner.device
         shapes = ((max_events + 1, layout.RECORD_WORDS), (layout.COUNTERS,), (cells, layout.CURSOR_WORDS))
@@ -127,13 +129,15 @@ class Tracing:
         self._publish()
 
     def reset(self) -> None:
-        """Forget every recorded event and both counters (every slot a hole again); tracing stays as it was."""
+        """Forget every recorded event and both counters (every slot a hole again, the guard slot past them
+        ``GUARD_RECORD`` again); tracing stays as it was."""
         self._require_buffers("reset")
         self._clear()
 
     def _clear(self) -> None:
         self._sync()
-        self._event_ids(self._guarded).fill_(EMPTY_EVENT.value)
+        self._event_ids(self._records).fill_(EMPTY_EVENT.value)
+        self._guarded[-1].copy_(torch.tensor(GUARD_RECORD, dtype=torch.int64))
         self._counters.zero_()
 
     def _publish(self) -> None:
@@ -149,11 +153,18 @@ class Tracing:
 
     @property
     def written_past_end(self) -> bool:
-        """Whether a kernel wrote a record into the guard slot past ``max_events`` (a correct kernel never does: a
-        record that finds the buffer full is dropped, not written)."""
+        """Whether a kernel wrote any word of the guard slot past ``max_events`` (a correct kernel never does: a
+        record that finds the buffer full is dropped, not written, and so is a dropped range's end);
+        ``guard_changes()`` says which words."""
         self._require_buffers("written_past_end")
+        return bool(self.guard_changes())
+
+    def guard_changes(self) -> tuple[GuardWord, ...]:
+        """Each word of the guard slot past ``max_events`` that differs from ``GUARD_RECORD``, what ``enable`` and
+        ``reset`` wrote there: ``(word, found, expected)``, in word order; empty when no kernel wrote past the end."""
+        self._require_buffers("guard_changes")
         self._sync()
-        return int(self._event_ids(self._guarded)[-1].item()) != EMPTY_EVENT.value
+        return guard_changes(self._guarded[-1].tolist())
 
     @staticmethod
     def _event_ids(records: torch.Tensor) -> torch.Tensor:

@@ -19,6 +19,7 @@ from conformance.kit.scenario import names
 from conformance.mutation import report as mutation_report
 from conformance.mutation import runner as mutation
 from conformance.mutation.catalogue import CATALOGUE, TRITON_TRACING, Mutant
+from iris.layout import RECORD_WORDS
 from iris.tracing.events import FIELDS, LOGICAL
 
 # Every logical field a record stores has a twin mutant in each tracing; the ones no record stores (cur_rank, op_index:
@@ -63,6 +64,11 @@ def test_catalogue_is_sound():
             hits = [n for n in by_name if n == f"{api}-trace-{field}" or n.startswith(f"{api}-trace-{field}-")]
             assert hits, (f"no {api} tracing mutant of field {field} "
                           f"({api}-trace-{field} in conformance/mutation/catalogue.py)")
+    for api in ("triton", "gluon"):
+        for word in range(RECORD_WORDS):
+            assert f"{api}-trace-guard-word{word}" in by_name, (
+                f"no {api} tracing mutant writing word {word} of the guard slot past max_events "
+                f"({api}-trace-guard-word{word} in conformance/mutation/catalogue.py)")
     assert set(HOST_FIELDS) == {"cur_rank", "op_index"}
     for field in HOST_FIELDS:
         assert f"decoder-{field}" in by_name, f"no decoder mutant of field {field} (decoder-{field})"

@@ -11,6 +11,7 @@ import pytest
 from conformance.check import compare as compare_module
 from conformance.check.model import Addr, Event, Model
 from conformance.harness.observation import HostCounters, RankObservation
+from iris.tracing.guard import GUARD_RECORD, GuardWord
 from tests.cpu_unit.observations import api_observation, rank_observation
 
 pytestmark = pytest.mark.cpu_unit
@@ -181,15 +182,24 @@ def test_a_drop_needs_every_slot_claimed(claimed):
     assert [(d.where, d.field, d.actual, d.expected) for d in got] == expected
 
 
-def test_a_record_past_max_events_is_a_divergence():
-    """A record written into the guard slot past the end (a full buffer's record written instead of dropped)."""
+@pytest.mark.parametrize("api", ["triton", "gluon"])
+def test_each_word_written_past_max_events_is_a_divergence(api):
+    """Words a kernel wrote into the guard slot past the end (a dropped range's end: its duration; a record of a
+    full buffer written instead of dropped: the event word and the rest), one divergence each, in word order,
+    naming the word's fields, what it held and what the host wrote there."""
     obs = _at_slots([0, 1], 1)
-    api = obs.apis["triton"]
-    api.records.dropped, api.exported.dropped = 1, 1
-    api.host = HostCounters(attempted=3, dropped=1, claimed=3, trace_counter=3, written_past_end=True)
-    got = compare(Model(_model(3).events, max_events=2), [obs], ("triton",), HEAP, chunk=1, max_events=2)
-    assert [(d.where, d.field, d.actual, d.expected) for d in got] == [
-        ("whole launch", "tracing.written_past_end", True, "False (no record past max_events=2)")]
+    a = obs.apis.pop("triton")
+    obs.apis[api] = a
+    a.records.dropped, a.exported.dropped = 1, 1
+    changes = (GuardWord(1, 250, GUARD_RECORD[1]), GuardWord(4, 17, GUARD_RECORD[4]))
+    a.host = HostCounters(attempted=3, dropped=1, claimed=3, trace_counter=3, guard_changes=changes)
+    got = compare(Model(_model(3).events, max_events=2), [obs], (api,), HEAP, chunk=1, max_events=2)
+    wrote = "(written at enable/reset; no kernel writes past the end)"
+    assert [(d.check, d.rank, d.where, d.field, d.actual, d.expected) for d in got] == [
+        (f"{api} vs model", 0, "guard slot past max_events=2", "word 1 (duration_cycles)", 250,
+         f"{GUARD_RECORD[1]} {wrote}"),
+        (f"{api} vs model", 0, "guard slot past max_events=2", "word 4 (event_id, target_rank)", 17,
+         f"{GUARD_RECORD[4]} {wrote}")]
 
 
 def test_the_exported_files_drop_count_is_checked():

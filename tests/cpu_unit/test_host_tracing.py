@@ -25,6 +25,7 @@ from iris.tracing.events import (
     FIELDS,
     TRACE_FIELDS,
 )
+from iris.tracing.guard import GUARD_RECORD, GUARD_WORD, GuardWord, guard_changes
 from iris.tracing.records import encode_records, int32_column
 from tests.cpu_unit.checks import check, check_raises, check_that
 from tests.trace_readers import PerfettoTrace
@@ -231,7 +232,8 @@ def test_enable_refusing_buffers_passes_torchs_out_of_memory_on(owner, monkeypat
     check("number of _write_tracing_block calls", len(owner.blocks), 1)
 
 
-@pytest.mark.parametrize("what", ["events", "export", "reset", "attempted", "dropped", "written_past_end"])
+@pytest.mark.parametrize("what", ["events", "export", "reset", "attempted", "dropped", "written_past_end",
+                                  "guard_changes"])
 def test_reads_before_enable_say_to_enable_first(owner, what, tmp_path):
     tracing = Tracing(owner)
     calls = {
@@ -241,6 +243,7 @@ def test_reads_before_enable_say_to_enable_first(owner, what, tmp_path):
         "attempted": lambda: tracing.attempted,
         "dropped": lambda: tracing.dropped,
         "written_past_end": lambda: tracing.written_past_end,
+        "guard_changes": tracing.guard_changes,
     }
     check_raises(RuntimeError, calls[what], mentions=["enable"], where=what)
     check("files written", list(tmp_path.iterdir()), [])
@@ -314,8 +317,8 @@ def test_reset_makes_every_slot_a_hole_and_zeroes_the_counters(owner):
 
 
 def test_written_past_end_reads_the_guard_slot_until_reset(owner):
-    """A full buffer with nothing past it reads False; a record in the guard slot past max_events reads True (the
-    conformance suite reports it), and reset makes the guard a hole again."""
+    """A full buffer with nothing past it reads False; a record's event id in the guard slot past max_events reads
+    True (the conformance suite reports it), and reset makes the guard a hole again."""
     tracing = Tracing(owner)
     tracing.enable(4, chunk=2)
     _record(tracing, 4, dropped=3)
@@ -325,6 +328,62 @@ def test_written_past_end_reads_the_guard_slot_until_reset(owner):
     check("len(events()): the guard is not an event", len(tracing.events()), 4)
     tracing.reset()
     check("written_past_end after reset", tracing.written_past_end, False)
+
+
+def test_enable_and_reset_write_the_whole_guard_record(owner):
+    """The guard slot holds GUARD_RECORD after enable, after reset, and after an enable that keeps the buffers,
+    whatever was in it: every word, not only the event id (which is EMPTY_EVENT, as every hole's)."""
+    tracing = Tracing(owner)
+    tracing.enable(4, chunk=2)
+    check("guard slot after enable", tracing._guarded[-1].tolist(), list(GUARD_RECORD))
+    check("guard event_id", int(tracing._event_ids(tracing._guarded)[-1]), EMPTY_EVENT.value)
+    for again, call in (("reset", tracing.reset), ("enable", lambda: tracing.enable(4, chunk=2))):
+        tracing._guarded[-1] = torch.arange(layout.RECORD_WORDS)
+        call()
+        check(f"guard slot after {again}", tracing._guarded[-1].tolist(), list(GUARD_RECORD))
+        check(f"guard_changes() after {again}", tracing.guard_changes(), ())
+
+
+@pytest.mark.parametrize("word", range(layout.RECORD_WORDS))
+def test_guard_changes_sees_each_word_of_the_guard_slot_until_reset(owner, word):
+    """A kernel that writes any one word of the guard slot (a dropped range's end: word 1) is seen: that word, what
+    it holds and what the host wrote; written_past_end reads True; reset restores the word."""
+    tracing = Tracing(owner)
+    tracing.enable(4, chunk=2)
+    _record(tracing, 4, dropped=3)
+    check("guard_changes(), a full buffer", tracing.guard_changes(), ())
+    tracing._guarded[-1, word] = 1234
+    check("guard_changes()", tracing.guard_changes(), (GuardWord(word, 1234, GUARD_RECORD[word]),))
+    check("written_past_end", tracing.written_past_end, True)
+    check("len(events()): the guard is not an event", len(tracing.events()), 4)
+    tracing.reset()
+    check("guard_changes() after reset", tracing.guard_changes(), ())
+    check("written_past_end after reset", tracing.written_past_end, False)
+
+
+def test_the_guard_record_is_a_hole_of_guard_words():
+    """Every word of GUARD_RECORD is GUARD_WORD but the event_id half, EMPTY_EVENT; a guard read back whole is no
+    change, and one of another length is an error naming its length."""
+    event = FIELD_BY_NAME["event_id"]
+    check("GUARD_RECORD but the event word", [w for k, w in enumerate(GUARD_RECORD) if k != event.word],
+          [GUARD_WORD] * (layout.RECORD_WORDS - 1))
+    check("GUARD_RECORD event word", GUARD_RECORD[event.word], (GUARD_WORD | 0xFFFFFFFF))
+    check("guard_changes(GUARD_RECORD)", guard_changes(GUARD_RECORD), ())
+    check_raises(ValueError, lambda: guard_changes(GUARD_RECORD[:-1]),
+                 mentions=[f"guard record of {layout.RECORD_WORDS - 1} words; expected {layout.RECORD_WORDS}"])
+
+
+def test_guard_changes_sees_a_32_bit_half(owner):
+    """A 32-bit field written alone into the guard slot (target_rank: the high half of the event word) is seen as a
+    change of its word, and reported with every other changed word, in word order."""
+    tracing = Tracing(owner)
+    tracing.enable(4, chunk=2)
+    tracing._guarded.view(torch.int32)[-1, int32_column("target_rank")] = 3
+    tracing._guarded[-1, 0] = 7
+    word = FIELD_BY_NAME["target_rank"].word
+    high = (3 << 32) | (GUARD_RECORD[word] & 0xFFFFFFFF)
+    check("guard_changes()", tracing.guard_changes(),
+          (GuardWord(0, 7, GUARD_RECORD[0]), GuardWord(word, high, GUARD_RECORD[word])))
 
 
 @pytest.mark.parametrize("written,dropped,holes,claimed", [
