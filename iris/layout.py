@@ -13,9 +13,10 @@ The buffers (int64, on the rank's device):
 
     counters  [COUNTERS]                    [COUNTER_CLAIMED] slots claimed (chunk by chunk), [COUNTER_DROPPED]
                                             records that found no slot below max_events
-    records   [max_events, RECORD_WORDS]    one 64-byte record per slot: where each field lives is the field
+    records   [max_events + 1, RECORD_WORDS] one 64-byte record per slot: where each field lives is the field
                                             table's ``word``/``shift`` (``iris.tracing.events.FIELDS``; 32-bit
-                                            fields share a word); a slot never written keeps event_id EMPTY_EVENT
+                                            fields share a word); a slot never written keeps event_id EMPTY_EVENT;
+                                            the last is the guard slot no kernel writes (``iris.tracing.guard``)
     cursors   [cursor_cells(...)]           per-program cursor of both tracings, cell = first chunk's base // chunk:
                                             (end of chunk << 32) | next slot, one word (written and read by thread 0)
 
