@@ -39,10 +39,11 @@ from iris.tracing.timeline import RankTrace
 
 
 class _Owner:
-    """What ``Tracing`` needs from ``Iris``: rank, device, and a sink for the published tracing block."""
+    """What ``Tracing`` needs from ``Iris``: rank, world size, device, and a sink for the published tracing block."""
 
     def __init__(self, device: torch.device) -> None:
         self.rank = 0
+        self.num_ranks = 8  # the records are rank 0's of an 8-rank world (synthetic_records)
         self.device = device
         self.api = "triton"
 

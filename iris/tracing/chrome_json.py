@@ -19,10 +19,31 @@ from typing import IO
 import numpy as np
 
 from iris.tracing import chunks
+from iris.tracing.events import FIELD_BY_NAME
 from iris.tracing.records import KIND_INSTANT, KIND_RANGE, KIND_UNFINISHED
-from iris.tracing.timeline import UNFINISHED_ARG, Timeline
+from iris.tracing.timeline import EVENT_ARGS, UNFINISHED_ARG, UNFINISHED_SUFFIX, Timeline
 
 CHUNK = 1 << 16  # rows formatted at a time: the byte matrix stays small
+
+# The metadata keys upstream iris's JSON writes about its events, for this file's events.
+TIME_UNIT = "us: ts and dur in microseconds (3 decimals: whole ns), ts from the process's clock origin"
+EVENT_KEYS = {
+    "name": f"the event (EVENT_NAMES); '<name>{UNFINISHED_SUFFIX}' a range never ended, '<name> from rank R' the "
+            "copy of a remote op on its target's incoming track; 'remote op' an arrow",
+    "cat": "always 'iris'",
+    "ph": "'X' a range, 'i' an instant, 's' and 'f' the start and end of an arrow (flow, with 'id'; 'bp': 'e')",
+    "ts": "the start, in microseconds from the process's clock origin (metadata.clock_origin_ticks; plus "
+          "metadata.time_shift_ns where an event starts before it)",
+    "dur": "the length in microseconds (ranges only)",
+    "s": "an instant's scope: 't', its track",
+    "pid": "the process: one per rank and API, 1 + its index in metadata.processes",
+    "tid": "the track; its thread_name event names it: 'program P' (the record's pid; 'program P #2', ... where "
+           "ranges overlap without nesting) or 'incoming'",
+    "args": {**{a: FIELD_BY_NAME[a].meaning for a in EVENT_ARGS},
+             "from_rank": "on an incoming slice: the rank that issued the remote op",
+             "from_program": "on an incoming slice: the issuing program's pid (its other args are the op's)",
+             UNFINISHED_ARG: "true on a range never ended (it ends where the trace does)"},
+}
 
 _LUT4 = np.array([list(b"%04d" % i) for i in range(10_000)], dtype=np.uint8).view("<u4").ravel()
 _LEAD4 = np.array([4 - len(str(i)) if i else 4 for i in range(10_000)], dtype=np.int64)

@@ -36,7 +36,7 @@ DEFAULT_CHUNK = 16  # slots a program claims at a time: one claim (a device-wide
 
 
 class Tracing:
-    """Trace buffers of one rank. ``owner`` supplies ``rank``, ``device`` and ``_write_tracing_block``.
+    """Trace buffers of one rank. ``owner`` supplies ``rank``, ``num_ranks``, ``device`` and ``_write_tracing_block``.
 
     Record semantics (``docs/design.md``, "Trace records"): every program that initializes tracing claims a chunk of
     ``chunk`` consecutive slots with one relaxed atomic on the claim counter and hands them out in program order;

@@ -2,6 +2,12 @@
 
 Event ids are usable inside kernels as ``TraceEvent().put`` (a ``tl.constexpr``); the host
 decodes ids to names through ``EVENT_NAMES``. Every id has exactly one name.
+The ids are upstream iris's, in its ranges of 1024 ids: 0-1023 the iris ops (data movement, atomics), 1024-2047
+user data movement (``fetch``), 2048-3071 user compute (``compute``, ``reduce``), 3072-4095 synchronization
+(``wait``, ``barrier``). ``user``, an event the caller gives its meaning (by its payload), is none of those kinds,
+and an id inside upstream's ranges is one upstream may give to its next event there: so ``user`` opens the next
+range, 4096-5119, this project's own events. Ids 14-17 were barrier, wait, compute and user before (``OLD_EVENT_IDS``:
+decoded, with a warning, for one release).
 A record is ``RECORD_WORDS`` int64 words (``iris.layout``). ``FIELDS`` says, per field, where the device stores it
 (a whole word, or the low or high 32 bits of one; or nowhere: the host knows it), what the conformance checks do
 with it and how an export carries it; every other list of fields (the export's arguments, the model's logical
@@ -10,6 +16,9 @@ fields, the physical checks, the kernels' word constants, the decoder) is derive
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 from dataclasses import dataclass
 
 import triton
@@ -17,7 +26,8 @@ import triton.language as tl
 
 from iris._aggregate import aggregate
 
-# (name, id). Ids are stable: append new events, never renumber.
+# (name, id), by id, in the ranges above. Ids are stable: append new events in their range, never renumber (the
+# one renumbering: OLD_EVENT_IDS).
 _EVENTS: tuple[tuple[str, int], ...] = (
     ("load", 0),
     ("store", 1),
@@ -33,14 +43,67 @@ _EVENTS: tuple[tuple[str, int], ...] = (
     ("atomic_or", 11),
     ("atomic_min", 12),
     ("atomic_max", 13),
-    ("barrier", 14),
-    ("wait", 15),
-    ("compute", 16),
-    ("user", 17),
+    ("fetch", 1024),
+    ("compute", 2048),
+    ("reduce", 2049),
+    ("wait", 3072),
+    ("barrier", 3073),
+    ("user", 4096),
 )
 
 EVENT_IDS: dict[str, int] = dict(_EVENTS)
-EVENT_NAMES: dict[int, str] = {i: n for n, i in _EVENTS}
+
+# The ids barrier, wait, compute and user had before they took upstream's (and ``user`` its own range). Records
+# holding them still decode, to the new ids and names, with a DeprecationWarning, until OLD_IDS_REMOVED_IN; from
+# then on they read ``unknown(<id>)``. (Some upstream versions give 14-17 to wg_fetch, wg_gemm, wg_gemm_wait and
+# wg_sdma, events this table does not have: one more reason not to keep them.)
+OLD_EVENT_IDS: dict[int, str] = {14: "barrier", 15: "wait", 16: "compute", 17: "user"}
+OLD_IDS_REMOVED_IN = "0.2.0"  # the release after this one (0.1.0)
+OLD_IDS_WARNING = (
+    "trace event ids " + ", ".join(f"{i} ({n})" for i, n in OLD_EVENT_IDS.items())
+    + f" are deprecated: they decode to those names until release {OLD_IDS_REMOVED_IN}, which reads them as "
+    "unknown; kernels record TraceEvent()'s ids (" + ", ".join(f"{n} {EVENT_IDS[n]}" for n in OLD_EVENT_IDS.values())
+    + ")")
+
+_IRIS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_old_ids_warned = False
+
+
+def _first_caller_outside_iris() -> int:
+    """The ``stacklevel`` (for a ``warnings.warn`` in the function calling this) of the first frame whose code is
+    not in the iris package: the warning points at the code that asked to decode."""
+    frame, level = sys._getframe(1), 1  # the function calling this: stacklevel 1
+    while frame is not None and frame.f_code.co_filename.startswith(_IRIS_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def warn_old_ids() -> None:
+    """The DeprecationWarning of ``OLD_EVENT_IDS``, once per process; a decoder calls it when it meets one."""
+    global _old_ids_warned
+    if not _old_ids_warned:
+        _old_ids_warned = True
+        warnings.warn(OLD_IDS_WARNING, DeprecationWarning, stacklevel=_first_caller_outside_iris())
+
+
+class _EventNames(dict):
+    """``{id: name}`` of the table. An old id (``OLD_EVENT_IDS``) is no key, but ``[]`` and ``get`` read its new
+    name (warning once), so code that names raw ids, such as upstream's export, still names them."""
+
+    def __missing__(self, event_id):
+        if event_id not in OLD_EVENT_IDS:
+            raise KeyError(event_id)
+        warn_old_ids()
+        return OLD_EVENT_IDS[event_id]
+
+    def get(self, event_id, default=None):
+        try:
+            return self[event_id]
+        except KeyError:
+            return default
+
+
+EVENT_NAMES: dict[int, str] = _EventNames((i, n) for n, i in _EVENTS)
 
 LOGICAL, PHYSICAL, SLOT = "logical", "physical", "slot"
 
@@ -103,7 +166,8 @@ DURATION_INSTANT = tl.constexpr(-2)  # an instant
 
 
 def event_name(event_id: int) -> str:
-    """The name of ``event_id``; unknown ids read ``unknown(<id>)``."""
+    """The name of ``event_id``; an old id (``OLD_EVENT_IDS``) reads its new name (warning once), an unknown id
+    ``unknown(<id>)``."""
     return EVENT_NAMES.get(int(event_id), f"unknown({int(event_id)})")
 
 

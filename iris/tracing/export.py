@@ -25,6 +25,7 @@ import torch.distributed as dist
 import triton
 import triton.language as tl
 
+from iris.checks import is_int
 from iris.tracing import chrome_json, hw, pftrace, timeline
 from iris.tracing.records import TraceRecords
 from iris.tracing.timeline import RankTrace
@@ -166,17 +167,24 @@ def check_writable(path, rank: int | None = None) -> Path:
 
 @dataclass(frozen=True)
 class Writer:
-    """A trace format: the file suffixes that choose it, and ``write(f, timeline, metadata, compress)``."""
+    """A trace format: the file suffixes that choose it, ``write(f, timeline, metadata, compress)``, and what its
+    metadata says of its times (``time_unit``) and, where it writes upstream's keys, of its events' keys
+    (``event_keys``, upstream's ``fields``)."""
 
     suffixes: tuple[str, ...]
     write: Callable[[IO[bytes], timeline.Timeline, dict, bool], None]
+    time_unit: str
+    event_keys: dict | None = None
 
 
 # Every format, by name; one module each. A name whose suffix no writer claims is written as DEFAULT_FORMAT.
 WRITERS: dict[str, Writer] = {
-    "json": Writer((".json",), lambda f, line, metadata, compress: chrome_json.write(f, line, metadata)),
-    "pftrace": Writer((".pftrace", ".perfetto-trace"), pftrace.write),
+    "json": Writer((".json",), lambda f, line, metadata, compress: chrome_json.write(f, line, metadata),
+                   chrome_json.TIME_UNIT, chrome_json.EVENT_KEYS),
+    "pftrace": Writer((".pftrace", ".perfetto-trace"), pftrace.write, pftrace.TIME_UNIT),
 }
+# Upstream iris's trace schema: its event ids (iris.tracing.events) and the metadata keys of ``upstream_metadata``.
+SCHEMA_VERSION = "1.2"
 DEFAULT_FORMAT = "json"  # as before binary export existed
 BINARY_SUFFIXES = WRITERS["pftrace"].suffixes
 
@@ -193,10 +201,38 @@ def trace_format(path, format: str | None = None) -> str:
     return next((name for name, w in WRITERS.items() if suffix in w.suffixes), DEFAULT_FORMAT)
 
 
-def trace_metadata(traces: list[RankTrace], line: timeline.Timeline, clock: dict | None) -> dict:
-    """What a reader needs besides the events: clock, origins, counts, drops, the clock alignment."""
+def upstream_metadata(traces: list[RankTrace], writer: Writer, world_size: int | None) -> dict:
+    """The metadata keys upstream iris's export writes, where this export can fill them with what they mean there.
+
+    Both files: ``schema_version``, ``world_size`` (``world_size``, by default the ranks in the file),
+    ``time_unit`` and ``fields`` (what each key of an event means; JSON only). A file of one process, as upstream's
+    per-rank file: ``num_events`` and ``rank``. A file of several, as upstream's merged file: ``total_events`` and,
+    where every process has the same, ``max_events``. Not written: ``timestamp_offset`` and ``aligned`` (one
+    offset for every rank; here each process has its own origin: ``clock_origin_ticks``, and ``clock_alignment``
+    says how they line up), and upstream's description of the host and GPU (``hostname``, ``command_line``,
+    ``gpu_*``, ...): it describes the machine, not the trace, and two exports of the same records would differ.
+    """
+    meta: dict = {"schema_version": SCHEMA_VERSION}
+    if len(traces) == 1:
+        meta.update(num_events=len(traces[0].records), rank=traces[0].records.rank)
+    else:
+        meta["total_events"] = sum(len(t.records) for t in traces)
+        if len({t.records.max_events for t in traces}) == 1:
+            meta["max_events"] = traces[0].records.max_events
+    meta["world_size"] = len({t.records.rank for t in traces}) if world_size is None else world_size
+    meta["time_unit"] = writer.time_unit
+    if writer.event_keys is not None:
+        meta["fields"] = writer.event_keys
+    return meta
+
+
+def trace_metadata(traces: list[RankTrace], line: timeline.Timeline, clock: dict | None, writer: Writer,
+                   world_size: int | None = None) -> dict:
+    """What a reader needs besides the events: upstream's keys (``upstream_metadata``), then this project's: clock,
+    origins, counts, drops, the clock alignment."""
     first = traces[0].records
-    meta = {
+    meta = upstream_metadata(traces, writer, world_size)
+    meta.update({
         "backend": first.backend,
         "ticks_per_second": first.ticks_per_second,
         "processes": [t.name for t in traces],
@@ -205,29 +241,32 @@ def trace_metadata(traces: list[RankTrace], line: timeline.Timeline, clock: dict
         "clock_origin_ticks": {t.name: int(t.origin_ticks) for t in traces},
         "flows": line.flows,
         "clock_alignment": clock or {"method": "none: times of each rank from its own origin", "error_bound_ns": None},
-    }
+    })
     meta.update(line.metadata)
     return meta
 
 
 def write_trace(path, traces: list[RankTrace], *, format: str | None = None, flows: bool = True,
-                clock: dict | None = None, compress: bool = True) -> str:
+                clock: dict | None = None, compress: bool = True, world_size: int | None = None) -> str:
     """Write ``traces`` (one per rank and API) to ``path`` atomically as JSON or binary Perfetto; returns the path.
 
     ``format``: "json" or "pftrace" (default: from the suffix). ``flows``: arrows from remote ops to their
     target's incoming track. ``clock``: how the ranks' clocks were aligned (goes into the metadata).
-    ``compress``: deflate the binary trace's packets.
+    ``compress``: deflate the binary trace's packets. ``world_size``: the ranks of the world the traces come from
+    (the metadata's ``world_size``; default: the ranks in ``traces``).
     """
+    if world_size is not None and not (is_int(world_size) and world_size >= 1):
+        raise ValueError(f"write_trace: world_size={world_size!r}; expected an int >= 1 (or None)")
     fmt = trace_format(trace_path(path), format)
-    return _write(check_writable(path), traces, fmt, flows, clock, compress)
+    return _write(check_writable(path), traces, fmt, flows, clock, compress, world_size)
 
 
 def _write(path: Path, traces: list[RankTrace], fmt: str, flows: bool, clock: dict | None,
-           compress: bool = True) -> str:
+           compress: bool = True, world_size: int | None = None) -> str:
     """``write_trace`` to a ``path`` already checked: through a temporary file renamed over ``path`` at the end, so
     a failed write leaves no file behind and an older trace at ``path`` whole."""
     line = timeline.build(traces, flows=flows)
-    metadata = trace_metadata(traces, line, clock)
+    metadata = trace_metadata(traces, line, clock, WRITERS[fmt], world_size)
     fd, tmp = _temp_file(path, repr(str(path)))
     umask = os.umask(0)
     os.umask(umask)
@@ -252,7 +291,7 @@ def export_ranks(owner, events: Callable[[], TraceRecords], path, merge: bool, *
         records = events()
         origin = int(records["timestamp"].min()) if len(records) else 0
         clock = {"method": "one rank: times from its first event", "error_bound_ns": 0}
-        return _write(target, [RankTrace(records, origin, api)], fmt, flows, clock)
+        return _write(target, [RankTrace(records, origin, api)], fmt, flows, clock, world_size=owner.num_ranks)
     gather_or_raise(owner.group, owner.num_ranks, "trace export: checking the path",
                     lambda: check_writable(path) if owner.rank == 0 else None)
     records = events()
@@ -265,7 +304,8 @@ def export_ranks(owner, events: Callable[[], TraceRecords], path, merge: bool, *
 
     def write_merged() -> None:
         traces = [RankTrace(r, ref.ticks + shift, api) for r, ref in gathered]
-        _write(trace_path(path), traces, fmt, flows, alignment([ref for _, ref in gathered], traces))
+        _write(trace_path(path), traces, fmt, flows, alignment([ref for _, ref in gathered], traces),
+               world_size=owner.num_ranks)
 
     gather_or_raise(owner.group, owner.num_ranks, "trace export: writing the merged file",
                     lambda: write_merged() if owner.rank == 0 else None)

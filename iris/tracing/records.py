@@ -18,12 +18,15 @@ from iris.tracing.events import (
     DURATION_INSTANT,
     DURATION_OPEN,
     EMPTY_EVENT,
+    EVENT_IDS,
     FIELD_BY_NAME,
     FIELD_INDEX,
     FIELDS,
+    OLD_EVENT_IDS,
     TRACE_FIELDS,
     TraceField,
     event_name,
+    warn_old_ids,
 )
 
 KIND_RANGE, KIND_INSTANT, KIND_UNFINISHED = 0, 1, 2
@@ -55,6 +58,24 @@ def int32_column(name: str) -> int:
 def event_ids(words: np.ndarray) -> np.ndarray:
     """The ``event_id`` of each record of field-major ``words`` (``[RECORD_WORDS, n]``): ``EMPTY_EVENT`` at a hole."""
     return _field(words, FIELD_BY_NAME["event_id"])
+
+
+_OLD_LOW = min(OLD_EVENT_IDS)
+# The new id of each old one, indexed by old id - _OLD_LOW (the old ids are consecutive).
+_NEW_OF_OLD = np.array([EVENT_IDS[OLD_EVENT_IDS[_OLD_LOW + k]] for k in range(len(OLD_EVENT_IDS))], dtype=np.int64)
+
+
+def renumber_old_ids(ids: np.ndarray) -> np.ndarray:
+    """int64 event ids with every old id (``OLD_EVENT_IDS``) replaced by the new id of its name, warning once
+    (``warn_old_ids``); ``ids`` itself, not a copy, where there is none."""
+    offset = ids.astype(np.int64, copy=False) - _OLD_LOW
+    old = offset.view(np.uint64) < len(_NEW_OF_OLD)
+    if not old.any():
+        return ids
+    warn_old_ids()
+    out = ids.copy()
+    out[old] = _NEW_OF_OLD[offset[old]]
+    return out
 
 
 def decode_words(words: np.ndarray, rank: int, slots: np.ndarray) -> np.ndarray:
@@ -113,7 +134,8 @@ class TraceRecords:
     """Events of one rank in slot order (= ``op_index`` order); holes (slots never written) are skipped.
 
     ``columns`` holds every field of ``TRACE_FIELDS`` plus ``slot`` (where in the buffer the event was found),
-    ``kind`` (KIND_*) and ``duration_ns`` (float, NaN where the event is not a finished range).
+    ``kind`` (KIND_*) and ``duration_ns`` (float, NaN where the event is not a finished range). ``event_id`` holds
+    the table's ids: an old one (``OLD_EVENT_IDS``) is decoded to its new id (``renumber_old_ids``).
     ``dropped``: records that found no slot below ``max_events``; ``attempted`` = recorded + dropped.
     """
 
@@ -163,6 +185,7 @@ class TraceRecords:
         """Events from an int64 ``[len(TRACE_FIELDS), n]`` array, row f = field f, one column per event;
         ``slots``: the buffer slot of each (default: its op_index)."""
         cols = {name: np.ascontiguousarray(rows[i]) for i, name in enumerate(TRACE_FIELDS)}
+        cols["event_id"] = renumber_old_ids(cols["event_id"])  # records written with ids 14-17
         n = rows.shape[1]
         cols["slot"] = cols["op_index"].copy() if slots is None else np.asarray(slots, dtype=np.int64)
         dur = cols["duration_cycles"]

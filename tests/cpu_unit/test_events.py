@@ -1,6 +1,9 @@
-"""Trace event ids and record fields: one table, names and ids one to one, constexpr views derived from it."""
+"""Trace event ids and record fields: one table, names and ids one to one, upstream iris's ids, the old ids read
+with a warning, constexpr views derived from it."""
 
 from __future__ import annotations
+
+import warnings
 
 import pytest
 import triton.language as tl
@@ -34,9 +37,74 @@ def test_ids_are_unique_non_negative_ints():
         check_that(f"EVENT_IDS[{name!r}]", event_id, type(event_id) is int and event_id >= 0, "an int >= 0")
 
 
+# Upstream iris's event table (iris/tracing/events.py there: EVENT_NAMES, in its ranges of 1024 ids), written out.
+UPSTREAM = {
+    0: "load", 1: "store", 2: "get", 3: "put", 4: "copy", 5: "atomic_add", 6: "atomic_sub", 7: "atomic_cas",
+    8: "atomic_xchg", 9: "atomic_xor", 10: "atomic_and", 11: "atomic_or", 12: "atomic_min", 13: "atomic_max",
+    1024: "fetch", 2048: "compute", 2049: "reduce", 3072: "wait", 3073: "barrier",
+}  # fmt: skip
+OLD = {14: "barrier", 15: "wait", 16: "compute", 17: "user"}
+
+
+def test_the_ids_are_upstreams_and_user_opens_the_next_range():
+    check("EVENT_NAMES less user", {i: n for i, n in EVENT_NAMES.items() if n != "user"}, UPSTREAM)
+    check("EVENT_IDS['user']", EVENT_IDS["user"], 4096)
+    check_that("user's range", EVENT_IDS["user"] // 1024, EVENT_IDS["user"] // 1024 > max(UPSTREAM) // 1024,
+               "past every range upstream uses")
+    check("ids in table order", [i for _, i in events._EVENTS], sorted(EVENT_IDS.values()))
+
+
+def test_every_id_fits_the_records_32_bit_half():
+    for name, event_id in EVENT_IDS.items():
+        check_that(f"EVENT_IDS[{name!r}]", event_id, 0 <= event_id < 2**31, "in [0, 2**31): a signed 32-bit half")
+
+
 def test_unknown_id_has_a_readable_name():
-    unknown = max(EVENT_IDS.values()) + 1
-    check(f"event_name({unknown})", events.event_name(unknown), f"unknown({unknown})")
+    for unknown in (18, 1025, 4097, max(EVENT_IDS.values()) + 1):
+        check(f"event_name({unknown})", events.event_name(unknown), f"unknown({unknown})")
+    check("EVENT_NAMES.get(18)", EVENT_NAMES.get(18), None)
+    check("EVENT_NAMES.get(18, 'x')", EVENT_NAMES.get(18, "x"), "x")
+    with pytest.raises(KeyError):
+        EVENT_NAMES[18]
+
+
+@pytest.fixture
+def fresh_warning(monkeypatch):
+    """The old ids' warning not yet given in this process (it is given once)."""
+    monkeypatch.setattr(events, "_old_ids_warned", False)
+
+
+def _deprecations(read) -> tuple[object, list[warnings.WarningMessage]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = read()
+    return value, [w for w in caught if issubclass(w.category, DeprecationWarning)]
+
+
+WARNING = ("trace event ids 14 (barrier), 15 (wait), 16 (compute), 17 (user) are deprecated: they decode to those "
+           "names until release 0.2.0, which reads them as unknown; kernels record TraceEvent()'s ids (barrier 3073, "
+           "wait 3072, compute 2048, user 4096)")
+
+
+@pytest.mark.parametrize("read", ["EVENT_NAMES[id]", "EVENT_NAMES.get(id)", "event_name(id)"])
+@pytest.mark.parametrize(("old", "name"), OLD.items())
+def test_an_old_id_reads_its_new_name_and_warns_once(fresh_warning, read, old, name):
+    reader = {"EVENT_NAMES[id]": lambda i: EVENT_NAMES[i], "EVENT_NAMES.get(id)": EVENT_NAMES.get,
+              "event_name(id)": events.event_name}[read]
+    value, caught = _deprecations(lambda: reader(old))
+    check(read.replace("id", str(old)), value, name)
+    check("warnings", [str(w.message) for w in caught], [WARNING])
+    check("warning points at the caller", caught[0].filename, __file__)
+    again, caught = _deprecations(lambda: [reader(i) for i in OLD])
+    check("the old ids read again", again, list(OLD.values()))
+    check("warnings the second time", caught, [])
+
+
+def test_old_ids_are_not_keys():
+    check("old ids among EVENT_NAMES' keys", sorted(set(OLD) & set(EVENT_NAMES)), [])
+    check("14 in EVENT_NAMES", 14 in EVENT_NAMES, False)
+    check("OLD_EVENT_IDS", events.OLD_EVENT_IDS, OLD)
+    check("OLD_IDS_WARNING", events.OLD_IDS_WARNING, WARNING)
 
 
 @pytest.mark.parametrize("name", list(EVENT_IDS))

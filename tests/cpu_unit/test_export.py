@@ -87,6 +87,60 @@ def test_file_metadata(tmp_path):
     check("displayTimeUnit", trace["displayTimeUnit"], "ns")
 
 
+# Upstream iris's metadata keys (its per-rank and its merged file) and this project's, in the order written.
+UPSTREAM_ONE = ["schema_version", "num_events", "rank", "world_size", "time_unit", "fields"]
+UPSTREAM_MERGED = ["schema_version", "total_events", "max_events", "world_size", "time_unit", "fields"]
+OURS = ["backend", "ticks_per_second", "processes", "events", "dropped", "clock_origin_ticks", "flows",
+        "clock_alignment"]
+
+
+def test_a_merged_file_has_upstreams_merged_keys_beside_ours(tmp_path):
+    export.write_trace(tmp_path / "t.json", tc.traces(), world_size=4)
+    meta = json.loads((tmp_path / "t.json").read_text())["metadata"]
+    check("metadata keys", list(meta), UPSTREAM_MERGED + OURS)
+    check("metadata.schema_version", meta["schema_version"], "1.2")
+    check("metadata.total_events", meta["total_events"], 4 + 5)
+    check("metadata.max_events", meta["max_events"], 16)
+    check("metadata.world_size", meta["world_size"], 4)
+    check("metadata.time_unit", meta["time_unit"], chrome_json.TIME_UNIT)
+    check("metadata.fields", meta["fields"], chrome_json.EVENT_KEYS)
+
+
+def test_a_one_rank_file_has_upstreams_per_rank_keys(tmp_path):
+    export.write_trace(tmp_path / "t.json", [RankTrace(tc.records(1), tc.ORIGINS[1])])
+    meta = json.loads((tmp_path / "t.json").read_text())["metadata"]
+    check("metadata keys", list(meta), UPSTREAM_ONE + OURS)
+    check("metadata.num_events", meta["num_events"], 5)
+    check("metadata.rank", meta["rank"], 1)
+    check("metadata.world_size (default: the ranks in the file)", meta["world_size"], 1)
+
+
+def test_max_events_is_left_out_where_the_ranks_differ(tmp_path):
+    per_rank = [RankTrace(tc.records(0, max_events=8), tc.ORIGINS[0]), RankTrace(tc.records(1), tc.ORIGINS[1])]
+    export.write_trace(tmp_path / "t.json", per_rank)
+    meta = json.loads((tmp_path / "t.json").read_text())["metadata"]
+    check("metadata keys", list(meta), [k for k in UPSTREAM_MERGED if k != "max_events"] + OURS)
+    check("metadata.world_size (default: the ranks in the file)", meta["world_size"], 2)
+
+
+def test_fields_describe_every_key_and_argument_the_events_carry(tmp_path):
+    trace = _write(tmp_path / "t.json")
+    keys = {k for e in trace["traceEvents"] if e["ph"] in ("X", "i", "s", "f") for k in e}
+    args = {a for e in trace["traceEvents"] if e["ph"] in ("X", "i") for a in e["args"]}
+    fields = trace["metadata"]["fields"]
+    check("event keys without a description", sorted(keys - set(fields) - {"id", "bp"}), [])
+    check("described keys no event has", sorted(set(fields) - keys), [])
+    check("arguments without a description", sorted(args - set(fields["args"])), [])
+    check("described arguments", sorted(fields["args"]), sorted(args | {"unfinished"}))
+
+
+@pytest.mark.parametrize("world_size", [0, -1, 2.0, "2", True])
+def test_a_bad_world_size_is_refused_before_anything_is_written(tmp_path, world_size):
+    check_raises(ValueError, lambda: export.write_trace(tmp_path / "t.json", tc.traces(), world_size=world_size),
+                 [f"write_trace: world_size={world_size!r}; expected an int >= 1 (or None)"])
+    check("files written", sorted(p.name for p in tmp_path.iterdir()), [])
+
+
 def test_event_before_its_origin_moves_every_time_up(tmp_path):
     per_rank = [RankTrace(tc.records(0), tc.ORIGINS[0] + 1500)]  # the store starts 500 ticks before the origin
     export.write_trace(tmp_path / "t.json", per_rank)

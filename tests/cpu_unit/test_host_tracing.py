@@ -36,10 +36,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 class FakeOwner:
-    """What ``Tracing`` needs from ``Iris``: a rank, a device and a way to publish the tracing block."""
+    """What ``Tracing`` needs from ``Iris``: a rank, the world size, a device and a way to publish the tracing
+    block."""
 
     def __init__(self, rank: int = 2) -> None:
         self.rank = rank
+        self.num_ranks = 4
         self.device = torch.device("cpu")
         self.blocks: list[layout.TracingBlock | None] = []
 
@@ -435,6 +437,8 @@ def test_export_writes_this_ranks_events(owner, tmp_path):
     names = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "process_name"}
     check("processes", sorted({names[e["pid"]] for e in instants}), [f"triton rank {owner.rank}"])
     check("metadata.dropped", trace["metadata"]["dropped"], {f"triton rank {owner.rank}": 0})
+    upstream = {k: trace["metadata"][k] for k in ("num_events", "rank", "world_size")}
+    check("upstream's per-rank keys", upstream, {"num_events": 3, "rank": owner.rank, "world_size": owner.num_ranks})
 
 
 @pytest.mark.parametrize(("kwargs", "named"), [

@@ -83,6 +83,11 @@ def test_metadata_instant(tmp_path):
     check("processes", info["processes"], ["triton rank 0", "triton rank 1"])
     check("ticks_per_second", info["ticks_per_second"], 1e9)
     check("flows", info["flows"], 4)
+    # upstream iris's keys of a merged file; its "fields" describe JSON events, so the binary trace has none
+    upstream = {k: info.get(k) for k in ("schema_version", "total_events", "max_events", "world_size", "time_unit")}
+    check("upstream's keys", upstream, {"schema_version": "1.2", "total_events": 9, "max_events": 16,
+                                        "world_size": 2, "time_unit": pftrace.TIME_UNIT})
+    check("fields", "fields" in info, False)
 
 
 def test_many_events_span_chunks_and_round_trip(tmp_path, monkeypatch):
@@ -93,7 +98,7 @@ def test_many_events_span_chunks_and_round_trip(tmp_path, monkeypatch):
     n = 500
     rows = np.zeros((len(tc.TRACE_FIELDS), n), dtype=np.int64)
     rows[:] = rng.integers(-(2**62), 2**62, rows.shape)
-    rows[tc.FIELD_INDEX["event_id"]] = rng.integers(0, 18, n)
+    rows[tc.FIELD_INDEX["event_id"]] = rng.choice(sorted(tc.EVENT_IDS.values()), n)  # sparse: 0-13, then 1024...
     rows[tc.FIELD_INDEX["pid"]] = np.arange(n)  # one program each: every range fits its track
     rows[tc.FIELD_INDEX["timestamp"]] = rng.integers(0, 10**6, n)
     dur = rng.integers(0, 10**4, n)
@@ -153,7 +158,7 @@ def test_isal_missing_says_how_to_get_it(monkeypatch):
 
 # Per rank, per event: (event id, program, start tick, duration: ticks, or None for an instant, or -1 for open,
 # target rank). Small ranges of values, so that slices share instants, nest, overlap and touch.
-_EVENT = st.tuples(st.integers(0, 17), st.integers(0, 2), st.integers(0, 12),
+_EVENT = st.tuples(st.sampled_from(sorted(tc.EVENT_IDS.values())), st.integers(0, 2), st.integers(0, 12),
                    st.one_of(st.none(), st.just(-1), st.integers(0, 6)), st.integers(0, 2))
 
 

@@ -6,12 +6,14 @@ the GPU's read-back path (``unpack_slots``, ``TraceRecords.from_unpacked``; run 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 import torch
 
 from iris import layout
+from iris.tracing import events
 from iris.tracing.events import (
     DURATION_INSTANT,
     DURATION_OPEN,
@@ -30,9 +32,10 @@ from iris.tracing.records import (
     decode_words,
     encode_records,
     int32_column,
+    renumber_old_ids,
     unpack_slots,
 )
-from tests.cpu_unit.checks import check, check_array
+from tests.cpu_unit.checks import check, check_array, check_that
 
 pytestmark = pytest.mark.cpu_unit
 
@@ -151,6 +154,52 @@ def test_unknown_event_id_decodes_to_a_readable_name():
     buf = _buffer(2)
     buf.view(np.int32)[1, int32_column("event_id")] = 999
     check("names()", _decode(buf).names(), ["store", "unknown(999)"])
+
+
+# Records as a kernel built before the ids moved to upstream's leaves them: ids 14-17, beside ids that stay.
+OLD_SLOTS = [(14, "barrier"), (13, "atomic_max"), (15, "wait"), (16, "compute"), (17, "user"), (16, "compute")]
+
+
+def _old_buffer() -> np.ndarray:
+    buf = _buffer(len(OLD_SLOTS) + 2, SLOTS[:1] * len(OLD_SLOTS))
+    buf.view(np.int32)[: len(OLD_SLOTS), int32_column("event_id")] = [old for old, _ in OLD_SLOTS]
+    return buf
+
+
+def _decoded_warnings(decode) -> tuple[TraceRecords, list[warnings.WarningMessage]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rec = decode()
+    return rec, [w for w in caught if issubclass(w.category, DeprecationWarning)]
+
+
+@pytest.mark.parametrize("path", ["from_slots", "from_unpacked"])
+def test_old_ids_decode_to_the_new_ids_and_names_with_one_warning(monkeypatch, path):
+    monkeypatch.setattr(events, "_old_ids_warned", False)
+    buf = _old_buffer()
+    kw = {"rank": 3, "backend": "cuda", "ticks_per_second": 1e9}
+    decode = {"from_slots": lambda: _decode(buf),
+              "from_unpacked": lambda: TraceRecords.from_unpacked(unpack_slots(torch.from_numpy(buf), 3).numpy(), 0,
+                                                                  len(buf), **kw)}[path]
+    rec, caught = _decoded_warnings(decode)
+    check_array("event_id", rec["event_id"], np.array([EVENT_IDS[n] for _, n in OLD_SLOTS]), path)
+    check("names()", rec.names(), [n for _, n in OLD_SLOTS], path)
+    check("warnings", [str(w.message) for w in caught], [events.OLD_IDS_WARNING], path)
+    check("warning points at the caller", caught[0].filename, __file__, path)
+    check("raw ids left in the buffer", buf.view(np.int32)[: len(OLD_SLOTS), int32_column("event_id")].tolist(),
+          [old for old, _ in OLD_SLOTS], path)
+    _, caught = _decoded_warnings(decode)
+    check("warnings at the second decode", caught, [], path)
+
+
+def test_renumbering_leaves_every_other_id_and_copies_nothing_without_old_ids(monkeypatch):
+    monkeypatch.setattr(events, "_old_ids_warned", False)
+    others = np.array([-1, 0, 13, 18, 1024, 2048, 2049, 3072, 3073, 4096, -(2**31), 2**31 - 1], dtype=np.int64)
+    check_that("renumber_old_ids(ids without old ones) is ids", renumber_old_ids(others) is others,
+               renumber_old_ids(others) is others, "the same array, not a copy")
+    with pytest.warns(DeprecationWarning, match="trace event ids 14 "):
+        renumbered = renumber_old_ids(np.array([14, 15, 16, 17, 13, 18]))
+    check_array("renumbered", renumbered, np.array([3073, 3072, 2048, 4096, 13, 18]))
 
 
 def test_decoded_columns_do_not_alias_the_buffer():
