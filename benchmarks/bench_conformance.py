@@ -3,24 +3,31 @@
     python -m benchmarks.bench_conformance [--backend cpu|gpu] [--ranks 2] [--examples 20] [--scenario NAME ...]
                                            [--cold-warm N]
 
-For each scenario that accepts the world size: a first example, then N more, drawn as the harness draws them
+For each scenario that accepts the world size (``--ranks``; a scenario named with ``--scenario`` that refuses it is
+refused before anything runs): a first example, then ``--examples`` more, drawn as the harness draws them
 (``host_side.examples``: the scenario's params and the trace chunk of their settings), on one pooled world started
-beforehand (start-up is nobody's example time). examples/s counts the N examples after the first.
-An example is warm once an earlier one had the same compile-time values (``Scenario.compile_key``:
-block sizes, dtypes); the compile column is kernel variants compiled per warm example, summed over
-ranks and both APIs. The variants column is the most compiled variants of the Triton / Gluon kernel
-across the ranks for one configuration (``host_side.variants_per_config``): Gluon must be 1 (one compile
-serves every rank), Triton is R (rank and world size are constexprs). Under the interpreter nothing is
-compiled ("-"), so both columns are meaningful on a GPU.
+beforehand (start-up is nobody's example time). A line per scenario as it finishes, then the mean of the phases:
 
-``--cold-warm N`` adds the wall seconds of the scenario's first N examples (the same params) run again on fresh
-rank processes (no kernel in memory), pool start-up excluded: cold with an empty Triton cache
-(``TRITON_CACHE_DIR``, a new temporary folder), then warm on the cache the cold run filled. Under the
-interpreter nothing is compiled or cached, so both are plain wall seconds. Its failures count in ``failures``.
+  examples/s        the examples after the first, per second;
+  compiles/example  kernel variants compiled per warm example, summed over ranks and both APIs (an example is
+                    warm once an earlier one had the same compile-time values, ``Scenario.compile_key``: block
+                    sizes, dtypes), and how many examples were warm;
+  variants t/g      the most compiled variants of the Triton / Gluon kernel across the ranks for one configuration
+                    (``host_side.variants_per_config``): 1 where one compile serves every rank, R for a kernel that
+                    takes the rank as a constexpr (Triton's of ``tracing_1d_address``);
+  failures          failing examples, those of ``--cold-warm`` included;
+  cold/warm s       with ``--cold-warm N``: the wall seconds of the scenario's first N examples (the same params)
+                    run again on fresh rank processes (no kernel in memory), pool start-up excluded: cold with an
+                    empty Triton cache (``TRITON_CACHE_DIR``, a new temporary folder), then warm on the cache the
+                    cold run filled; N is at most ``--examples`` + 1, the examples the scenario ran;
+  ms per example    by phase (dispatch, reset, setup, barriers, compile, launch, kernel, readback, model, compare),
+                    on the rank whose kernels took longest: ``compile`` is the time inside Triton's compiler (cold
+                    compiles and loads from its disk cache, through its compilation listener), carved out of
+                    ``launch``, which keeps the rest of the launch calls (specialization, module load, enqueue).
 
-Milliseconds per example by phase, on the rank whose kernels took longest: ``compile`` is the time inside
-Triton's compiler (cold compiles and loads from its disk cache, through its compilation listener), carved out
-of ``launch``, which keeps the rest of the launch calls (specialization, module load, enqueue).
+Under the interpreter (``--backend cpu``, the default where torch sees no GPU) nothing is compiled or cached:
+compiles/example reads 0.00, variants -/-, the compile phase 0 and cold/warm are plain wall seconds; those figures
+are meaningful on a GPU.
 """
 
 from __future__ import annotations
@@ -36,10 +43,12 @@ from contextlib import contextmanager
 from hypothesis import HealthCheck, given, settings
 
 from conformance.harness import host_side
-from conformance.harness.host_side import Example, detect_backend, run_example
-from conformance.kit.scenario import Scenario, load, names
+from conformance.harness.host_side import Example, run_example
+from conformance.harness.suite import SelectionError, plan
+from conformance.kit.scenario import Scenario, load
 from conformance.report.output import variants_cell
 from conformance.results import ExampleResult
+from iris.cli_args import OneLineParser, chosen_backend, int_at_least
 from iris.ranks import Pools
 
 PHASES = ("dispatch", "reset", "setup", "barriers", "compile", "launch", "kernel", "readback", "model", "compare")
@@ -173,27 +182,40 @@ def _with_phases(cells: Sequence[str], phases: dict[str, float]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> list[Row]:
-    """Print the table (a line per scenario as it finishes, then the mean); return its rows."""
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--backend", choices=("cpu", "gpu"), default=None)
-    p.add_argument("--ranks", type=int, default=2)
-    p.add_argument("--examples", type=int, default=20)
-    p.add_argument("--scenario", action="append")
-    p.add_argument("--cold-warm", type=int, default=0, metavar="N",
-                   help="also time the first N examples on fresh ranks, with an empty then a warm Triton cache")
+    """Print the table (a line per scenario as it finishes, then the mean); return its rows. Bad input is refused
+    in one line on stderr, exit code 2, before any rank starts."""
+    p = OneLineParser(prog="python -m benchmarks.bench_conformance", description=__doc__,
+                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--backend", choices=("cpu", "gpu"), default=None, help="default: gpu where torch sees one")
+    p.add_argument("--ranks", type=int_at_least("--ranks", 1), default=2, help="the world size (default 2)")
+    p.add_argument("--examples", type=int_at_least("--examples", 1), default=20,
+                   help="examples per scenario after the first (default 20)")
+    p.add_argument("--scenario", action="append", help="scenario name or dotted module path (repeatable; default: "
+                   "every scenario that accepts --ranks)")
+    p.add_argument("--cold-warm", type=int_at_least("--cold-warm", 0), default=0, metavar="N",
+                   help="also time the first N examples on fresh ranks, with an empty then a warm Triton cache "
+                   "(default 0: not measured)")
     args = p.parse_args(argv)
-    backend = args.backend or detect_backend()
+    backend = chosen_backend(p, args.backend)
+    if args.cold_warm > args.examples + 1:
+        p.error(f"--cold-warm {args.cold_warm}: expected at most {args.examples + 1}, the examples a scenario runs "
+                f"(--examples {args.examples} and the first)")
+    try:
+        cases, _ = plan(args.scenario, (args.ranks,))
+    except SelectionError as e:
+        p.error(str(e))
+    if not cases:
+        p.error(f"--ranks {args.ranks}: no scenario accepts {args.ranks} rank(s)")
     print(f"backend {backend}, {args.ranks} ranks, {args.examples} examples after a first one"
           + (f", cold/warm: the first {args.cold_warm}" if args.cold_warm > 0 else ""))
     print(header(), flush=True)
     table = []
-    for row in rows(args.scenario or names(), backend, args.ranks, args.examples, args.cold_warm):
+    for row in rows([c.name for c in cases], backend, args.ranks, args.examples, args.cold_warm):
         print(line(row), flush=True)
         table.append(row)
     if table:
         print(mean_line(table))
     return table
-
 
 if __name__ == "__main__":
     main()

@@ -60,9 +60,12 @@ from triton.experimental.gluon import language as gl
 import iris
 from conformance.scenarios import all_scatter
 from iris import DeviceContext, TraceEvent, layout
+from iris.cli_args import OneLineParser, chosen_backend, int_at_least, int_in
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_2d, warp_size
 from iris.ranks import backend_env, launch
+from iris.tracing.core import MAX_CHUNK, MAX_EVENTS
+from iris.world import device_index
 
 PERSISTENT_TILE = 64  # persistent tiles are PERSISTENT_TILE x PERSISTENT_TILE
 
@@ -74,7 +77,7 @@ class Sizes:
     pairs: int  # start+end pairs of the one-program loop
     reps: int  # timed launches per figure
     size: int  # all-scatter rows and columns per rank
-    sms: int | None  # programs standing for SMs (all-SMs loop, persistent kernel); None: the GPU's SM count
+    sms: int | None  # programs standing for SMs (all-SMs loop, persistent kernel); None: the GPU's (``main``)
     work: int  # register-work iterations per persistent tile
     scatter_launches: int = 50  # all-scatter launches per timing
     tiles_per_sm: int = 16  # persistent tiles per program
@@ -82,7 +85,7 @@ class Sizes:
     busy_pairs: int = 64  # pairs per program of the all-SMs loop
     short_programs_per_sm: int = 64  # one-pair programs per SM of the short-programs grid
     warmup: int = 3  # untimed launches before the timed ones
-    heap: int | None = 1 << 30  # symmetric heap bytes per rank; None: what the buffers need
+    heap: int | None = 1 << 30  # symmetric heap bytes per rank, more if the buffers need it; None: what they need
 
 
 DEFAULTS = {
@@ -338,20 +341,32 @@ def _buffer_bytes(sizes: Sizes, world: int, sms: int) -> int:
     return 4 * (programs + world * sizes.size * sizes.size + world * tile_elements)
 
 
+def trace_slots(sizes: Sizes, world: int, sms: int, chunk: int) -> int:
+    """Trace slots ``measure`` enables on every rank: room for the most events one timed launch (or group of
+    launches) records, and a chunk for every program of the largest grid, so no record is dropped."""
+    busy_programs, short = sizes.busy_programs_per_sm * sms, sizes.short_programs_per_sm * sms
+    scatter_tiles = triton.cdiv(sizes.size, 64) ** 2
+    room = max(sizes.pairs, busy_programs * sizes.busy_pairs, short, sizes.scatter_launches * world * scatter_tiles,
+               sizes.tiles_per_sm * sms * world)
+    return room + max(busy_programs, short, sizes.scatter_launches * scatter_tiles) * chunk
+
+
+def gpu_sms() -> int:
+    """SMs of rank 0's GPU (``iris.world.device_index``); every rank's GPU is taken to be the same."""
+    return torch.cuda.get_device_properties(device_index(0, torch.cuda.device_count())).multi_processor_count
+
+
 def measure(sizes: Sizes, chunk: int, auto_tracing: bool = True) -> dict:
     """Rank job: every figure for both APIs. Rank 0 alone times the loops (the others wait: kernels of several
     processes on one GPU are time-sliced, so a peer's kernel would land in the timing); every rank runs the
     persistent kernel and the all-scatter together, since they write to all of them."""
-    shmem = iris.iris(sizes.heap or _buffer_bytes(sizes, torch.distributed.get_world_size(), sizes.sms) + (1 << 20))
-    sms = sizes.sms or torch.cuda.get_device_properties(shmem.device).multi_processor_count
+    sms = sizes.sms or gpu_sms()  # main sets it
+    shmem = iris.iris(max(sizes.heap or 0, _buffer_bytes(sizes, torch.distributed.get_world_size(), sms) + (1 << 20)))
     busy_programs, busy_pairs, pairs, m = sizes.busy_programs_per_sm * sms, sizes.busy_pairs, sizes.pairs, sizes.size
     world = shmem.get_num_ranks()
     tiles = sizes.tiles_per_sm * sms
     short = sizes.short_programs_per_sm * sms
-    scatter_events = sizes.scatter_launches * world * triton.cdiv(m, 64) ** 2
-    room = max(pairs, busy_programs * busy_pairs, short, scatter_events, tiles * world)
-    programs = max(busy_programs, short, sizes.scatter_launches * triton.cdiv(m, 64) ** 2)
-    shmem.tracing.enable(room + programs * chunk, chunk)  # every event and every program's chunk fit
+    shmem.tracing.enable(trace_slots(sizes, world, sms, chunk), chunk)  # every event and every program's chunk fit
     out = shmem.zeros(max(busy_programs, short), dtype=torch.int32)
     scatter = shmem.zeros((world * m, m), dtype=torch.float32)
     persistent = shmem.zeros(world * tiles * PERSISTENT_TILE * PERSISTENT_TILE, dtype=torch.float32)
@@ -463,34 +478,44 @@ def _pair(registers: tuple) -> str:
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
-    """Print the table; return every rank's figures."""
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    """Print the table; return every rank's figures. Bad input is refused in one line on stderr, exit code 2, before
+    any rank starts."""
+    p = OneLineParser(prog="python -m benchmarks.bench_tracing_device", description=__doc__,
+                      formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backend", choices=("gpu", "cpu"), default=None,
                    help="gpu, or cpu: the Triton interpreter on CPU ranks (default: gpu where torch sees one)")
-    p.add_argument("--pairs", type=int, default=None, help="start+end pairs of the one-program loop (gpu 1000, cpu 4)")
-    p.add_argument("--reps", type=int, default=None, help="timed launches per figure, median printed (gpu 30, cpu 1)")
-    p.add_argument("--chunk", type=int, default=64, help="slots a program claims at a time (tracing.enable)")
-    p.add_argument("--ranks", type=int, default=1,
+    p.add_argument("--pairs", type=int_at_least("--pairs", 1), default=None,
+                   help="start+end pairs of the one-program loop (gpu 1000, cpu 4)")
+    p.add_argument("--reps", type=int_at_least("--reps", 1), default=None,
+                   help="timed launches per figure, median printed (gpu 30, cpu 1)")
+    p.add_argument("--chunk", type=int_in("--chunk", 1, MAX_CHUNK, "slots a program claims at a time: "
+                                          "tracing.enable's chunk"), default=64,
+                   help="slots a program claims at a time (tracing.enable)")
+    p.add_argument("--ranks", type=int_at_least("--ranks", 1), default=1,
                    help="ranks of the all-scatter world (ranks sharing one GPU are time-sliced: use 1 there)")
-    p.add_argument("--size", type=int, default=None,
+    p.add_argument("--size", type=int_at_least("--size", 1), default=None,
                    help="all-scatter output rows and columns per rank (gpu 4096, cpu 64)")
-    p.add_argument("--sms", type=int, default=None,
+    p.add_argument("--sms", type=int_at_least("--sms", 1), default=None,
                    help="programs standing for SMs in the all-SMs loop and the persistent kernel (gpu: its SM "
                    "count, cpu 1)")
-    p.add_argument("--work", type=int, default=None,
+    p.add_argument("--work", type=int_at_least("--work", 1), default=None,
                    help="register-work iterations per persistent tile (gpu 2048, cpu 2)")
     p.add_argument("--auto", action="store_true", help="also measure auto-tracing (trace_ops=True)")
-    p.add_argument("--scatter-launches", type=int, default=None,
+    p.add_argument("--scatter-launches", type=int_at_least("--scatter-launches", 1), default=None,
                    help="all-scatter launches per timing (gpu 50, cpu 1)")
     args = p.parse_args(argv)
-    backend = args.backend or ("gpu" if torch.cuda.is_available() else "cpu")
-    if backend == "gpu" and not torch.cuda.is_available():
-        p.error("--backend gpu needs a GPU (torch.cuda.is_available() is False)")
+    backend = chosen_backend(p, args.backend)
     given = {k: v for k in ("pairs", "reps", "size", "sms", "work", "scatter_launches")
              if (v := getattr(args, k)) is not None}
-    if any(v < 1 for v in given.values()) or args.chunk < 1 or args.ranks < 1:
-        p.error("--pairs, --reps, --size, --sms, --work, --scatter-launches, --chunk and --ranks must be >= 1")
     sizes = dataclasses.replace(DEFAULTS[backend], **given)
+    sizes = dataclasses.replace(sizes, sms=sizes.sms or gpu_sms())  # the GPU's SM count, for every rank
+    slots = trace_slots(sizes, args.ranks, sizes.sms, args.chunk)
+    if slots > MAX_EVENTS:
+        values = ", ".join(f"--{k.replace('_', '-')} {getattr(sizes, k)}" for k in ("pairs", "size", "scatter_launches",
+                                                                                    "sms"))
+        p.error(f"--chunk {args.chunk}, --ranks {args.ranks}, {values}: every rank would trace into {slots} slots "
+                f"(room for a launch's events and a chunk for each of its programs), more than tracing holds "
+                f"({MAX_EVENTS}: slots are 32-bit); expected smaller values")
     results = launch(measure, args.ranks, sizes, args.chunk, args.auto, timeout=600, env=backend_env(backend))
     r0 = results[0]
     timer = "CUDA events" if r0["device"] == "cuda" else "perf_counter, Triton interpreter"

@@ -29,7 +29,9 @@ import torch
 
 import iris
 from benchmarks.bench_tracing_device import gluon_ops, gluon_pairs, triton_ops, triton_pairs
+from iris.cli_args import OneLineParser, choice_list, chosen_backend, int_at_least, int_list, positive_number
 from iris.ranks import RankDied, RankError, RankTimeout, backend_env, launch
+from iris.tracing.core import MAX_EVENTS
 
 KINDS = ("pairs", "store", "load")
 CHUNK = 64
@@ -76,34 +78,37 @@ def run_case(api: str, kind: str, warps: int, n: int, launches: int) -> dict:
     return {"slowest_ms": 1e3 * slowest, "wrong": wrong}
 
 
-def _csv(text: str) -> list[int]:
-    values = [int(v) for v in text.split(",") if v]
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"expected a comma list of positive integers, got {text!r}")
-    return values
+def num_warps_allowed() -> tuple[int, ...]:
+    """The ``num_warps`` Triton compiles: a power of two, at most 1024 threads a program (32 warps of 32 lanes; 16 of
+    64 on AMD)."""
+    lanes = 64 if torch.version.hip else 32
+    return tuple(1 << k for k in range((1024 // lanes).bit_length()))
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print a line per case; return 1 if any case did not finish or recorded wrongly."""
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    """Print a line per case; return 1 if any case did not finish or recorded wrongly. Bad input is refused in one
+    line on stderr, exit code 2, before any rank starts."""
+    p = OneLineParser(prog="python -m benchmarks.stress_traced_loops", description=__doc__,
+                      formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backend", choices=("gpu", "cpu"), default=None, help="default: gpu where torch sees one")
-    p.add_argument("--launches", type=int, default=None, help="launches per case (gpu 20, cpu 2)")
-    p.add_argument("--timeout", type=float, default=30.0, help="seconds a case may take, start-up included")
-    p.add_argument("--loops", type=_csv, default=None, help="loop lengths (gpu 250,1000; cpu 4)")
-    p.add_argument("--warps", type=_csv, default=None, help="num_warps values (gpu 4,8; cpu 4)")
-    p.add_argument("--kinds", default=",".join(KINDS), help=f"what the loop traces, a comma list of {KINDS}")
+    p.add_argument("--launches", type=int_at_least("--launches", 1), default=None,
+                   help="launches per case (gpu 20, cpu 2)")
+    p.add_argument("--timeout", type=positive_number("--timeout"), default=30.0,
+                   help="seconds a case may take, start-up included")
+    p.add_argument("--loops", type=int_list("--loops", 1, MAX_EVENTS - CHUNK, why="loop lengths: the trace holds an "
+                                            "event per iteration and a chunk", example="250,1000"),
+                   default=None, help="loop lengths (gpu 250,1000; cpu 4)")
+    p.add_argument("--warps", type=int_list("--warps", allowed=num_warps_allowed(), why="num_warps: a power of two, "
+                                            "at most 1024 threads a program", example="4,8"),
+                   default=None, help="num_warps values (gpu 4,8; cpu 4)")
+    p.add_argument("--kinds", type=choice_list("--kinds", KINDS), default=KINDS,
+                   help=f"what the loop traces, a comma list of {', '.join(KINDS)} (default: all)")
     args = p.parse_args(argv)
-    backend = args.backend or ("gpu" if torch.cuda.is_available() else "cpu")
-    if backend == "gpu" and not torch.cuda.is_available():
-        p.error("--backend gpu needs a GPU (torch.cuda.is_available() is False)")
-    kinds = [k for k in args.kinds.split(",") if k]
-    if not kinds or set(kinds) - set(KINDS):
-        p.error(f"--kinds {args.kinds!r}: expected a comma list of {', '.join(KINDS)}")
+    backend = chosen_backend(p, args.backend)
+    kinds = args.kinds
     launches = args.launches or (20 if backend == "gpu" else 2)
     loops = args.loops or ([250, 1000] if backend == "gpu" else [4])
     warps_list = args.warps or ([4, 8] if backend == "gpu" else [4])
-    if launches < 1 or args.timeout <= 0:
-        p.error("--launches must be >= 1 and --timeout > 0")
     print(f"{backend}: one program, chunk {CHUNK}, {launches} launches per case, tracing.reset() before each, "
           f"timeout {args.timeout:g} s per case")
     print(f"{'api':<7} {'traces':<6} {'warps':>5} {'loop':>5}  result")
@@ -125,7 +130,6 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{api:<7} {kind:<6} {warps:>5} {n:>5}  {result}", flush=True)
     print(f"{failed} case(s) did not finish or recorded wrongly" if failed else "every case finished")
     return 1 if failed else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

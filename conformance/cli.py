@@ -29,23 +29,14 @@ from conformance.harness.suite import SelectionError, parse_params, plan, refuse
 from conformance.kit.scaffold import scaffold
 from conformance.kit.scenario import all_scenarios, default_world_sizes
 from conformance.report.output import summary_table, write_example_trace, write_results
-from iris.cli_args import OneLineParser, folder, int_at_least, out_file
+from iris.cli_args import OneLineParser, folder, int_at_least, int_list, out_file
 from iris.tracing.core import DEFAULT_CHUNK
 
 ROOT = Path(__file__).resolve().parent.parent
 KNOWN_DIVERGENCES = ROOT / "ci" / "known_divergences.toml"
 
 
-def _ranks(text: str) -> tuple[int, ...]:
-    try:
-        ranks = tuple(int(x) for x in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--ranks {text!r}: expected comma-separated ints such as 1,2,4") from None
-    if not ranks or min(ranks) < 1:
-        raise argparse.ArgumentTypeError(f"--ranks {text!r}: world sizes must be >= 1")
-    return ranks
-
-
+_ranks = int_list("--ranks", 1, why="world sizes")
 _seed = int_at_least("--seed", 0)
 _examples = int_at_least("--examples", 1)
 

@@ -1,19 +1,29 @@
 """Run an example's ``main`` on R local ranks: ``--ranks R`` (default 2), ``--cpu`` to force CPU worlds, ``--auto`` for
-the auto-traced variant (every op records itself: ``trace_ops=True``, no brackets)."""
+the auto-traced variant (every op records itself: ``trace_ops=True``, no brackets). Bad input is refused in one line
+on stderr, exit code 2, before any rank starts; ``--help`` shows the example's docstring."""
 
 import argparse
+import sys
+from collections.abc import Sequence
 
 import torch
 
+from iris.cli_args import OneLineParser, int_at_least
 from iris.ranks import backend_env, launch
 
 
-def run_example(main) -> list:
-    parser = argparse.ArgumentParser(description=main.__module__)
-    parser.add_argument("--ranks", type=int, default=2)
+def run_example(main, argv: Sequence[str] | None = None) -> list:
+    """Parse the command line (``argv``, default ``sys.argv[1:]``) of the example that defines ``main``, run ``main``
+    on its ranks and print each rank's result; return the results in rank order."""
+    module = sys.modules[main.__module__]
+    name = module.__spec__.name if module.__spec__ else main.__module__  # under python -m, __module__ is __main__
+    parser = OneLineParser(prog=f"python -m {name}", description=module.__doc__,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--ranks", type=int_at_least("--ranks", 1), default=2,
+                        help="local ranks (default 2); more ranks than GPUs share them")
     parser.add_argument("--cpu", action="store_true", help="run on CPU worlds under the Triton interpreter")
     parser.add_argument("--auto", action="store_true", help="the auto-traced variant: every op records its own range")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     cpu = args.cpu or not torch.cuda.is_available()
     results = launch(main, args.ranks, timeout=300, env=backend_env("cpu" if cpu else "gpu"), auto=args.auto)
     for r in results:

@@ -8,8 +8,10 @@ before anything runs: each names the option, the value and what was expected.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 
@@ -20,19 +22,85 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message}\n")
 
 
-def int_at_least(option: str, minimum: int):
+def int_at_least(option: str, minimum: int) -> Callable[[str], int]:
     """An argparse type: an integer >= ``minimum``, refused in one line naming ``option`` and the value."""
+    return int_in(option, minimum)
+
+
+def int_in(option: str, minimum: int, maximum: int | None = None, why: str = "") -> Callable[[str], int]:
+    """An argparse type: an integer from ``minimum`` to ``maximum`` (None: no upper bound), refused in one line
+    naming ``option``, the value and the range, then ``why`` the range is what it is."""
 
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = minimum - 1
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{option} {text!r}: expected an integer >= {minimum}")
+        value = _int_or_none(text)
+        if value is None or not _within(value, minimum, maximum):
+            raise argparse.ArgumentTypeError(f"{option} {text!r}: expected an integer {_range(minimum, maximum)}"
+                                             + (f" ({why})" if why else ""))
         return value
 
     return parse
+
+
+def int_list(option: str, minimum: int = 1, maximum: int | None = None, *, allowed: Sequence[int] | None = None,
+             why: str = "", example: str = "1,2,4") -> Callable[[str], tuple[int, ...]]:
+    """An argparse type: a comma list of integers from ``minimum`` to ``maximum`` (or, given ``allowed``, each one
+    of those), refused in one line naming ``option``, the value and what each entry may be."""
+    what = (f"of {', '.join(map(str, allowed))}" if allowed is not None
+            else f"of integers {_range(minimum, maximum)}")
+
+    def parse(text: str) -> tuple[int, ...]:
+        values = tuple(_int_or_none(piece) for piece in text.split(","))
+        valid = (lambda v: v in allowed) if allowed is not None else (lambda v: _within(v, minimum, maximum))
+        if not all(v is not None and valid(v) for v in values):
+            raise argparse.ArgumentTypeError(f"{option} {text!r}: expected a comma list {what}"
+                                             + (f" ({why})" if why else "") + f", such as {example}")
+        return values
+
+    return parse
+
+
+def choice_list(option: str, choices: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
+    """An argparse type: a comma list of names out of ``choices``, refused in one line naming ``option``, the value
+    and the choices."""
+
+    def parse(text: str) -> tuple[str, ...]:
+        names = tuple(text.split(","))
+        if not all(name in choices for name in names):
+            raise argparse.ArgumentTypeError(f"{option} {text!r}: expected a comma list of {', '.join(choices)}")
+        return names
+
+    return parse
+
+
+def positive_number(option: str, unit: str = "seconds") -> Callable[[str], float]:
+    """An argparse type: a finite number > 0 (of ``unit``), refused in one line naming ``option`` and the value."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and value > 0):
+            raise argparse.ArgumentTypeError(f"{option} {text!r}: expected a finite number of {unit} > 0")
+        return value
+
+    return parse
+
+
+def _int_or_none(text: str) -> int | None:
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def _within(value: int, minimum: int, maximum: int | None) -> bool:
+    return value >= minimum and (maximum is None or value <= maximum)
+
+
+def _range(minimum: int, maximum: int | None) -> str:
+    """``>= 1`` or ``from 1 to 8``."""
+    return f">= {minimum}" if maximum is None else f"from {minimum} to {maximum}"
 
 
 def folder_problem(path: Path) -> str | None:
@@ -85,3 +153,13 @@ def out_file(option: str, what: str = "a file"):
         return path
 
     return parse
+
+
+def chosen_backend(parser: argparse.ArgumentParser, asked: str | None) -> str:
+    """``--backend``: ``asked``, else gpu where torch sees a GPU and cpu elsewhere; gpu without one is refused in one
+    line through ``parser``."""
+    import torch
+
+    if asked == "gpu" and not torch.cuda.is_available():
+        parser.error("--backend gpu needs a GPU (torch.cuda.is_available() is False)")
+    return asked or ("gpu" if torch.cuda.is_available() else "cpu")

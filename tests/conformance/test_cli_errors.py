@@ -45,7 +45,10 @@ CASES = [
                                                "(IRIS_CONFORMANCE_PROFILE)"),
     (["--scenario", EVEN, "--ranks", "2,3"], {}, "--ranks 3: even_ranks refuses 3 rank(s): pairs rank 2k with 2k+1 "
                                                  "(an even world); it accepts e.g. 2, 4"),
-    (["--ranks", "0"], {}, "argument --ranks: --ranks '0': world sizes must be >= 1"),
+    (["--ranks", "0"], {}, "argument --ranks: --ranks '0': expected a comma list of integers >= 1 (world sizes), "
+                           "such as 1,2,4"),
+    (["--ranks", "2,"], {}, "argument --ranks: --ranks '2,': expected a comma list of integers >= 1 (world sizes), "
+                            "such as 1,2,4"),
     (["--seed", "-3"], {}, "argument --seed: --seed '-3': expected an integer >= 0"),
     (["--examples", "0"], {}, "argument --examples: --examples '0': expected an integer >= 1"),
     (["--examples", "many"], {}, "argument --examples: --examples 'many': expected an integer >= 1"),

@@ -1,0 +1,229 @@
+"""Bad input to the benchmarks and the examples: one line on stderr naming the value and what was expected, exit code
+2, nothing run, printed or written.
+
+Every row goes through the script's ``main(argv)`` in this process, with what would start ranks or allocate replaced
+by a function that fails the test; a few rows again in a child process, as a user meets them
+(``python -m benchmarks.NAME ...``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from benchmarks import bench_tracing_host, stress_traced_loops
+from conformance.kit.scenario import names
+from examples import run as examples_run
+
+pytestmark = pytest.mark.cpu_unit
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ("trace_store_triton", "trace_store_gluon", "message_passing_triton", "message_passing_gluon")
+# where each script would start running: replaced by a function that fails the test
+STARTS = {"benchmarks.bench_conformance": "rows", "benchmarks.bench_tracing_device": "launch",
+          "benchmarks.bench_tracing_host": "bench", "benchmarks.stress_traced_loops": "launch"}
+WARPS = ", ".join(map(str, stress_traced_loops.num_warps_allowed()))
+LOOPS = ("expected a comma list of integers from 1 to 2146435008 (loop lengths: the trace holds an event per "
+         "iteration and a chunk), such as 250,1000")
+EVENTS = "expected an integer from 1 to 2146435072 (the events one rank's tracing holds: slots are 32-bit)"
+FOLDER = "expected a folder (new or existing) that can be written"
+EVEN = "tests.conformance.faulty.even_ranks"
+
+
+def _at_least(option: str, value: str, minimum: int = 1) -> str:
+    return f"argument {option}: {option} '{value}': expected an integer >= {minimum}"
+
+
+CASES = [
+    ("benchmarks.bench_conformance", ["--scenario", "nosuch"],
+     f"unknown scenario 'nosuch'; known scenarios: {', '.join(names())} (or a dotted module path that defines "
+     "SCENARIO)"),
+    ("benchmarks.bench_conformance", ["--examples", "-1"], _at_least("--examples", "-1")),
+    ("benchmarks.bench_conformance", ["--examples", "0"], _at_least("--examples", "0")),
+    ("benchmarks.bench_conformance", ["--ranks", "0"], _at_least("--ranks", "0")),
+    ("benchmarks.bench_conformance", ["--cold-warm", "-2"], _at_least("--cold-warm", "-2", 0)),
+    ("benchmarks.bench_conformance", ["--examples", "2", "--cold-warm", "4"],
+     "--cold-warm 4: expected at most 3, the examples a scenario runs (--examples 2 and the first)"),
+    ("benchmarks.bench_conformance", ["--scenario", EVEN, "--ranks", "3"],
+     "--ranks 3: even_ranks refuses 3 rank(s): pairs rank 2k with 2k+1 (an even world); it accepts e.g. 2, 4"),
+    ("benchmarks.bench_conformance", ["--backend", "tpu"],
+     "argument --backend: invalid choice: 'tpu' (choose from 'cpu', 'gpu')"),
+    ("benchmarks.bench_tracing_host", ["--out", "{tmp}/afile"],
+     f"argument --out: --out '{{tmp}}/afile': exists and is not a folder; {FOLDER}"),
+    ("benchmarks.bench_tracing_host", ["--out", "{tmp}/afile/out"],
+     f"argument --out: --out '{{tmp}}/afile/out': {{tmp}}/afile is not a folder, so no folder can be made under it; "
+     f"{FOLDER}"),
+    ("benchmarks.bench_tracing_host", ["--out", "/proc/x/out"],
+     f"argument --out: --out '/proc/x/out': nothing can be made or written in /proc (No such file or directory); "
+     f"{FOLDER}"),
+    pytest.param("benchmarks.bench_tracing_host", ["--out", "{tmp}/locked/out"],
+                 f"argument --out: --out '{{tmp}}/locked/out': nothing can be made or written in {{tmp}}/locked "
+                 f"(Permission denied); {FOLDER}",
+                 marks=pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")),
+    ("benchmarks.bench_tracing_host", ["--events", "3000000000"],
+     f"argument --events: --events '3000000000': {EVENTS}"),
+    ("benchmarks.bench_tracing_host", ["--events", "0"], f"argument --events: --events '0': {EVENTS}"),
+    ("benchmarks.bench_tracing_host", ["--events", "1e6"], f"argument --events: --events '1e6': {EVENTS}"),
+    ("benchmarks.bench_tracing_host", ["--repeat", "0"], _at_least("--repeat", "0")),
+    ("benchmarks.bench_tracing_host", ["--device", "tpu"],
+     "argument --device: invalid choice: 'tpu' (choose from 'auto', 'cpu', 'cuda')"),
+    ("benchmarks.stress_traced_loops", ["--launches", "0"], _at_least("--launches", "0")),
+    ("benchmarks.stress_traced_loops", ["--warps", "3"],
+     f"argument --warps: --warps '3': expected a comma list of {WARPS} (num_warps: a power of two, at most 1024 "
+     "threads a program), such as 4,8"),
+    ("benchmarks.stress_traced_loops", ["--warps", "4,64"],
+     f"argument --warps: --warps '4,64': expected a comma list of {WARPS} (num_warps: a power of two, at most 1024 "
+     "threads a program), such as 4,8"),
+    ("benchmarks.stress_traced_loops", ["--loops", "0"], f"argument --loops: --loops '0': {LOOPS}"),
+    ("benchmarks.stress_traced_loops", ["--loops", "4,"], f"argument --loops: --loops '4,': {LOOPS}"),
+    ("benchmarks.stress_traced_loops", ["--loops", "3000000000"], f"argument --loops: --loops '3000000000': {LOOPS}"),
+    ("benchmarks.stress_traced_loops", ["--timeout", "0"],
+     "argument --timeout: --timeout '0': expected a finite number of seconds > 0"),
+    ("benchmarks.stress_traced_loops", ["--timeout", "inf"],
+     "argument --timeout: --timeout 'inf': expected a finite number of seconds > 0"),
+    ("benchmarks.stress_traced_loops", ["--kinds", "pairs,nope"],
+     "argument --kinds: --kinds 'pairs,nope': expected a comma list of pairs, store, load"),
+    *[("benchmarks.bench_tracing_device", [option, value], _at_least(option, value))
+      for option, value in (("--pairs", "0"), ("--reps", "-1"), ("--size", "0"), ("--sms", "0"), ("--work", "x"),
+                            ("--scatter-launches", "0"), ("--ranks", "0"))],
+    *[("benchmarks.bench_tracing_device", ["--chunk", value],
+       f"argument --chunk: --chunk '{value}': expected an integer from 1 to 1048576 (slots a program claims at a "
+       "time: tracing.enable's chunk)") for value in ("0", "2000000")],
+    # the all-scatter's tiles alone (156250 x 156250 per launch) are more events than tracing holds
+    ("benchmarks.bench_tracing_device", ["--backend", "cpu", "--size", "10000000"],
+     "--chunk 64, --ranks 1, --pairs 4, --size 10000000, --scatter-launches 1, --sms 1: every rank would trace into "
+     "1586914062500 slots (room for a launch's events and a chunk for each of its programs), more than tracing holds "
+     "(2146435072: slots are 32-bit); expected smaller values"),
+    *[(f"examples.{name}", ["--ranks", "0"], _at_least("--ranks", "0")) for name in EXAMPLES],
+    ("examples.trace_store_triton", ["--ranks", "-1"], _at_least("--ranks", "-1")),
+    ("examples.message_passing_gluon", ["--ranks", "two"], _at_least("--ranks", "two")),
+    ("examples.message_passing_triton", ["--out", "x.json"], "unrecognized arguments: --out x.json"),
+]
+# refused on a machine where torch sees no GPU (here: told so)
+WITHOUT_GPU = [
+    ("benchmarks.bench_conformance", ["--backend", "gpu"], "--backend gpu needs a GPU (torch.cuda.is_available() is "
+                                                           "False)"),
+    ("benchmarks.bench_tracing_device", ["--backend", "gpu"], "--backend gpu needs a GPU (torch.cuda.is_available() "
+                                                              "is False)"),
+    ("benchmarks.stress_traced_loops", ["--backend", "gpu"], "--backend gpu needs a GPU (torch.cuda.is_available() is "
+                                                             "False)"),
+    ("benchmarks.bench_tracing_host", ["--device", "cuda"], "--device cuda: torch sees no GPU "
+                                                            "(torch.cuda.is_available() is False)"),
+]
+
+
+def _refused(module: str, argv: list[str], monkeypatch, tmp_path: Path, capsys) -> tuple[int, str]:
+    """``python -m module argv`` through its ``main`` in this process, in ``tmp_path`` holding only ``afile`` (and
+    ``locked``, a folder nobody may write to); the exit code and stderr. Whatever would start running fails."""
+
+    def ran(*args, **kwargs):
+        raise AssertionError(f"{module} {' '.join(argv)} ran: bad input must be refused before")
+
+    if module.startswith("examples."):
+        monkeypatch.setattr(examples_run, "launch", ran)
+        example = importlib.import_module(module)
+
+        def main(args):
+            return examples_run.run_example(example.main, args)
+    else:
+        script = importlib.import_module(module)
+        monkeypatch.setattr(script, STARTS[module], ran)
+        main = script.main
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as refused:
+        main([a.replace("{tmp}", str(tmp_path)) for a in argv])
+    out, err = capsys.readouterr()
+    assert not out, f"printed before refusing: {out}"
+    return refused.value.code, err
+
+
+def _setup(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("not a folder")
+    (tmp_path / "locked").mkdir(mode=0o555)
+
+
+def _nothing_written(tmp_path: Path) -> None:
+    assert sorted(os.listdir(tmp_path)) == ["afile", "locked"], "output was written before the input was refused"
+    assert (tmp_path / "afile").read_text() == "not a folder" and not os.listdir(tmp_path / "locked")
+
+
+@pytest.mark.parametrize(("module", "argv", "expected"), CASES)
+def test_bad_input_is_one_line_and_exit_code_2(tmp_path, capsys, monkeypatch, module, argv, expected):
+    _setup(tmp_path)
+    code, err = _refused(module, argv, monkeypatch, tmp_path, capsys)
+    assert code == 2, f"exit code={code}, but should be 2: {err}"
+    assert err == f"python -m {module}: {expected}\n".replace("{tmp}", str(tmp_path))
+    _nothing_written(tmp_path)
+
+
+@pytest.mark.parametrize(("module", "argv", "expected"), WITHOUT_GPU)
+def test_a_gpu_asked_for_without_one_is_refused(tmp_path, capsys, monkeypatch, module, argv, expected):
+    _setup(tmp_path)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    code, err = _refused(module, argv, monkeypatch, tmp_path, capsys)
+    assert code == 2 and err == f"python -m {module}: {expected}\n", (code, err)
+    _nothing_written(tmp_path)
+
+
+def test_more_events_than_the_memory_holds_are_refused(tmp_path, capsys, monkeypatch):
+    """2,000,000,000 events fit the 32-bit slots but not the memory (about 1 TiB at the run's peak)."""
+    _setup(tmp_path)
+    monkeypatch.setattr(bench_tracing_host, "physical_memory", lambda: 64 << 30)
+    code, err = _refused("benchmarks.bench_tracing_host", ["--events", "2000000000"], monkeypatch, tmp_path, capsys)
+    assert code == 2, (code, err)
+    assert err == ("python -m benchmarks.bench_tracing_host: --events 2000000000: a run holds about 1043 GiB at its "
+                   "peak (560 bytes per event), this machine has 64 GiB of memory; expected at most 122713351 "
+                   "events\n"), err
+    _nothing_written(tmp_path)
+
+
+def test_num_warps_are_the_powers_of_two_of_a_1024_thread_program(monkeypatch):
+    monkeypatch.setattr(torch.version, "hip", None)
+    assert stress_traced_loops.num_warps_allowed() == (1, 2, 4, 8, 16, 32)
+    monkeypatch.setattr(torch.version, "hip", "6.2")  # 64 lanes a warp
+    assert stress_traced_loops.num_warps_allowed() == (1, 2, 4, 8, 16)
+
+
+def _as_a_user(tmp_path: Path, module: str, *argv: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"} | {"PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", module, *argv], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+USER = [
+    ("benchmarks.bench_conformance", ["--scenario", "nosuch"], "unknown scenario 'nosuch'; known scenarios: "),
+    ("benchmarks.bench_conformance", ["--examples", "-1"], _at_least("--examples", "-1")),
+    ("benchmarks.bench_tracing_host", ["--out", "afile"], f"argument --out: --out 'afile': exists and is not a "
+                                                          f"folder; {FOLDER}"),
+    ("benchmarks.bench_tracing_host", ["--events", "3000000000"], f"argument --events: --events '3000000000': "
+                                                                  f"{EVENTS}"),
+    ("benchmarks.stress_traced_loops", ["--warps", "3"], "argument --warps: --warps '3': expected a comma list of "),
+    ("benchmarks.bench_tracing_device", ["--chunk", "0"], "argument --chunk: --chunk '0': expected an integer from 1 "
+                                                          "to 1048576"),
+    ("examples.message_passing_triton", ["--ranks", "0"], _at_least("--ranks", "0")),
+]
+
+
+@pytest.mark.parametrize(("module", "argv", "expected"), USER)
+def test_a_user_sees_one_line_and_no_traceback(tmp_path, module, argv, expected):
+    (tmp_path / "afile").write_text("not a folder")
+    done = _as_a_user(tmp_path, module, *argv)
+    assert done.returncode == 2, f"exit code={done.returncode}, but should be 2: {done.stderr}"
+    assert done.stderr.startswith(f"python -m {module}: {expected}"), done.stderr
+    assert done.stderr.count("\n") == 1 and not done.stdout, (done.stdout, done.stderr)
+    assert os.listdir(tmp_path) == ["afile"], "output was written before the input was refused"
+
+
+@pytest.mark.parametrize("module", [*STARTS, *(f"examples.{name}" for name in EXAMPLES)])
+def test_help_names_the_script_and_says_what_it_does(tmp_path, module):
+    done = _as_a_user(tmp_path, module, "--help")
+    first_line = importlib.import_module(module).__doc__.splitlines()[0]
+    assert done.returncode == 0 and not done.stderr, (done.returncode, done.stderr)
+    assert done.stdout.startswith(f"usage: python -m {module} [-h]"), done.stdout
+    assert f"\n\n{first_line}\n" in done.stdout, done.stdout
