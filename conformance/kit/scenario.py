@@ -34,6 +34,7 @@ import functools
 import importlib
 import inspect
 import pkgutil
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -72,7 +73,7 @@ class Scenario:
     """One paired scenario (see the module docstring for each member's contract)."""
 
     name: str
-    description: str
+    description: str  # one sentence, what ``python -m conformance list`` shows (``first_sentence(__doc__)``)
     triton_kernel: object
     gluon_kernel: object
     params: Callable
@@ -135,6 +136,14 @@ class Scenario:
         if api not in APIS:
             raise ValueError(f"api={api!r}, expected one of {APIS}")
         return self.triton_kernel if api == "triton" else self.gluon_kernel
+
+
+def first_sentence(doc: str | None) -> str:
+    """The first sentence of a docstring's first paragraph, on one line: a scenario's ``description``
+    (``description=first_sentence(__doc__)``), whole however the docstring wraps it."""
+    paragraph = " ".join((doc or "").strip().split("\n\n")[0].split())
+    end = re.search(r"[.!?](?=\s|$)", paragraph)
+    return paragraph[: end.end()] if end else paragraph
 
 
 class ScenarioError(Exception):

@@ -16,11 +16,20 @@ from types import SimpleNamespace
 
 import pytest
 
+from conformance.cli import main
 from conformance.harness.host_side import variants_per_config
 from conformance.harness.rank_side import LaunchRecorder, Rank
 from conformance.kit.example_settings import ExampleSettings
 from conformance.kit.scaffold import TEMPLATE
-from conformance.kit.scenario import WORLD_CONSTEXPRS, Scenario, ScenarioError, all_scenarios, check, load
+from conformance.kit.scenario import (
+    WORLD_CONSTEXPRS,
+    Scenario,
+    ScenarioError,
+    all_scenarios,
+    check,
+    first_sentence,
+    load,
+)
 from conformance.report.output import summary_table, variants_cell
 from conformance.results import CaseResult, ExampleResult
 from iris.tracing.core import DEFAULT_CHUNK
@@ -63,6 +72,23 @@ def test_scaffold_follows_the_rule():
     assert "**rank.world_constexprs" in source
     kernels = {f.name: [a.arg for a in f.args.args] for f in ast.parse(source).body if isinstance(f, ast.FunctionDef)}
     assert kernels["triton_kernel"] == kernels["gluon_kernel"], kernels
+
+
+def test_every_description_is_one_whole_sentence_and_list_prints_it(capsys):
+    assert first_sentence("""A first sentence, wrapped
+    over two lines. A second one.
+
+    A paragraph.""") == "A first sentence, wrapped over two lines."
+    assert first_sentence("No full stop\n\nat all") == "No full stop"
+    assert main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(all_scenarios())
+    for scenario, line in zip(all_scenarios(), lines, strict=True):
+        assert "\n" not in scenario.description and scenario.description.endswith("."), scenario.description
+        assert line.split(None, 3)[3] == scenario.description, line  # no constraint: every R
+    chunked = load("chunked_claims").description
+    assert chunked.endswith("the second on its own stream on a GPU (so two kernels record at once), every slot "
+                            "accounted for."), chunked
 
 
 def _shmem(rank=2, world=4):
