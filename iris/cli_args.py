@@ -8,6 +8,7 @@ before anything runs: each names the option, the value and what was expected.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -30,6 +31,23 @@ def int_at_least(option: str, minimum: int):
             value = minimum - 1
         if value < minimum:
             raise argparse.ArgumentTypeError(f"{option} {text!r}: expected an integer >= {minimum}")
+        return value
+
+    return parse
+
+
+def positive_at_most(option: str, maximum: float, unit: str = "seconds"):
+    """An argparse type: a number in (0, ``maximum``] (no nan, no inf), refused in one line naming ``option``, the
+    value and the bounds; ``unit`` says what it counts."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not 0 < value <= maximum:  # nan fails both comparisons
+            raise argparse.ArgumentTypeError(f"{option} {text!r}: expected a positive number of {unit}, at most "
+                                             f"{maximum:g}")
         return value
 
     return parse

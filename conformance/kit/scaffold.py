@@ -7,6 +7,8 @@ import re
 import sys
 from pathlib import Path
 
+MAX_NAME_LENGTH = 48  # a scenario name is a module name, part of every case id and trace file name
+
 TEMPLATE = '''"""TODO: one line saying what {name} exercises.
 
 Model (pseudo-code): TODO, e.g.
@@ -93,9 +95,14 @@ SCENARIO = Scenario(
 
 
 def scaffold(name: str, folder: Path | None = None) -> int:
-    """Write ``conformance/scenarios/<name>.py``; returns a process exit code."""
+    """Write ``conformance/scenarios/<name>.py``; returns a process exit code.
+
+    ``name`` must be a module name: a lowercase Python identifier, no keyword, not private (``_name``: those are the
+    scenarios' shared modules), at most ``MAX_NAME_LENGTH`` characters."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or keyword.iskeyword(name):
         return _refuse(f"scenario name {name!r}: expected a lowercase Python identifier such as my_scenario")
+    if len(name) > MAX_NAME_LENGTH:
+        return _refuse(f"scenario name {name!r}: {len(name)} characters; expected at most {MAX_NAME_LENGTH}")
     folder = folder or Path(__file__).resolve().parent.parent / "scenarios"
     path = folder / f"{name}.py"
     if path.exists():

@@ -12,6 +12,8 @@ import ast
 import dataclasses
 import importlib
 import inspect
+import os
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -20,15 +22,19 @@ from conformance.cli import main
 from conformance.harness.host_side import variants_per_config
 from conformance.harness.rank_side import LaunchRecorder, Rank
 from conformance.kit.example_settings import ExampleSettings
-from conformance.kit.scaffold import TEMPLATE
+from conformance.kit.scaffold import MAX_NAME_LENGTH, TEMPLATE, scaffold
 from conformance.kit.scenario import (
+    PACKAGES_ENV,
     WORLD_CONSTEXPRS,
     Scenario,
     ScenarioError,
     all_scenarios,
     check,
     first_sentence,
+    is_scenario,
     load,
+    package_scenarios,
+    scenario_packages,
 )
 from conformance.report.output import summary_table, variants_cell
 from conformance.results import CaseResult, ExampleResult
@@ -72,6 +78,32 @@ def test_scaffold_follows_the_rule():
     assert "**rank.world_constexprs" in source
     kernels = {f.name: [a.arg for a in f.args.args] for f in ast.parse(source).body if isinstance(f, ast.FunctionDef)}
     assert kernels["triton_kernel"] == kernels["gluon_kernel"], kernels
+
+
+def test_the_scaffold_refuses_a_name_it_cannot_write_before_writing(tmp_path, capsys):
+    assert scaffold("a" * (MAX_NAME_LENGTH + 1), tmp_path) == 2
+    assert capsys.readouterr().err == (f"python -m conformance new: scenario name {'a' * 49!r}: 49 characters; "
+                                       "expected at most 48\n")
+    assert scaffold("a" * MAX_NAME_LENGTH, tmp_path) == 0 and os.listdir(tmp_path) == ["a" * 48 + ".py"]
+
+
+def test_a_name_is_a_scenario_only_in_a_scenario_package_and_nothing_else_is_imported(monkeypatch):
+    monkeypatch.delenv(PACKAGES_ENV)
+    assert scenario_packages() == ("conformance.scenarios",)
+    assert is_scenario("store") and is_scenario("conformance.scenarios.store")
+    assert load("conformance.scenarios.store").ref == "conformance.scenarios.store"
+    assert not is_scenario("tests.conformance.faulty.healthy")  # its package is not listed here
+    for ref in ("os.path", "json.tool", "conformance.kit.helpers", "conformance.scenarios._atomics", "nope"):
+        monkeypatch.delitem(sys.modules, ref, raising=False)
+        assert not is_scenario(ref), ref
+        with pytest.raises(KeyError) as e:
+            load(ref)
+        assert e.value.args[0].startswith(f"unknown scenario {ref!r}; known scenarios: all_scatter, "), e.value
+        assert ref == "os.path" or ref not in sys.modules, f"{ref} was imported to be refused"
+    monkeypatch.setenv(PACKAGES_ENV, " tests.conformance.faulty ,, conformance.scenarios")
+    assert scenario_packages() == ("conformance.scenarios", "tests.conformance.faulty")
+    assert is_scenario("tests.conformance.faulty.healthy") and not is_scenario("tests.conformance.faulty._base")
+    assert package_scenarios("tests.conformance.faulty")[:3] == ["buffer_twice", "diverging", "draw_raises"]
 
 
 def test_every_description_is_one_whole_sentence_and_list_prints_it(capsys):
