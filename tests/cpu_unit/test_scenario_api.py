@@ -17,10 +17,13 @@ import sys
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import Phase, find, settings
 
 from conformance.cli import main
 from conformance.harness.host_side import variants_per_config
 from conformance.harness.rank_side import LaunchRecorder, Rank
+from conformance.harness.replay_params import ParamsError
+from conformance.harness.replay_params import check as replay_check
 from conformance.kit.example_settings import ExampleSettings
 from conformance.kit.scaffold import MAX_NAME_LENGTH, TEMPLATE, scaffold
 from conformance.kit.scenario import (
@@ -71,13 +74,47 @@ def test_a_compile_time_rank_scenario_says_why(name):
                                                              "Triton kernel takes rank/world constexprs"
 
 
-def test_scaffold_follows_the_rule():
+def _drafts(tmp_path, monkeypatch, name: str = "x") -> Scenario:
+    """The scaffold of ``name`` written into a scenario package ``drafts`` under ``tmp_path``, loaded."""
+    package = tmp_path / "drafts"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    assert scaffold(name, package) == 0
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv(PACKAGES_ENV, "drafts")
+    return load(f"drafts.{name}")
+
+
+def test_scaffold_follows_the_rules(tmp_path, monkeypatch, capsys):
+    """CONTRIBUTING.md's rules: rank and world read at run time, auto-tracing a drawn TRACE_OPS that both kernels take
+    and initialize with, every draw labelled; and it points to a scenario that follows them too."""
     source = TEMPLATE.format(name="x")
     assert "tl.constexpr, world" not in source and "rank: gl.constexpr" not in source, source
-    assert "DeviceContext.initialize(ctx_t, tracing=True)" in source
-    assert "**rank.world_constexprs" in source
-    kernels = {f.name: [a.arg for a in f.args.args] for f in ast.parse(source).body if isinstance(f, ast.FunctionDef)}
-    assert kernels["triton_kernel"] == kernels["gluon_kernel"], kernels
+    assert "DeviceContext.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)" in source
+    assert "IrisDeviceCtx.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)" in source
+    assert source.count("conformance/scenarios/store.py") == 2, "the docstring and model() name the scenario to copy"
+    kernels = {f.name: [(a.arg, ast.unparse(a.annotation) if a.annotation else None) for a in f.args.args]
+               for f in ast.parse(source).body if isinstance(f, ast.FunctionDef) and f.name.endswith("_kernel")}
+    assert ("TRACE_OPS", "tl.constexpr") in kernels["triton_kernel"], kernels
+    assert ("TRACE_OPS", "gl.constexpr") in kernels["gluon_kernel"], kernels
+    assert [a for a, _ in kernels["triton_kernel"]] == [a for a, _ in kernels["gluon_kernel"]], kernels
+    scenario = _drafts(tmp_path, monkeypatch)  # the written module is a scenario (``check`` passes)
+    assert capsys.readouterr().out.startswith(f"wrote {tmp_path / 'drafts' / 'x.py'}\n")
+    assert scenario.description == ("TODO: one sentence saying what x exercises (``python -m conformance list`` shows "
+                                    "it).")
+    first = settings(database=None, max_examples=1, phases=[Phase.generate])
+    assert find(scenario.params(2), lambda p: True, settings=first)["TRACE_OPS"] is True
+    assert find(scenario.params(2), lambda p: not p["TRACE_OPS"])["TRACE_OPS"] is False
+    drawn = find(scenario.params(2), lambda p: True, settings=first)
+    assert list(drawn) == ["n", "BLOCK", "dtype", "TRACE_OPS", "offset", "bits"], drawn
+    with pytest.raises(ParamsError) as e:  # a replay is checked against the draw labelled TRACE_OPS
+        replay_check(scenario, 2, drawn | {"TRACE_OPS": 2}, 3)
+    assert str(e.value) == "--params for x on 2 rank(s): TRACE_OPS=2: expected a bool like True", str(e.value)
+    with pytest.raises(NotImplementedError, match=r"^conformance/scenarios/x\.py: model\(\) is not written yet\. "):
+        scenario.model({}, 2)
+    store = load("store")  # the scenario it points to takes the switch and draws it too
+    assert "TRACE_OPS" in _params(store.triton_kernel) and "TRACE_OPS" in _params(store.gluon_kernel)
+    assert list(find(store.params(2), lambda p: True, settings=first)) == list(drawn)
 
 
 def test_the_scaffold_refuses_a_name_it_cannot_write_before_writing(tmp_path, capsys):
