@@ -1,6 +1,8 @@
 """Root pytest configuration: the test tiers as markers, the gpu tier's skip rule, and how pytest-xdist shares a run
 among its workers (``tests/xdist_sharing.py``).
 
+The tests' test-only scenarios are registered through ``IRIS_SCENARIO_PACKAGES`` (``TEST_SCENARIO_PACKAGES``).
+
 Kernels never run in the pytest process itself: worlds start rank processes with the right
 environment (``TRITON_INTERPRET=1`` for cpu worlds). The pytest process compiles kernels for the
 cpu-compile tier, so the interpreter must be off here; it is removed from this process's
@@ -14,6 +16,13 @@ import pytest
 pytest_plugins = ["tests.xdist_sharing"]
 
 os.environ.pop("TRITON_INTERPRET", None)
+
+from conformance.kit.scenario import PACKAGES_ENV, scenario_packages  # noqa: E402 (imports no Triton)
+
+# The tests' own scenarios, named by dotted path, are the modules of these packages (added to any the environment
+# lists); the rank processes and the command lines the tests start inherit the variable.
+TEST_SCENARIO_PACKAGES = ("tests.conformance.faulty",)
+os.environ[PACKAGES_ENV] = ",".join(dict.fromkeys([*scenario_packages()[1:], *TEST_SCENARIO_PACKAGES]))
 
 MARKERS = {
     "cpu_unit": "pure-Python / torch-cpu unit tests, no kernels",

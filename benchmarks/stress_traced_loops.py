@@ -30,7 +30,7 @@ import torch
 import iris
 from benchmarks.bench_tracing_device import gluon_ops, gluon_pairs, triton_ops, triton_pairs
 from iris.cli_args import OneLineParser, choice_list, chosen_backend, int_at_least, int_list, positive_number
-from iris.ranks import RankDied, RankError, RankTimeout, backend_env, launch
+from iris.ranks import MAX_TIMEOUT_S, RankDied, RankError, RankTimeout, backend_env, launch
 from iris.tracing.core import MAX_EVENTS
 
 KINDS = ("pairs", "store", "load")
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--backend", choices=("gpu", "cpu"), default=None, help="default: gpu where torch sees one")
     p.add_argument("--launches", type=int_at_least("--launches", 1), default=None,
                    help="launches per case (gpu 20, cpu 2)")
-    p.add_argument("--timeout", type=positive_number("--timeout"), default=30.0,
+    p.add_argument("--timeout", type=positive_number("--timeout", maximum=MAX_TIMEOUT_S), default=30.0,
                    help="seconds a case may take, start-up included")
     p.add_argument("--loops", type=int_list("--loops", 1, MAX_EVENTS - CHUNK, why="loop lengths: the trace holds an "
                                             "event per iteration and a chunk", example="250,1000"),

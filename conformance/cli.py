@@ -28,17 +28,45 @@ from conformance.harness.host_side import (
 from conformance.harness.suite import SelectionError, parse_params, plan, refuse_unknown, run_cases
 from conformance.kit.scaffold import scaffold
 from conformance.kit.scenario import all_scenarios, default_world_sizes
+from conformance.mutation.runner import MUTANT_TIMEOUT_S
 from conformance.report.output import summary_table, write_example_trace, write_results
-from iris.cli_args import OneLineParser, folder, int_at_least, int_list, out_file
+from iris.cli_args import OneLineParser, folder, int_at_least, int_list, out_file, positive_number
+from iris.ranks.pool import MAX_TIMEOUT_S, MAX_WORLD_SIZE
 from iris.tracing.core import DEFAULT_CHUNK
 
 ROOT = Path(__file__).resolve().parent.parent
 KNOWN_DIVERGENCES = ROOT / "ci" / "known_divergences.toml"
 
 
-_ranks = int_list("--ranks", 1, why="world sizes")
+_world_sizes = int_list("--ranks", 1, MAX_WORLD_SIZE, why=f"world sizes; at most {MAX_WORLD_SIZE}, the rank processes "
+                                                        "one host runs")
+
+
+def _ranks(text: str) -> tuple[int, ...]:
+    """An argparse type: ``--ranks``, distinct world sizes of 1 to ``MAX_WORLD_SIZE`` ranks, comma-separated."""
+    ranks = _world_sizes(text)
+    repeated = sorted({r for r in ranks if ranks.count(r) > 1})
+    if repeated:
+        raise argparse.ArgumentTypeError(f"--ranks {text!r}: world size {', '.join(map(str, repeated))} is repeated; "
+                                         "expected each world size once, such as 1,2,4")
+    return ranks
+
+
+def _mutant_names(option: str, all_of_them: str):
+    """An argparse type: a comma list naming at least one mutant (``all_of_them``: how to ask for every mutant)."""
+
+    def parse(text: str) -> str:
+        if not any(name.strip() for name in text.split(",")):
+            raise argparse.ArgumentTypeError(f"{option} {text!r}: no mutant named; expected a comma list of mutant "
+                                             f"names, or {all_of_them}")
+        return text
+
+    return parse
+
+
 _seed = int_at_least("--seed", 0)
 _examples = int_at_least("--examples", 1)
+_timeout = positive_number("--timeout", maximum=MAX_TIMEOUT_S)  # what a rank pool waits for at most (ranks/pool.py)
 
 
 def _chunk(text: str) -> int:
@@ -61,7 +89,8 @@ def _selection_options(p: argparse.ArgumentParser, out: str) -> None:
     """The options ``run`` and ``gate`` share."""
     p.add_argument("--scenario", action="append", help="scenario name or dotted module path (repeatable; default: "
                    "all)")
-    p.add_argument("--ranks", type=_ranks, default=None, help="world sizes, any R >= 1, e.g. 1,2,4,8 (default: "
+    p.add_argument("--ranks", type=_ranks, default=None, help="world sizes, each once, any R from 1 to "
+                   f"{MAX_WORLD_SIZE} (the rank processes one host runs), e.g. 1,2,4,8 (default: "
                    f"{','.join(map(str, default_world_sizes()))}: 1,2,4 plus the GPU count when it is 8 or more)")
     p.add_argument("--backend", choices=("cpu", "gpu"), default=None, help="default: gpu if one is visible")
     p.add_argument("--profile", choices=sorted(PROFILES), default=None, help="Hypothesis profile "
@@ -72,8 +101,8 @@ def _selection_options(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument("--seed", type=_seed, default=None, help="fixed Hypothesis seed: the same examples every run")
     p.add_argument("--sanitize", action="store_true", help="run every GPU rank under compute-sanitizer memcheck "
                    "(CUDA); a reported error fails the case")
-    p.add_argument("--timeout", type=float, default=JOB_TIMEOUT_S, help=f"seconds one example may take on the "
-                   f"ranks (default {JOB_TIMEOUT_S:g})")
+    p.add_argument("--timeout", type=_timeout, default=JOB_TIMEOUT_S, help=f"seconds one example may take on the "
+                   f"ranks, at most {MAX_TIMEOUT_S:g} (default {JOB_TIMEOUT_S:g})")
     p.add_argument("--out", type=_out_folder, default=out, help="folder for results and traces (checked before "
                    "anything runs: an existing folder, or one that can be made, that can be written)")
 
@@ -97,6 +126,7 @@ def _parser() -> argparse.ArgumentParser:
     gate.add_argument("--baseline", type=Path, default=None, help="an earlier results.json: report newly failing "
                       "and fixed checks")
     gate.add_argument("--mutants", nargs="?", const="all", default=None, metavar="NAMES",
+                      type=_mutant_names("--mutants", "--mutants alone for all of them"),
                       help="also run the mutation self-test (all mutants, or a comma list); a mutant that is not "
                       "killed fails the gate")
     sub.add_parser("list", help="list the scenarios")
@@ -104,17 +134,20 @@ def _parser() -> argparse.ArgumentParser:
     new.add_argument("name")
     mut = sub.add_parser("mutate", help="mutation self-test: every mutant of conformance/mutation/catalogue.py must be "
                          "killed")
-    mut.add_argument("--only", action="append", metavar="NAME", help="mutant name or comma list (repeatable)")
+    mut.add_argument("--only", action="append", metavar="NAME", type=_mutant_names("--only", "no --only for all of "
+                     "them"), help="mutant name or comma list (repeatable; default: every mutant)")
     mut.add_argument("--list", action="store_true", help="list the mutants: name, file, what each breaks")
     mut.add_argument("--scenario", action="append", help="run only this scenario (repeatable): which mutants it "
                      "kills alone; survivors then do not fail the run")
-    mut.add_argument("--ranks", type=_ranks, default=None, help="world sizes to run, e.g. 1,2 (default: all)")
+    mut.add_argument("--ranks", type=_ranks, default=None, help=f"world sizes to run, each once, 1 to "
+                     f"{MAX_WORLD_SIZE}, e.g. 1,2 (default: all)")
     mut.add_argument("--matrix", action="store_true", help="run every case for every mutant (kill matrix)")
     mut.add_argument("--backend", choices=("cpu", "gpu"), default="cpu", help="where the cases run (default cpu: "
                      "the interpreter); mutants the backend cannot show are skipped")
     mut.add_argument("--profile", choices=sorted(PROFILES), default=DEFAULT_PROFILE,
                      help=f"Hypothesis profile (default {DEFAULT_PROFILE})")
-    mut.add_argument("--timeout", type=float, default=None, help="seconds per mutant (default 1800)")
+    mut.add_argument("--timeout", type=_timeout, default=MUTANT_TIMEOUT_S, help=f"seconds per mutant, at most "
+                     f"{MAX_TIMEOUT_S:g} (default {MUTANT_TIMEOUT_S:g})")
     mut.add_argument("--out", type=_out_file, default=str(Path("conformance-out") / "mutate.json"),
                      help="JSON report")
     mut.add_argument("--keep", type=folder("--keep"), default=None, help="keep the mutated copies under this "
@@ -139,8 +172,6 @@ def _prepare(args, params_text: str | None = None):
     params = parse_params(params_text)
     if args.sanitize:
         _check_sanitizer(backend)
-    if not args.timeout > 0:
-        raise SelectionError(f"--timeout {args.timeout:g}: expected a positive number of seconds")
     cases, notes = plan(args.scenario, args.ranks)
     if not cases:
         raise SelectionError(f"no case to run: scenarios {args.scenario or 'all'} accept none of the world sizes "
@@ -309,9 +340,6 @@ def _check_mutants(names: str) -> None:
 
     if names == "all":
         return
-    if not [n for n in names.split(",") if n.strip()]:
-        raise SelectionError(f"--mutants {names!r}: no mutant named; expected a comma list of mutant names, or "
-                             "--mutants alone for all of them")
     try:
         mutation.select([names])
     except mutation.MutationError as e:
@@ -357,7 +385,7 @@ def _mutate(args) -> int:
               f"{mutation.SEED}")
         start = time.perf_counter()
         outcomes = mutation.run_mutants(mutants, scenarios=args.scenario, ranks=args.ranks, matrix=args.matrix,
-                                        profile=args.profile, timeout=args.timeout or mutation.MUTANT_TIMEOUT_S,
+                                        profile=args.profile, timeout=args.timeout,
                                         keep=args.keep, backend=args.backend)
     except (mutation.MutationError, SelectionError) as e:
         print(f"mutate: {e}", file=sys.stderr)

@@ -5,7 +5,8 @@ Every example has three checks, named once here: each API against the model, and
 keyed by the API's name). A case is one backend x scenario x world size, named by its stable id
 ``<backend>-<scenario>-<R>r`` (the pytest id of ``test_conformance``). One example's outcome is an
 :class:`ExampleResult` (its :class:`Divergence` list, empty when it passed); a case folds its examples into a
-:class:`CaseResult`, the record ``results.json`` holds.
+:class:`CaseResult`, the record ``results.json`` holds. A case passes only when examples ran, every one of them to a
+verdict, and none failed: an error, or no example at all, is never a pass.
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ def params_digest(previous: str, params: dict, settings: ExampleSettings | None 
 
 # ---------------------------------------------------------------------------------------------- the results
 
+NO_EXAMPLE = "no example ran to a verdict"  # a case's problem when none ran: it has nothing to pass on
+
 
 @dataclass
 class Divergence:
@@ -142,12 +145,17 @@ class ExampleResult:
 
 @dataclass
 class CaseResult:
-    """One scenario x world size: per-API verdicts over every example run."""
+    """One scenario x world size: per-API verdicts over every example run.
+
+    ``verdict`` is what the examples found (``FAIL`` where one failed the check); the case's verdict of record is
+    ``reported_verdict``, ``error`` for every check that did not fail when the case has a ``problem``.
+    """
 
     scenario: str
     world_size: int
     backend: str
-    examples: int = 0
+    examples: int = 0  # examples run to a verdict (``add``)
+    started: int = 0  # examples started on the ranks (``drew``): each ends in ``add`` or in ``error``
     seconds: float = 0.0
     verdict: dict[str, str] = field(
         default_factory=lambda: {"triton": "pass", "gluon": "pass", "triton vs gluon": "pass"}
@@ -171,8 +179,28 @@ class CaseResult:
     seen: set = field(default_factory=set, repr=False)
 
     @property
+    def problem(self) -> str:
+        """Why the case has no verdict of its own ('' when it has one): its ``error``, or that no example ran, or
+        that an example started and never ran to a verdict."""
+        if self.error:
+            return self.error
+        if not self.examples:
+            return NO_EXAMPLE
+        if self.started > self.examples:
+            return f"{self.started - self.examples} of {self.started} examples did not run to a verdict"
+        return ""
+
+    @property
     def ok(self) -> bool:
-        return not self.error and all(v == "pass" for v in self.verdict.values())
+        """Examples ran, every one to a verdict, and no check failed."""
+        return not self.problem and all(v == "pass" for v in self.verdict.values())
+
+    @property
+    def reported_verdict(self) -> dict[str, str]:
+        """The verdict of each check, as reports give it: ``FAIL`` where an example failed it, else ``error`` when the
+        case has a ``problem``, else ``pass``."""
+        problem = bool(self.problem)
+        return {key: "error" if problem and v == "pass" else v for key, v in self.verdict.items()}
 
     @property
     def case_id(self) -> str:
@@ -180,6 +208,7 @@ class CaseResult:
 
     def drew(self, params: dict, settings: ExampleSettings | None = None) -> None:
         """Record that an example with ``params`` (and ``settings``) is about to run."""
+        self.started += 1
         self.params_digest = params_digest(self.params_digest, params, settings)
 
     def check_failed(self, check: str) -> bool:

@@ -72,16 +72,18 @@ def choice_list(option: str, choices: Sequence[str]) -> Callable[[str], tuple[st
     return parse
 
 
-def positive_number(option: str, unit: str = "seconds") -> Callable[[str], float]:
-    """An argparse type: a finite number > 0 (of ``unit``), refused in one line naming ``option`` and the value."""
+def positive_number(option: str, unit: str = "seconds", maximum: float = math.inf) -> Callable[[str], float]:
+    """An argparse type: a finite number > 0 (of ``unit``) and at most ``maximum``, refused in one line naming
+    ``option``, the value and the bounds."""
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             value = math.nan
-        if not (math.isfinite(value) and value > 0):
-            raise argparse.ArgumentTypeError(f"{option} {text!r}: expected a finite number of {unit} > 0")
+        if not (math.isfinite(value) and 0 < value <= maximum):  # nan fails every comparison
+            bound = f", at most {maximum:g}" if math.isfinite(maximum) else ""
+            raise argparse.ArgumentTypeError(f"{option} {text!r}: expected a finite number of {unit} > 0{bound}")
         return value
 
     return parse

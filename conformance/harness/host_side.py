@@ -14,11 +14,13 @@ from __future__ import annotations
 import os
 import random
 import time
+import traceback
 from typing import NamedTuple
 
 from hypothesis import HealthCheck, Phase, given, note, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.errors import HypothesisException
 
 from conformance.check.compare import compare
 from conformance.harness.compile_ahead import Compiler
@@ -130,7 +132,10 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
     Every example also draws the trace chunk of its settings (one of ``CHUNK_SIZES``: slots a program claims at a
     time, a run-time value), unless ``chunk`` fixes it; its replay command sets it with ``--chunk``. Hypothesis
     shrinks a failing example; ``case.failure`` holds the report of the smallest one.
-    A hung or dead rank, or a broken scenario, sets ``case.error`` and skips the remaining examples.
+    A hung or dead rank, a broken scenario, or any other exception while an example runs sets ``case.error`` (with
+    the example's replay command) and skips the remaining examples; so does a strategy that raises, or Hypothesis
+    refusing to run the case (``Unsatisfiable``, a failed health check). A case that ran no example has no verdict
+    (``CaseResult.problem``): it is never a pass.
     ``params`` runs exactly that example instead of drawing (with ``chunk``, by default ``DEFAULT_CHUNK``: what
     ``Scenario.settings`` gives). ``on_example(result)`` sees each example.
     ``fixed_seed`` makes the drawn examples the same on every run; ``timeout``: seconds one example may take on the
@@ -150,9 +155,9 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
         case.failing_params, case.failing_settings = example.params, example.settings
         case.replay = replay_command(ref, world_size, backend, example.params, example.settings.chunk)
 
-    def one(example: Example) -> None:
+    def one(example: Example | None) -> None:
         nonlocal runs
-        if case.error:
+        if case.error:  # a rank or the scenario failed, or the strategy raised (then ``example`` is None)
             return
         if max_runs is not None and runs >= max_runs:
             raise _Spent  # not an Exception: Hypothesis lets it through, so it draws no further candidate
@@ -164,20 +169,37 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
             raise ConformanceFailure(report)
 
     def run(example: Example) -> str | None:
-        """Run one example; the report of its divergences, or None when it passed or a rank failed."""
+        """Run one example; the report of its divergences, or None when it passed or it raised (``case.error``)."""
         case.drew(example.params, example.settings)
         try:
             result = run_example(pools, scenario, world_size, example.params, backend, timeout=timeout,
                                  settings=example.settings)
+            case.add(result, scenario.compile_key(example.params))
+            if on_example is not None:
+                on_example(result)
         except (RankError, RankTimeout, RankDied, NotImplementedError, ScenarioError) as e:
             failed_on(example)
             case.error = f"{type(e).__name__}: {e}\nreplay: {case.replay}"
             return None
-        case.add(result, scenario.compile_key(example.params))
+        except Exception as e:  # unexpected: the case's error, never an exception Hypothesis could shrink and lose
+            failed_on(example)
+            case.error = f"{type(e).__name__}: {e}\n{_traceback(e)}replay: {case.replay}"
+            return None
         last[:] = [result]
-        if on_example is not None:
-            on_example(result)
         return None if result.ok else result.report()
+
+    @st.composite
+    def guarded(draw: st.DrawFn) -> Example | None:
+        """``examples``, or None once a draw raised (not Hypothesis's own control flow): ``case.error`` says what."""
+        try:
+            return draw(examples(scenario, world_size, chunk))
+        except HypothesisException:
+            raise
+        except Exception as e:
+            if not case.error:
+                case.error = (f"ScenarioError: {scenario.where or ref}: drawing an example raised "
+                              f"{type(e).__name__}: {e}\n{_traceback(e)}")
+            return None
 
     try:
         if params is not None:
@@ -185,9 +207,10 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
         else:
 
             @settings(profile)
-            @given(example=examples(scenario, world_size, chunk))
+            @given(example=guarded())
             def check(example):
-                note(f"replay: {replay_command(ref, world_size, backend, example.params, example.settings.chunk)}")
+                if example is not None:
+                    note(f"replay: {replay_command(ref, world_size, backend, example.params, example.settings.chunk)}")
                 one(example)
 
             case_seed = fixed_seed
@@ -205,7 +228,15 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
         case.failure = str(e)
     except _Spent:  # max_runs examples ran: the failure is the smallest one found, if any
         case.failure = failed[0] if failed else ""
+    except Exception as e:  # Hypothesis refused the case (Unsatisfiable, a failed health check, a flaky failure)
+        if not case.error:
+            case.error = f"{type(e).__name__}: {e}" + (f"\nreplay: {case.replay}" if case.replay else "")
     return case, (last[0] if last else None)
+
+
+def _traceback(e: BaseException) -> str:
+    """The traceback of an exception the harness did not expect, for a case's error."""
+    return "".join(traceback.format_exception(e))
 
 
 class _Spent(BaseException):

@@ -8,7 +8,6 @@ replayed once with its own params, and the case says whether the failure reprodu
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,7 +16,15 @@ from hypothesis import settings
 
 from conformance.harness.compile_ahead import Compiler
 from conformance.harness.host_side import JOB_TIMEOUT_S, run_case
-from conformance.kit.scenario import Scenario, ScenarioError, default_world_sizes, load, names
+from conformance.kit.scenario import (
+    Scenario,
+    ScenarioError,
+    default_world_sizes,
+    is_scenario,
+    known_scenarios,
+    load,
+    names,
+)
 from conformance.results import CaseResult, ExampleResult
 from iris.ranks import Pools
 
@@ -51,22 +58,15 @@ def parse_params(text: str | None) -> dict | None:
     return value
 
 
-def scenario_exists(name: str) -> bool:
-    """Whether ``name`` is a scenario of ``conformance/scenarios`` or an importable dotted module path."""
-    if "." not in name:
-        return name in names()
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
-
-
 def refuse_unknown(scenarios: list[str]) -> None:
-    """SelectionError naming the scenarios of ``scenarios`` that do not exist, and the known ones."""
-    unknown = [n for n in scenarios if not scenario_exists(n)]
-    if unknown:
-        raise SelectionError(f"unknown scenario {', '.join(map(repr, unknown))}; known scenarios: "
-                             f"{', '.join(names())} (or a dotted module path that defines SCENARIO)")
+    """SelectionError naming the scenarios of ``scenarios`` that are none (``kit.scenario.is_scenario``: nothing
+    else is imported), and the known ones; or naming a package of ``IRIS_SCENARIO_PACKAGES`` that is none."""
+    try:
+        unknown = [n for n in scenarios if not is_scenario(n)]
+        if unknown:
+            raise SelectionError(f"unknown scenario {', '.join(map(repr, unknown))}; {known_scenarios()}")
+    except ScenarioError as e:
+        raise SelectionError(str(e)) from None
 
 
 def _load(name: str) -> tuple[Scenario | None, str]:
@@ -131,7 +131,7 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
             replayed = f", replayed: {c.replay_outcome}" if c.replay_outcome else ""
             echo(f"    {'ok' if c.ok else 'FAIL'} ({c.examples} examples, {c.seconds:.1f} s{_ahead(c)}{replayed})")
             if not c.ok:
-                echo("    " + (c.failure or c.error).replace("\n", "\n    "))
+                echo("    " + (c.failure or c.problem).replace("\n", "\n    "))
     return done
 
 

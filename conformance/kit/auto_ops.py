@@ -10,8 +10,8 @@ them out.
 
 from __future__ import annotations
 
-from conformance.check.model import Addr, Event
-from conformance.kit.helpers import ELEMENT_BYTES
+from conformance.check.model import Event
+from conformance.kit.block_events import block_event
 from iris.op_contract import OPS
 from iris.op_trace import OP_EVENTS
 
@@ -26,10 +26,8 @@ def op_events(op: str, *, rank: int, pid: int, peers: dict[str, int], blocks: di
     events = []
     for e in OP_EVENTS[op]:
         heap_rank, buffer, lanes = blocks[e.address]
-        events.append(Event(name=op, kind="range", pid=pid, pid_m=pid if pid_m is None else pid_m, pid_n=pid_n,
-                            cur_rank=rank, target_rank=peers[e.peer],
-                            address=Addr(heap_rank, buffer, min(lanes)) if lanes else None,
-                            payload_size=len(lanes) * ELEMENT_BYTES[dtype], payload=0))
+        events.append(block_event(op, "range", pid=pid, rank=rank, target=peers[e.peer], buffer=buffer,
+                                  heap_rank=heap_rank, lanes=lanes, dtype=dtype, pid_m=pid_m, pid_n=pid_n))
     return events
 
 

@@ -1,11 +1,13 @@
-"""Small helpers for scenario modules: grids, dtype sizes, expected events of block operations, masked buffers."""
+"""Small helpers for scenario modules: grids, dtype sizes, expected events of block operations, masked buffers.
+
+``ELEMENT_BYTES`` and ``block_event`` are ``conformance.kit.block_events``'s, which ``auto_ops`` shares.
+"""
 
 from __future__ import annotations
 
-from conformance.check.model import Addr, Event
-
-ELEMENT_BYTES = {"int8": 1, "int16": 2, "int32": 4, "int64": 8, "float16": 2, "bfloat16": 2, "float32": 4,
-                 "float64": 8}
+from conformance.check.model import Event
+from conformance.kit.auto_ops import call_events
+from conformance.kit.block_events import ELEMENT_BYTES, block_event
 
 
 def cdiv(a: int, b: int) -> int:
@@ -16,15 +18,6 @@ def cdiv(a: int, b: int) -> int:
 def active_lanes(start: int, block: int, n: int, bits: list[int] | None = None) -> list[int]:
     """Element indices ``start .. start+block`` that are below ``n`` and (if given) have their bit set."""
     return [j for j in range(start, start + block) if j < n and (bits is None or bits[j])]
-
-
-def block_event(name: str, kind: str, *, pid: int, rank: int, target: int, buffer: str, heap_rank: int,
-                lanes: list[int], dtype: str, payload: int = 0, pid_m: int | None = None, pid_n: int = 0) -> Event:
-    """Expected event of a block op over ``lanes`` of ``buffer``: address = lowest lane, size = lanes x bytes."""
-    address = Addr(heap_rank, buffer, min(lanes)) if lanes else None
-    return Event(name=name, kind=kind, pid=pid, pid_m=pid if pid_m is None else pid_m, pid_n=pid_n, cur_rank=rank,
-                 target_rank=target, address=address, payload_size=len(lanes) * ELEMENT_BYTES[dtype],
-                 payload=payload)
 
 
 def program_lanes(p: dict, rank: int, pid: int) -> list[int]:
@@ -50,8 +43,6 @@ def per_program_events(p: dict, rank: int, name: str, kind: str, *, target: int,
         if not p.get("TRACE_OPS"):
             events.append(event)
             continue
-        from conformance.kit.auto_ops import call_events  # auto_ops imports this module
-
         auto = call_events(p, name, rank=rank, pid=pid, target=target, buffer=buffer, heap_rank=heap_rank,
                            lanes=lanes, block=range(pid * p["BLOCK"], (pid + 1) * p["BLOCK"]), peers=peers,
                            pointers=pointers)

@@ -20,6 +20,10 @@ A scenario module in ``conformance/scenarios/`` defines ``SCENARIO = Scenario(..
   argument, the example's ``ExampleSettings`` (``conformance.kit.example_settings``): ``model(p, world_size,
   settings)`` reads ``settings.chunk``.
 
+A scenario is named by its module name (``store``), or by the dotted path of a module of a scenario package: the
+packages are ``conformance.scenarios`` and those ``IRIS_SCENARIO_PACKAGES`` lists (a comma list; the tests list theirs
+of test-only scenarios). Any other name is refused (``is_scenario``) without being imported.
+
 Any world size R >= 1 runs every scenario; one that really cannot run on some R says so with a
 ``WorldConstraint`` (a rule and its reason). The trace buffers of an example hold ``max_events`` plus a chunk
 per program (``max_programs``: record semantics v2 gives every program that initializes tracing a chunk of
@@ -33,7 +37,9 @@ import dataclasses
 import functools
 import importlib
 import inspect
+import os
 import pkgutil
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -46,6 +52,8 @@ if TYPE_CHECKING:
     from conformance.kit.rank_view import RankView
 
 WORLD_CONSTEXPRS = ("rank", "world")  # a Triton kernel's compile-time rank and world size, if it takes them
+PACKAGE = "conformance.scenarios"  # the scenarios, each named by its module name
+PACKAGES_ENV = "IRIS_SCENARIO_PACKAGES"  # more packages of scenario modules, a comma list (named by dotted path)
 BASE_WORLD_SIZES = (1, 2, 4)
 MANY_GPUS = 8  # from this many visible GPUs on, the default world sizes add one rank per GPU
 
@@ -72,7 +80,7 @@ class Scenario:
     """One paired scenario (see the module docstring for each member's contract)."""
 
     name: str
-    description: str
+    description: str  # one sentence, what ``python -m conformance list`` shows (``first_sentence(__doc__)``)
     triton_kernel: object
     gluon_kernel: object
     params: Callable
@@ -137,6 +145,14 @@ class Scenario:
         return self.triton_kernel if api == "triton" else self.gluon_kernel
 
 
+def first_sentence(doc: str | None) -> str:
+    """The first sentence of a docstring's first paragraph, on one line: a scenario's ``description``
+    (``description=first_sentence(__doc__)``), whole however the docstring wraps it."""
+    paragraph = " ".join((doc or "").strip().split("\n\n")[0].split())
+    end = re.search(r"[.!?](?=\s|$)", paragraph)
+    return paragraph[: end.end()] if end else paragraph
+
+
 class ScenarioError(Exception):
     """A scenario module that is wrong (cannot be imported, no SCENARIO, kernels that do not pair, ...).
 
@@ -144,10 +160,48 @@ class ScenarioError(Exception):
     """
 
 
-def _modules() -> list[str]:
-    import conformance.scenarios as pkg
+def scenario_packages() -> tuple[str, ...]:
+    """The packages whose modules are scenarios: ``conformance.scenarios``, then those ``IRIS_SCENARIO_PACKAGES``
+    lists (read at each call: rank processes inherit it)."""
+    listed = [p.strip() for p in os.environ.get(PACKAGES_ENV, "").split(",") if p.strip()]
+    return tuple(dict.fromkeys([PACKAGE, *listed]))
 
-    return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_"))
+
+def package_scenarios(package: str) -> list[str]:
+    """The scenario modules of ``package`` by short name, sorted: its modules less the private ones (``_name``).
+
+    Imports the package, never its modules; ScenarioError naming ``IRIS_SCENARIO_PACKAGES`` when it is no package.
+    """
+    try:
+        path = getattr(importlib.import_module(package), "__path__", None)
+    except Exception as e:
+        raise ScenarioError(f"{PACKAGES_ENV} lists {package!r}, which cannot be imported ({type(e).__name__}: {e}); "
+                            "expected a comma list of packages of scenario modules") from None
+    if path is None:
+        raise ScenarioError(f"{PACKAGES_ENV} lists {package!r}, a module; expected a comma list of packages of "
+                            "scenario modules")
+    return sorted(m.name for m in pkgutil.iter_modules(path) if not m.name.startswith("_") and not m.ispkg)
+
+
+def _modules() -> list[str]:
+    return package_scenarios(PACKAGE)
+
+
+def is_scenario(ref: str) -> bool:
+    """Whether ``ref`` names a scenario: a module name of ``conformance/scenarios``, or ``<package>.<module>`` of a
+    module of a scenario package (``scenario_packages``). Imports no module that is not one."""
+    package, _, short = ref.rpartition(".")
+    if not package:
+        return ref in names()
+    return package in scenario_packages() and short in package_scenarios(package)
+
+
+def known_scenarios() -> str:
+    """What a scenario ref may be, for a refusal: every scenario name, and the modules of the other packages."""
+    said = f"known scenarios: {', '.join(names())}"
+    for package in scenario_packages()[1:]:
+        said += f"; in {package}: {', '.join(package_scenarios(package))}"
+    return said + f" (a dotted path names a module of {PACKAGE} or of a package {PACKAGES_ENV} lists)"
 
 
 def _parameters(kernel) -> list[str]:
@@ -193,16 +247,18 @@ def check(scenario: Scenario, where: str) -> None:
 
 
 def load(name: str) -> Scenario:
-    """The scenario ``name``: module ``conformance.scenarios.<name>``, or a dotted module path holding ``SCENARIO``
-    (test-only scenarios kept outside the package, selected explicitly). Raises :class:`ScenarioError`."""
+    """The scenario ``name``: module ``conformance.scenarios.<name>``, or the dotted path of a module of a scenario
+    package (``is_scenario``: test-only scenarios kept outside ``conformance/scenarios``, selected explicitly).
+
+    KeyError for a name that is no scenario (nothing imported); :class:`ScenarioError` for a module that is wrong.
+    """
+    if not is_scenario(name):
+        raise KeyError(f"unknown scenario {name!r}; {known_scenarios()}")
     if "." in name:
         module_name, short = name, name.rsplit(".", 1)[1]
         where = name.replace(".", "/") + ".py"
     else:
-        known = _modules()
-        if name not in known:
-            raise KeyError(f"no scenario {name!r}; known scenarios: {', '.join(known)}")
-        module_name, short, where = f"conformance.scenarios.{name}", name, f"conformance/scenarios/{name}.py"
+        module_name, short, where = f"{PACKAGE}.{name}", name, f"conformance/scenarios/{name}.py"
     try:
         module = importlib.import_module(module_name)
     except Exception as e:

@@ -76,8 +76,8 @@ def run_one(pools, name: str, world_size: int, spec: dict, compiler=None) -> dic
                            on_example=seen, fixed_seed=spec["seed"], timeout=spec["job_timeout"],
                            compiler=compiler)
         record["examples"] = case.examples
-        if case.error:
-            record.update(ok=False, checks=["error"], detail=case.error)
+        if case.problem:  # an error, or no example ran to a verdict
+            record.update(ok=False, checks=["error"], detail=case.problem)
         elif failing:
             divergences = failing[0].divergences
             record.update(ok=False, checks=list(dict.fromkeys(d.check for d in divergences)),

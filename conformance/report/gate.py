@@ -4,7 +4,7 @@
     check failed, listed          xfailed   expected: does not fail the gate
     check passed, listed          xpassed   strict: fails the gate ("remove it from the file")
     check passed, not listed      passed
-    case errored (hung or dead rank, broken module), listed or not: error, fails the gate
+    case errored (hung or dead rank, broken module), or ran no example, listed or not: error, fails the gate
 
 Compared with a baseline ``results.json``: checks newly failing (failing now, not failing there) and fixed
 (failing there, passing now).
@@ -61,9 +61,9 @@ def judge(cases: list[CaseResult], known: dict[tuple[str, str], Known], known_fi
         for check in CHECKS:
             entry = known.get((case.case_id, check))
             o = CheckOutcome(case.case_id, check, "passed", share, known=entry)
-            if case.error:
-                o.status, o.message = "error", f"error: {_first_line(case.error)}"
-                o.detail = case.error + _replayed(case)
+            if case.problem:
+                o.status, o.message = "error", f"error: {_first_line(case.problem)}"
+                o.detail = case.problem + _replayed(case)
             elif case.check_failed(check):
                 if entry:
                     o.status, o.message = "xfailed", f"expected failure: {entry.reason} ({entry.link})"
@@ -90,7 +90,7 @@ def passes(outcomes: list[CheckOutcome], mutation_ok: bool = True) -> bool:
 
 
 def _failing_checks(record: dict) -> set[str]:
-    """The checks a ``results.json`` case record failed (an error fails all of them)."""
+    """The checks a ``results.json`` case record failed (an error fails all of them; a verdict of ``error`` too)."""
     if record.get("error"):
         return set(CHECKS)
     return {c for c in CHECKS if record.get("verdict", {}).get(VERDICT_KEY[c], "pass") != "pass"}
@@ -114,7 +114,7 @@ def compare(cases: list[CaseResult], baseline: dict[str, dict]) -> tuple[list[tu
     """``(newly failing, fixed)`` as (case id, check) pairs; a case absent from the baseline counts as passing."""
     newly, fixed = [], []
     for case in cases:
-        now = set(CHECKS) if case.error else {c for c in CHECKS if case.check_failed(c)}
+        now = set(CHECKS) if case.problem else {c for c in CHECKS if case.check_failed(c)}
         before = _failing_checks(baseline[case.case_id]) if case.case_id in baseline else set()
         newly += [(case.case_id, c) for c in CHECKS if c in now - before]
         fixed += [(case.case_id, c) for c in CHECKS if c in before - now]

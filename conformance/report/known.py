@@ -78,8 +78,7 @@ def load_known(path: Path) -> dict[tuple[str, str], Known]:
 
 def _case_problem(cid: str) -> str:
     """Why ``cid`` names no case that can exist ('' when it can)."""
-    from conformance.harness.suite import scenario_exists
-    from conformance.kit.scenario import ScenarioError, load, names
+    from conformance.kit.scenario import ScenarioError, is_scenario, known_scenarios, load
     from iris.ranks import BACKENDS
 
     try:
@@ -88,8 +87,11 @@ def _case_problem(cid: str) -> str:
         return str(e)
     if backend not in BACKENDS:
         return f"unknown backend {backend!r}; backends: {', '.join(BACKENDS)}"
-    if not scenario_exists(scenario):
-        return f"unknown scenario {scenario!r}; scenarios: {', '.join(names())} (or a dotted module path)"
+    try:
+        if not is_scenario(scenario):
+            return f"unknown scenario {scenario!r}; {known_scenarios()}"
+    except ScenarioError as e:  # IRIS_SCENARIO_PACKAGES lists something that is no package
+        return str(e)
     try:
         refusal = load(scenario).refusal(world_size)
     except ScenarioError:

@@ -31,7 +31,8 @@ def summary_table(cases: list[CaseResult]) -> str:
             "variants t/g")
     rows = [head]
     for c in cases:
-        verdict = ("ERROR",) * 3 if c.error else (c.verdict["triton"], c.verdict["gluon"], c.verdict["triton vs gluon"])
+        verdict = ("ERROR",) * 3 if c.problem else (c.verdict["triton"], c.verdict["gluon"],
+                                                     c.verdict["triton vs gluon"])
         per = f"{c.compiles_after_warmup / c.warm_examples:.2f}" if c.warm_examples else "-"
         rows.append((c.scenario, str(c.world_size), *verdict, str(c.examples), f"{c.seconds:.1f}", per,
                      variants_cell(c.variants_per_config)))
@@ -45,8 +46,12 @@ def summary_table(cases: list[CaseResult]) -> str:
 
 def write_results(path: Path, cases: list[CaseResult], meta: dict, extra: dict[str, dict] | None = None,
                   top: dict | None = None) -> None:
-    """JSON results: run metadata and one record per case (plus ``extra[case_id]``), plus ``top``'s keys."""
-    records = [{"case_id": c.case_id} | {k: v for k, v in asdict(c).items() if k != "seen"} | {"ok": c.ok}
+    """JSON results: run metadata and one record per case (plus ``extra[case_id]``), plus ``top``'s keys.
+
+    A record's ``verdict`` is the case's ``reported_verdict`` and its ``error`` the case's ``problem``: a case that
+    errored or ran no example says ``error`` for every check that did not fail, never ``pass``."""
+    records = [{"case_id": c.case_id} | {k: v for k, v in asdict(c).items() if k != "seen"}
+               | {"verdict": c.reported_verdict, "error": c.problem, "ok": c.ok}
                | (extra or {}).get(c.case_id, {}) for c in cases]
     path.write_text(json.dumps({"meta": meta, "cases": records} | (top or {}), indent=2))
 

@@ -262,7 +262,7 @@ def atomic_scenario(op: str) -> Scenario:
     return Scenario(
         name=op,
         description=f"{op} from every rank to every rank on a masked int block; one traced range per program "
-                    "and target",
+                    "and target.",
         triton_kernel=triton_kernel,
         gluon_kernel=gluon_kernel,
         params=_params(op),

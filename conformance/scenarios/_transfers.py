@@ -245,7 +245,8 @@ def _options_model(op):
 
 def transfer_scenario(op: str, description: str, *, options: bool = False) -> Scenario:
     """The paired scenario of ``op`` ("get" or "put"), named ``op`` or, with ``options``, ``<op>_options``; see the
-    module docstring for its model. ``description``: the first line of the scenario module's docstring."""
+    module docstring for its model. ``description``: the first sentence of the scenario module's docstring
+    (``first_sentence``)."""
     if op not in OPS:
         raise ValueError(f"op={op!r}, expected one of {OPS}")
     triton_kernel, gluon_kernel = KERNELS[op, options]

@@ -18,7 +18,7 @@ from conformance.check.model import Addr, Event, Model
 from conformance.kit import strategies as S
 from conformance.kit.auto_ops import call_events
 from conformance.kit.helpers import ELEMENT_BYTES, cast, cdiv
-from conformance.kit.scenario import Scenario
+from conformance.kit.scenario import Scenario, first_sentence
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_2d, warp_size
@@ -114,7 +114,7 @@ def model(p, world_size):
 
 SCENARIO = Scenario(
     name="all_scatter",
-    description=__doc__.splitlines()[0],
+    description=first_sentence(__doc__),
     triton_kernel=triton_kernel,
     gluon_kernel=gluon_kernel,
     params=params,

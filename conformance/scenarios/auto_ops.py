@@ -23,7 +23,7 @@ from conformance.check.model import Addr, Event, Model
 from conformance.kit import strategies as S
 from conformance.kit.auto_ops import op_events
 from conformance.kit.helpers import ELEMENT_BYTES, cdiv, launch_blocks, peer, program_lanes, source_values
-from conformance.kit.scenario import Scenario
+from conformance.kit.scenario import Scenario, first_sentence
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_1d, warp_size
@@ -171,7 +171,7 @@ def model(p, world_size):
 
 SCENARIO = Scenario(
     name="auto_ops",
-    description=__doc__.splitlines()[0],
+    description=first_sentence(__doc__),
     triton_kernel=triton_kernel,
     gluon_kernel=gluon_kernel,
     params=params,

@@ -35,7 +35,7 @@ from conformance.kit.call_shapes_device import (
     triton_record,
 )
 from conformance.kit.helpers import block_event
-from conformance.kit.scenario import Scenario
+from conformance.kit.scenario import Scenario, first_sentence
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.tracing.events import EVENT_NAMES
@@ -249,7 +249,7 @@ def _loop_events(p, rank: int, world_size: int, dtype: str, pid: int):
 
 SCENARIO = Scenario(
     name="call_shapes",
-    description=__doc__.splitlines()[0],
+    description=first_sentence(__doc__),
     triton_kernel=triton_kernel,
     gluon_kernel=gluon_kernel,
     params=params,

@@ -18,7 +18,7 @@ from triton.experimental.gluon import language as gl
 
 from conformance.check.model import Model
 from conformance.kit.helpers import cast, launch_blocks, peer, source_values
-from conformance.kit.scenario import Scenario
+from conformance.kit.scenario import Scenario, first_sentence
 from conformance.scenarios import _options
 from conformance.scenarios._options import ROUNDS, hint, load_modifier, store_modifier
 from iris import DeviceContext, TraceEvent
@@ -88,7 +88,7 @@ def model(p, world_size):
 
 SCENARIO = Scenario(
     name="copy_options",
-    description=__doc__.splitlines()[0],
+    description=first_sentence(__doc__),
     triton_kernel=triton_kernel,
     gluon_kernel=gluon_kernel,
     params=params,

@@ -8,6 +8,7 @@ program p over lanes L(p) = {j in block p: j < n, bits_r[j]}:
            src_q[j] = j + 1 + 512 q on every rank q (unchanged)
 """
 
+from conformance.kit.scenario import first_sentence
 from conformance.scenarios._transfers import transfer_scenario
 
-SCENARIO = transfer_scenario("get", __doc__.splitlines()[0])
+SCENARIO = transfer_scenario("get", first_sentence(__doc__))

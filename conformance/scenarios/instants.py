@@ -19,7 +19,7 @@ from triton.experimental.gluon import language as gl
 from conformance.check.model import Model
 from conformance.kit import strategies as S
 from conformance.kit.helpers import block_event, cast, cdiv, program_lanes, setup_masked
-from conformance.kit.scenario import Scenario
+from conformance.kit.scenario import Scenario, first_sentence
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_1d, warp_size
@@ -97,7 +97,7 @@ def model(p, world_size):
 
 SCENARIO = Scenario(
     name="instants",
-    description=__doc__.splitlines()[0],
+    description=first_sentence(__doc__),
     triton_kernel=triton_kernel,
     gluon_kernel=gluon_kernel,
     params=params,

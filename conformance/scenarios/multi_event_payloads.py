@@ -17,7 +17,7 @@ from triton.experimental.gluon import language as gl
 from conformance.check.model import Model
 from conformance.kit import strategies as S
 from conformance.kit.helpers import block_event, cast, source_values
-from conformance.kit.scenario import Scenario
+from conformance.kit.scenario import Scenario, first_sentence
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 
@@ -95,7 +95,7 @@ def model(p, world_size):
 
 SCENARIO = Scenario(
     name="multi_event_payloads",
-    description=__doc__.splitlines()[0],
+    description=first_sentence(__doc__),
     triton_kernel=triton_kernel,
     gluon_kernel=gluon_kernel,
     params=params,

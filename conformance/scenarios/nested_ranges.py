@@ -23,7 +23,7 @@ from conformance.check.model import Model
 from conformance.kit import strategies as S
 from conformance.kit.auto_ops import call_events
 from conformance.kit.helpers import block_event, cast, cdiv, masked_values, program_lanes, setup_masked, source_values
-from conformance.kit.scenario import Scenario
+from conformance.kit.scenario import Scenario, first_sentence
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_1d, warp_size
@@ -113,7 +113,7 @@ def model(p, world_size):
 
 SCENARIO = Scenario(
     name="nested_ranges",
-    description=__doc__.splitlines()[0],
+    description=first_sentence(__doc__),
     triton_kernel=triton_kernel,
     gluon_kernel=gluon_kernel,
     params=params,

@@ -21,7 +21,7 @@ from conformance.check.model import Model
 from conformance.kit import strategies as S
 from conformance.kit.example_settings import ExampleSettings
 from conformance.kit.helpers import active_lanes, block_event, cdiv
-from conformance.kit.scenario import Scenario
+from conformance.kit.scenario import Scenario, first_sentence
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_1d, warp_size
@@ -117,7 +117,7 @@ def trace_slots(p):
 
 SCENARIO = Scenario(
     name="overflow",
-    description=__doc__.splitlines()[0],
+    description=first_sentence(__doc__),
     triton_kernel=triton_kernel,
     gluon_kernel=gluon_kernel,
     params=params,

@@ -11,6 +11,7 @@ rounds k = 0 .. ROUNDS-1 (modifiers and hint of round k: see _options.py):
            src_q[j] = j + 1 + 512 q on every rank q (unchanged)
 """
 
+from conformance.kit.scenario import first_sentence
 from conformance.scenarios._transfers import transfer_scenario
 
-SCENARIO = transfer_scenario("put", __doc__.splitlines()[0], options=True)
+SCENARIO = transfer_scenario("put", first_sentence(__doc__), options=True)

@@ -17,7 +17,7 @@ from conformance.check.model import Model
 from conformance.kit import strategies as S
 from conformance.kit.auto_ops import call_events
 from conformance.kit.helpers import block_event, cast, cdiv
-from conformance.kit.scenario import Scenario
+from conformance.kit.scenario import Scenario, first_sentence
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_2d, warp_size
@@ -121,7 +121,7 @@ def model(p, world_size):
 
 SCENARIO = Scenario(
     name="tile_2d",
-    description=__doc__.splitlines()[0],
+    description=first_sentence(__doc__),
     triton_kernel=triton_kernel,
     gluon_kernel=gluon_kernel,
     params=params,

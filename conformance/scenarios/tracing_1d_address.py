@@ -20,7 +20,7 @@ from triton.experimental.gluon import language as gl
 from conformance.check.model import Model
 from conformance.kit import strategies as S
 from conformance.kit.helpers import cast, launch_blocks, masked_values, peer, per_program_events, setup_masked
-from conformance.kit.scenario import Scenario
+from conformance.kit.scenario import Scenario, first_sentence
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_1d, warp_size
@@ -77,7 +77,7 @@ def model(p, world_size):
 
 SCENARIO = Scenario(
     name="tracing_1d_address",
-    description=__doc__.splitlines()[0],
+    description=first_sentence(__doc__),
     triton_kernel=triton_kernel,
     gluon_kernel=gluon_kernel,
     params=params,

@@ -20,7 +20,7 @@ from conformance.check.model import Model
 from conformance.kit import strategies as S
 from conformance.kit.auto_ops import call_events
 from conformance.kit.helpers import block_event, cdiv, launch_blocks, peer, program_lanes, setup_masked, transfer_memory
-from conformance.kit.scenario import Scenario
+from conformance.kit.scenario import Scenario, first_sentence
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_1d, warp_size
@@ -84,7 +84,7 @@ def model(p, world_size):
 
 SCENARIO = Scenario(
     name="unfinished_ranges",
-    description=__doc__.splitlines()[0],
+    description=first_sentence(__doc__),
     triton_kernel=triton_kernel,
     gluon_kernel=gluon_kernel,
     params=params,

@@ -7,8 +7,8 @@ of a run; ``backend_env`` says what a cpu or gpu rank needs; ``rank_state`` is a
 from iris.ranks.child import progress, rank_state
 from iris.ranks.env import BACKENDS, backend_env, xdist_worker_index
 from iris.ranks.launch import launch
-from iris.ranks.pool import RankDied, RankError, RankPool, RankTimeout, UnguardedMain
+from iris.ranks.pool import MAX_TIMEOUT_S, MAX_WORLD_SIZE, RankDied, RankError, RankPool, RankTimeout, UnguardedMain
 from iris.ranks.pools import Pools
 
-__all__ = ["BACKENDS", "Pools", "RankDied", "RankError", "RankPool", "RankTimeout", "UnguardedMain", "backend_env",
-           "launch", "progress", "rank_state", "xdist_worker_index"]
+__all__ = ["BACKENDS", "MAX_TIMEOUT_S", "MAX_WORLD_SIZE", "Pools", "RankDied", "RankError", "RankPool", "RankTimeout",
+           "UnguardedMain", "backend_env", "launch", "progress", "rank_state", "xdist_worker_index"]

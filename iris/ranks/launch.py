@@ -6,8 +6,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from iris.checks import is_positive_number
-from iris.ranks.pool import RankPool, exit_if_rerunning_main, job_payload
+from iris.ranks.pool import RankPool, check_timeout, exit_if_rerunning_main, job_payload
 
 __all__ = ["launch"]
 
@@ -39,8 +38,7 @@ def launch(fn: Callable[..., Any], world_size: int, *args: Any, timeout: float =
     script again as it starts); one that does not ends with one line saying so (:class:`~iris.ranks.UnguardedMain`).
     """
     exit_if_rerunning_main()  # this is a rank process starting up: the script called launch from its top level
-    if not is_positive_number(timeout):
-        raise ValueError(f"launch: timeout must be a positive number of seconds, got {timeout!r}")
+    check_timeout("launch", "timeout", timeout)
     job_payload("launch", fn, args, kwargs)  # refuse a bad job before starting any process
     with RankPool(world_size, _backend(), env=env, start_timeout=timeout, failure_grace=2.0,
                   persistent=False, name="launch") as pool:

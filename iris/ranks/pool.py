@@ -3,7 +3,8 @@
 ``RankPool(world_size, backend)`` spawns ``world_size`` rank processes (:mod:`iris.ranks.child`) lazily on
 the first job. Each joins a gloo process group over a free local port and runs jobs until stopped.
 ``run(fn, *args, timeout=..., **kwargs)`` runs one job on every rank at once and returns the results in rank
-order. ``fn`` must be a module-level (importable) function; arguments and results must be picklable.
+order. ``fn`` must be a module-level (importable) function; arguments and results must be picklable. A pool
+holds at most ``MAX_WORLD_SIZE`` ranks, and waits at most ``MAX_TIMEOUT_S`` at a time (every timeout is checked).
 
 Failures never hang the caller:
 
@@ -43,8 +44,16 @@ from iris.ranks.child import PROGRESS_BYTES, rank_main
 from iris.ranks.env import backend_env, free_port, patched_environ, rank_env
 from iris.ranks.forkserver import rank_context
 
-__all__ = ["RankDied", "RankError", "RankPool", "RankTimeout", "UnguardedMain"]
+__all__ = ["MAX_TIMEOUT_S", "MAX_WORLD_SIZE", "RankDied", "RankError", "RankPool", "RankTimeout", "UnguardedMain",
+           "check_timeout"]
 
+# The longest wait a pool honours (its timeouts, start-up and grace included): it waits through poll(), whose
+# timeout is a C int of milliseconds (2**31 - 1 ms, about 24.8 days; past that multiprocessing's wait() raises
+# OverflowError), so one day, comfortably under it.
+MAX_TIMEOUT_S = 86_400.0
+# The most ranks one pool starts: each is a process of its own on this host (an interpreter, pipes, a heap), and a
+# world is one host's (8 ranks fit on one GPU; 64 are 8 per GPU on an 8-GPU node).
+MAX_WORLD_SIZE = 64
 FAILURE_GRACE_S = 30.0  # how long the other ranks may still take once one rank has raised
 DEATH_GRACE_S = 1.0  # once a rank died, how long to collect the other ranks' reports before killing them
 STOP_JOIN_S = 5.0  # close(): how long ranks may take to exit after the stop message
@@ -135,8 +144,9 @@ class RankPool:
         other ranks may still answer once one raised; ``sanitize``: run every rank under the CUDA memory checker
         (:mod:`iris.ranks.sanitizer`), failing a job on any error it reports; ``persistent=False`` for a pool
         that runs one job (its messages do not promise a rebuild); ``name`` labels its messages."""
-        if not is_int(world_size) or world_size < 1:
-            raise ValueError(f"{name}: world_size must be an int >= 1, got {world_size!r}")
+        if not is_int(world_size) or not 1 <= world_size <= MAX_WORLD_SIZE:
+            raise ValueError(f"{name}: world_size must be an int in 1..{MAX_WORLD_SIZE} (MAX_WORLD_SIZE: the rank "
+                             f"processes one host runs), got {world_size!r}")
         self._env = backend_env(backend) if backend is not None else {}
         if env is not None:
             if not all(isinstance(k, str) and isinstance(v, str) for k, v in dict(env).items()):
@@ -144,8 +154,8 @@ class RankPool:
             self._env.update(env)
         if not is_int(device_offset) or device_offset < 0:
             raise ValueError(f"{name}: device_offset must be an int >= 0, got {device_offset!r}")
-        _check_timeout("start_timeout", start_timeout)
-        _check_timeout("failure_grace", failure_grace)
+        check_timeout(name, "start_timeout", start_timeout)
+        check_timeout(name, "failure_grace", failure_grace)
         self._failure_grace = float(failure_grace)
         self._executable: str | None = None
         if sanitize:
@@ -331,9 +341,10 @@ class RankPool:
         """Run ``fn(*args, **kwargs)`` on every rank at once; return the results in rank order.
 
         Raises :class:`RankError`, :class:`RankTimeout` or :class:`RankDied` (see the module docstring);
-        ``ValueError`` before anything runs if ``fn`` is not importable or the job is not picklable.
+        ``ValueError`` before anything runs if ``fn`` is not importable, the job is not picklable or ``timeout`` is not
+        a number of seconds in (0, ``MAX_TIMEOUT_S``].
         """
-        _check_timeout("timeout", timeout)
+        check_timeout(self._name, "timeout", timeout)
         job = _job_name(fn)
         payload = job_payload(self._where(), fn, args, kwargs)
         with self._lock:
@@ -481,9 +492,12 @@ def job_payload(where: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -
         raise ValueError(f"{where}: job {_job_name(fn)}: fn, args and kwargs must be picklable: {e}") from e
 
 
-def _check_timeout(name: str, value: float) -> None:
-    if not is_positive_number(value):
-        raise ValueError(f"RankPool: {name} must be a positive number of seconds, got {value!r}")
+def check_timeout(where: str, name: str, value: object) -> None:
+    """ValueError naming ``where`` and ``name`` unless ``value`` is a number of seconds in (0, ``MAX_TIMEOUT_S``]."""
+    if not (is_positive_number(value) and value <= MAX_TIMEOUT_S):  # nan and inf fail too
+        raise ValueError(f"{where}: {name} must be a positive number of seconds, at most {MAX_TIMEOUT_S:g} "
+                         f"(MAX_TIMEOUT_S: a pool waits through poll(), whose timeout overflows past about 24 days), "
+                         f"got {value!r}")
 
 
 def _describe_exit(code: int | None) -> str:

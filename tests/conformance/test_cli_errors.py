@@ -37,18 +37,41 @@ _TILE = ('{"M":5,"N":7,"BM":16,"BN":16,"dtype":"int32","TRACE_OPS":false,"offset
 _KEYS = "n, BLOCK, dtype, TRACE_OPS, offset, bits"  # store's params, in the order it draws them
 _SCATTER = '{"M":5,"N":7,"BM":32,"BN":32,"dtype":"int32","TRACE_OPS":false}'
 FILE = "{tmp}/afile"  # every test's tmp_path holds this file (and nothing else)
+_TIMEOUT = "argument --timeout: --timeout '{}': expected a finite number of seconds > 0, at most 86400"
+_KNOWN_TAIL = ("unfinished_ranges; in tests.conformance.faulty: buffer_twice, diverging, draw_raises, even_ranks, "
+               "gluon_does_not_compile, hangs, healthy, mismatched_params, model_raises, old_paths, out_of_bounds, "
+               "rank_dies, rejects_every_draw (a dotted path names a module of conformance.scenarios or of a package "
+               "IRIS_SCENARIO_PACKAGES lists)")
 CASES = [
     (["--scenario", "nope"], {}, "unknown scenario 'nope'; known scenarios: all_scatter, atomic_add, "),
     (["--scenario", "tests.conformance.faulty.nope"], {}, "unknown scenario 'tests.conformance.faulty.nope'; "),
+    # a scenario is a registered one: any other module, importable or not, is refused (and not imported)
+    (["--scenario", "os.path"], {}, "unknown scenario 'os.path'; known scenarios: all_scatter, "),
+    (["--scenario", "conformance.kit.helpers"], {}, "unknown scenario 'conformance.kit.helpers'; known scenarios: "),
+    (["--scenario", "tests.conformance.faulty._base"], {}, "unknown scenario 'tests.conformance.faulty._base'; "
+                                                           "known scenarios: all_scatter, "),
+    (["--scenario", "nope"], {}, _KNOWN_TAIL),
+    (["--scenario", "tests.conformance.faulty.healthy"], {"IRIS_SCENARIO_PACKAGES": "os.path"},
+     "IRIS_SCENARIO_PACKAGES lists 'os.path', a module; expected a comma list of packages of scenario modules"),
+    (["--scenario", "x.y"], {"IRIS_SCENARIO_PACKAGES": "no_such_package"},
+     "IRIS_SCENARIO_PACKAGES lists 'no_such_package', which cannot be imported (ModuleNotFoundError: No module named "
+     "'no_such_package'); expected a comma list of packages of scenario modules"),
     (["--profile", "fast"], {}, "argument --profile: invalid choice: 'fast' (choose from 'ci', 'dev', 'nightly')"),
     ([], {"IRIS_CONFORMANCE_PROFILE": "fast"}, "profile='fast'; expected one of ['ci', 'dev', 'nightly'] "
                                                "(IRIS_CONFORMANCE_PROFILE)"),
     (["--scenario", EVEN, "--ranks", "2,3"], {}, "--ranks 3: even_ranks refuses 3 rank(s): pairs rank 2k with 2k+1 "
                                                  "(an even world); it accepts e.g. 2, 4"),
-    (["--ranks", "0"], {}, "argument --ranks: --ranks '0': expected a comma list of integers >= 1 (world sizes), "
-                           "such as 1,2,4"),
-    (["--ranks", "2,"], {}, "argument --ranks: --ranks '2,': expected a comma list of integers >= 1 (world sizes), "
-                            "such as 1,2,4"),
+    (["--ranks", "0"], {}, "argument --ranks: --ranks '0': expected a comma list of integers from 1 to 64 (world "
+                           "sizes; at most 64, the rank processes one host runs), such as 1,2,4"),
+    (["--ranks", "2,"], {}, "argument --ranks: --ranks '2,': expected a comma list of integers from 1 to 64"),
+    (["--ranks", "100000"], {}, "argument --ranks: --ranks '100000': expected a comma list of integers from 1 to 64 "
+                                "(world sizes; at most 64, the rank processes one host runs)"),
+    (["--ranks", "2,65"], {}, "argument --ranks: --ranks '2,65': expected a comma list of integers from 1 to 64"),
+    (["--ranks", "1,2,1,2"], {}, "argument --ranks: --ranks '1,2,1,2': world size 1, 2 is repeated; expected each "
+                                 "world size once, such as 1,2,4"),
+    (["--ranks", "1,1"], {}, "argument --ranks: --ranks '1,1': world size 1 is repeated"),
+    # a rank pool waits through poll(), whose timeout overflows past about 24 days: one day at most
+    *[(["--timeout", t], {}, _TIMEOUT.format(t)) for t in ("inf", "nan", "1e10", "0", "-5", "86401", "soon")],
     (["--seed", "-3"], {}, "argument --seed: --seed '-3': expected an integer >= 0"),
     (["--examples", "0"], {}, "argument --examples: --examples '0': expected an integer >= 1"),
     (["--examples", "many"], {}, "argument --examples: --examples 'many': expected an integer >= 1"),
@@ -112,8 +135,9 @@ RUN_ONLY = [
 GATE_ONLY = [
     (["--mutants", "nope,triton-trace-event_id"], {}, "--mutants 'nope,triton-trace-event_id': unknown mutant "
                                                       "'nope'; see python -m conformance mutate --list"),
-    (["--mutants", ","], {}, "--mutants ',': no mutant named; expected a comma list of mutant names, or --mutants "
-                             "alone for all of them"),
+    (["--mutants", ","], {}, "argument --mutants: --mutants ',': no mutant named; expected a comma list of mutant "
+                             "names, or --mutants alone for all of them"),
+    (["--mutants", ""], {}, "argument --mutants: --mutants '': no mutant named"),
     (["--known", "{tmp}"], {}, "--known {tmp}: cannot be read (Is a directory); expected the TOML file of known "
                                "divergences"),
     (["--baseline", "{tmp}"], {}, "--baseline {tmp}: cannot be read (Is a directory); expected a results.json of an "
@@ -157,6 +181,16 @@ def test_bad_input_is_one_line_and_exit_code_2(tmp_path, capsys, monkeypatch, co
     assert (tmp_path / "afile").read_text() == "not a folder" and not os.listdir(tmp_path / "locked")
 
 
+@pytest.mark.parametrize("ref", ["json.tool", "tests.conformance.rank_view_jobs", "tests.conformance.faulty._base"])
+def test_a_module_that_is_no_scenario_is_refused_without_being_imported(tmp_path, capsys, monkeypatch, ref):
+    monkeypatch.delitem(sys.modules, ref, raising=False)
+    code, err = _main(capsys, ["run", "--scenario", ref, "--out", str(tmp_path / "out")])
+    assert code == 2, f"exit code={code}, but should be 2: {err}"
+    assert err.startswith(f"python -m conformance run: unknown scenario {ref!r}; known scenarios: all_scatter, "), err
+    assert err.count("\n") == 1, err
+    assert ref not in sys.modules, f"{ref} was imported to be refused"
+
+
 MUTATE = [
     (["--out", "{tmp}"], "python -m conformance mutate: argument --out: --out '{tmp}': is a folder; expected a file "
                          "in a folder that can be made and written"),
@@ -167,6 +201,13 @@ MUTATE = [
     (["--scenario", "nope", "--only", "nope"], "mutate: unknown scenario 'nope'; known scenarios: all_scatter, "),
     (["--only", "nope,triton-trace-event_id"], "mutate: unknown mutant 'nope'; see python -m conformance mutate "
                                                "--list"),
+    (["--only", ""], "python -m conformance mutate: argument --only: --only '': no mutant named; expected a comma "
+                     "list of mutant names, or no --only for all of them"),  # not every mutant
+    (["--only", " , "], "python -m conformance mutate: argument --only: --only ' , ': no mutant named"),
+    (["--scenario", "os.path", "--only", "nope"], "mutate: unknown scenario 'os.path'; known scenarios: all_scatter, "),
+    (["--ranks", "2,2"], "python -m conformance mutate: argument --ranks: --ranks '2,2': world size 2 is repeated"),
+    # not the default (``--timeout 0`` was read as no timeout given), and refused here, not by the suite
+    *[(["--timeout", t], "python -m conformance mutate: " + _TIMEOUT.format(t)) for t in ("0", "-5", "inf", "1e10")],
 ]
 
 
@@ -182,6 +223,11 @@ NEW = [
     ("store", "scenario name 'store': {root}/conformance/scenarios/store.py already exists; expected a new name"),
     ("My-scenario", "scenario name 'My-scenario': expected a lowercase Python identifier such as my_scenario"),
     ("class", "scenario name 'class': expected a lowercase Python identifier such as my_scenario"),
+    ("_shared", "scenario name '_shared': expected a lowercase Python identifier such as my_scenario"),
+    ("2ranks", "scenario name '2ranks': expected a lowercase Python identifier such as my_scenario"),
+    ("my.scenario", "scenario name 'my.scenario': expected a lowercase Python identifier such as my_scenario"),
+    ("a" * 300, f"scenario name '{'a' * 300}': 300 characters; expected at most 48"),  # OSError before
+    ("a" * 49, f"scenario name '{'a' * 49}': 49 characters; expected at most 48"),
 ]
 
 
@@ -228,6 +274,12 @@ USER = [
     (["run", "--scenario", "store", "--ranks", "1", "--params", _STORE.replace('"n":5', '"n":-5')],
      "python -m conformance run: --params for store on 1 rank(s): n=-5; expected an int in 1..300"),
     (["new", "store"], "python -m conformance new: scenario name 'store': "),
+    # the vacuous pass of a timeout poll() cannot wait for, refused before anything runs
+    (["gate", "--scenario", "store", "--ranks", "1", "--examples", "2", "--timeout", "1e10", "--out", "g1"],
+     "python -m conformance gate: " + _TIMEOUT.format("1e10")),
+    (["run", "--scenario", "os.path"], "python -m conformance run: unknown scenario 'os.path'; known scenarios: "),
+    (["run", "--ranks", "100000"], "python -m conformance run: argument --ranks: --ranks '100000': expected a comma "
+                                   "list of integers from 1 to 64"),
 ]
 
 

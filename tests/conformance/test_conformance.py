@@ -28,11 +28,10 @@ def pytest_generate_tests(metafunc):
 def test_conformance(scenario, world_size, backend, pools, compiler, request):
     profile = load_profile(request.config.getoption("--conformance-profile"))
     case, _ = run_case(pools, scenario, world_size, backend, profile, compiler=compiler)
-    if case.error:
-        pytest.fail(case.error, pytrace=False)
+    if case.problem:
+        pytest.fail(case.problem, pytrace=False)
     if not case.ok:
         pytest.fail(case.failure, pytrace=False)
-    assert case.examples > 0, f"{scenario.name}: no example ran"
     assert not case.ahead_error, f"{scenario.name}: compiling its variants ahead failed: {case.ahead_error}"
     gluon_variants = case.variants_per_config["gluon"]
     if backend == "gpu":  # compiled: one Gluon compile must serve every rank (rank and world are run-time values)

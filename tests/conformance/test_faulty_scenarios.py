@@ -1,15 +1,21 @@
 """A wrong scenario module fails its own case, with a message naming the module and the problem; the run goes on.
 
 Runs the test-only modules of ``tests/conformance/faulty`` (selected by dotted path) on a 2-rank cpu world, each
-followed by the healthy control on the same pools: the control still passes after every failure.
+followed by the healthy control on the same pools: the control still passes after every failure. Nothing passes
+vacuously: an exception while an example runs or draws is the case's error, and a case that ran no example fails.
 """
 
 from __future__ import annotations
 
-import pytest
+import json
 
+import pytest
+from hypothesis import settings
+
+from conformance.cli import main
 from conformance.harness.host_side import CHUNK_SIZES, load_profile, run_case
 from conformance.kit.scenario import ScenarioError, load
+from conformance.results import NO_EXAMPLE
 
 pytestmark = pytest.mark.cpu_interpret
 
@@ -72,3 +78,56 @@ def test_a_divergence_is_a_failure_of_that_check_only(pools):
     case = _run(pools, "diverging")
     assert case.verdict == {"triton": "pass", "gluon": "FAIL", "triton vs gluon": "FAIL"}, case.verdict
     assert "value=2, but should be 1 [gluon vs model, rank 0, buffer out[0]]" in case.failure, case.failure
+
+
+def _quiet(profile_name: str = "dev"):
+    """The profile without the example database: the first example is the simplest draw, on every run."""
+    return settings(load_profile(profile_name), database=None)
+
+
+def test_an_exception_while_an_example_runs_is_the_case_error_even_once_max_runs_stops_hypothesis(pools):
+    """Was a pass with 0 examples: the exception made Hypothesis shrink until ``max_runs`` stopped it, and was lost."""
+    case, last = run_case(pools, load(FAULTY + "healthy"), WORLD, "cpu", _quiet(), timeout=1e10, max_runs=2)
+    assert (case.ok, case.examples, last) == (False, 0, None), (case.ok, case.examples, last)
+    first, *_, replay = case.error.splitlines()
+    assert first == ("ValueError: RankPool: timeout must be a positive number of seconds, at most 86400 "
+                     "(MAX_TIMEOUT_S: a pool waits through poll(), whose timeout overflows past about 24 days), got "
+                     "10000000000.0"), first
+    assert replay == (f"replay: python -m conformance run --scenario {FAULTY}healthy --ranks 2 --backend cpu --chunk 3 "
+                      "--params '{\"BLOCK\":32}'"), replay
+    assert case.reported_verdict == {"triton": "error", "gluon": "error", "triton vs gluon": "error"}
+    _healthy_after(pools, "a refused timeout")
+
+
+def test_a_strategy_that_raises_is_the_case_error_whatever_hypothesis_does_next(pools):
+    """Shrinking the strategy's exception ran passing examples until ``max_runs`` stopped it: a pass, before."""
+    case, _ = run_case(pools, load(FAULTY + "draw_raises"), WORLD, "cpu", _quiet(), max_runs=2)
+    assert (case.ok, case.examples) == (False, 1), (case.ok, case.examples, case.error)  # the simplest draw ran
+    assert case.error.startswith("ScenarioError: tests/conformance/faulty/draw_raises.py: drawing an example raised "
+                                 "KeyError: 'BLOCK'\n"), case.error
+
+
+def test_a_strategy_that_rejects_every_draw_runs_no_example_and_is_no_pass(pools):
+    case, last = run_case(pools, load(FAULTY + "rejects_every_draw"), WORLD, "cpu", _quiet())
+    assert (case.ok, case.examples, last) == (False, 0, None), (case.ok, case.examples, last)
+    assert case.error.startswith("Unsatisfiable: Unable to satisfy assumptions of check."), case.error
+
+
+def test_a_case_stopped_before_its_first_example_is_no_pass(pools):
+    case, _ = run_case(pools, load(FAULTY + "healthy"), WORLD, "cpu", _quiet(), max_runs=0)
+    assert (case.ok, case.examples, case.error, case.failure) == (False, 0, "", ""), case
+    assert case.problem == NO_EXAMPLE
+
+
+def test_run_exits_1_and_writes_error_verdicts_when_no_example_ran(tmp_path, capsys):
+    out = tmp_path / "out"
+    code = main(["run", "--scenario", FAULTY + "rejects_every_draw", "--ranks", "1", "--backend", "cpu", "--out",
+                 str(out)])
+    assert code == 1, f"exit code={code}, but should be 1"
+    (record,) = json.loads((out / "results.json").read_text())["cases"]
+    assert (record["ok"], record["examples"], record["verdict"]) == (
+        False, 0, {"triton": "error", "gluon": "error", "triton vs gluon": "error"}), record
+    assert record["error"].startswith("Unsatisfiable: Unable to satisfy assumptions of check."), record["error"]
+    printed = capsys.readouterr().out
+    assert f"{FAULTY}rejects_every_draw  1      ERROR   ERROR  ERROR         0 " in printed, printed
+    assert "\n0 passed, 1 failed\n" in printed, printed

@@ -17,7 +17,9 @@ pytestmark = pytest.mark.cpu_interpret
 
 FAULTY = "tests.conformance.faulty."
 DIVERGING, HEALTHY, BROKEN = FAULTY + "diverging", FAULTY + "healthy", FAULTY + "mismatched_params"
-DIV_ID, HEALTHY_ID, BROKEN_ID = (f"cpu-{FAULTY}{n}-2r" for n in ("diverging", "healthy", "mismatched_params"))
+NONE_RUN = FAULTY + "rejects_every_draw"
+DIV_ID, HEALTHY_ID, BROKEN_ID, NONE_RUN_ID = (
+    f"cpu-{FAULTY}{n}-2r" for n in ("diverging", "healthy", "mismatched_params", "rejects_every_draw"))
 REPLAY = "python -m conformance run --scenario tests.conformance.faulty.diverging --ranks 2 --backend cpu "
 
 
@@ -51,9 +53,10 @@ def _junit(out) -> tuple[dict, dict]:
 
 @pytest.fixture(scope="module")
 def unlisted(tmp_path_factory):
-    """A gate with an empty known-divergences file: diverging, healthy and a module that cannot be loaded."""
+    """A gate with an empty known-divergences file: diverging, healthy, a module that cannot be loaded and one that
+    runs no example."""
     base = tmp_path_factory.mktemp("unlisted")
-    code = _gate(base / "out", _known(base / "known.toml", {}), DIVERGING, HEALTHY, BROKEN)
+    code = _gate(base / "out", _known(base / "known.toml", {}), DIVERGING, HEALTHY, BROKEN, NONE_RUN)
     return code, base / "out"
 
 
@@ -61,7 +64,7 @@ def test_an_unlisted_divergence_is_a_junit_failure_and_fails_the_gate(unlisted):
     code, out = unlisted
     assert code == 1, f"exit code={code}, but should be 1 (an unlisted failure fails the gate)"
     counts, cases = _junit(out)
-    assert counts == {"tests": 9, "failures": 2, "errors": 3, "skipped": 0}, counts
+    assert counts == {"tests": 12, "failures": 2, "errors": 6, "skipped": 0}, counts
     div = f"test_conformance[{DIV_ID}]"
     assert cases[(div, "triton vs model")] == ("passed", None, None)
     for check in ("gluon vs model", "triton vs gluon"):
@@ -86,13 +89,33 @@ def test_a_module_that_cannot_be_loaded_errors_its_own_case_and_the_run_goes_on(
                                   "triton_kernel and gluon_kernel must take the same parameters"), message
 
 
+def test_a_case_that_ran_no_example_errors_every_check_and_fails_the_gate(unlisted):
+    """No example ran (its strategy rejects every draw): no verdict, so every report says error, never pass."""
+    code, out = unlisted
+    assert code == 1, f"exit code={code}, but should be 1"
+    _, cases = _junit(out)
+    for check in ("triton vs model", "gluon vs model", "triton vs gluon"):
+        kind, message, _ = cases[(f"test_conformance[{NONE_RUN_ID}]", check)]
+        assert kind == "error" and message.startswith("error: Unsatisfiable: Unable to satisfy assumptions of "
+                                                      "check."), (check, kind, message)
+    records = {c["case_id"]: c for c in json.loads((out / "results.json").read_text())["cases"]}
+    errored = {"triton": "error", "gluon": "error", "triton vs gluon": "error"}
+    none_run, broken = records[NONE_RUN_ID], records[BROKEN_ID]
+    assert (none_run["ok"], none_run["examples"], none_run["verdict"]) == (False, 0, errored), none_run
+    assert {k: v["status"] for k, v in none_run["checks"].items()} == {
+        "triton vs model": "error", "gluon vs model": "error", "triton vs gluon": "error"}
+    assert (broken["ok"], broken["verdict"]) == (False, errored), broken  # the verdict said pass before
+    summary = (out / "summary.md").read_text()
+    assert f"| `{NONE_RUN_ID}` | **ERROR** | **ERROR** | **ERROR** | 0 | 0.0 |" in summary, summary
+
+
 def test_results_json_holds_verdicts_checks_replay_and_the_trace_of_the_failure(unlisted):
     _, out = unlisted
     data = json.loads((out / "results.json").read_text())
     assert data["meta"]["gate"] == "failed" and data["meta"]["seed"] == 5, data["meta"]
-    assert data["meta"]["counts"] == {"passed": 4, "failed": 2, "xfailed": 0, "xpassed": 0, "error": 3}
+    assert data["meta"]["counts"] == {"passed": 4, "failed": 2, "xfailed": 0, "xpassed": 0, "error": 6}
     cases = {c["case_id"]: c for c in data["cases"]}
-    assert list(cases) == [DIV_ID, HEALTHY_ID, BROKEN_ID], list(cases)
+    assert list(cases) == [DIV_ID, HEALTHY_ID, BROKEN_ID, NONE_RUN_ID], list(cases)
     div = cases[DIV_ID]
     assert div["verdict"] == {"triton": "pass", "gluon": "FAIL", "triton vs gluon": "FAIL"}, div["verdict"]
     assert {k: v["status"] for k, v in div["checks"].items()} == {
@@ -152,7 +175,8 @@ def test_a_mutation_run_that_cannot_start_fails_the_gate(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize(("entry", "problem"), [
     ('["tpu-store-2r"."gluon vs model"]', "unknown backend 'tpu'; backends: cpu, gpu"),
-    ('["cpu-nope-2r"."gluon vs model"]', "unknown scenario 'nope'; scenarios: all_scatter, "),
+    ('["cpu-nope-2r"."gluon vs model"]', "unknown scenario 'nope'; known scenarios: all_scatter, "),
+    ('["cpu-os.path-2r"."gluon vs model"]', "unknown scenario 'os.path'; known scenarios: all_scatter, "),
     ('["cpu-store-2r"."gluon vs triton"]', "unknown check 'gluon vs triton'; checks: triton vs model, gluon vs "
                                            "model, triton vs gluon"),
     ('["cpu-store-two"."gluon vs model"]', "case id 'cpu-store-two' is not of the form <backend>-<scenario>-<R>r"),

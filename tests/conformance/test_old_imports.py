@@ -14,7 +14,6 @@ import warnings
 
 import pytest
 
-import conformance
 from conformance.harness.host_side import run_example
 from conformance.kit.scenario import load, names
 
@@ -26,21 +25,19 @@ MOVED = {
     "conformance.model": "conformance.check.model",
     "conformance.scenario": "conformance.kit.scenario",
 }
-SCENARIO = "tests.conformance.old_paths_scenario"
+SCENARIO = "tests.conformance.faulty.old_paths"
 AUTHOR = "tests/conformance/scenario_by_an_author.py"  # the file name the imports below are compiled under
 
 
 @pytest.fixture
 def first_import(monkeypatch):
     """The next import of an old path (or of the test scenario) in this test is its first one in the process."""
-    import tests.conformance as tests_conformance
-
     for new in MOVED.values():
         importlib.import_module(new)  # so that only the old paths' own warnings are left to record
     for name in (*MOVED, SCENARIO):
         monkeypatch.delitem(sys.modules, name, raising=False)
         parent, short = name.rsplit(".", 1)
-        monkeypatch.delattr(conformance if parent == "conformance" else tests_conformance, short, raising=False)
+        monkeypatch.delattr(importlib.import_module(parent), short, raising=False)
 
 
 def _deprecations(statement: str) -> tuple[dict, list[warnings.WarningMessage]]:
@@ -96,7 +93,7 @@ def test_a_scenario_written_against_the_old_paths_passes_with_the_warnings(first
         scenario = load(SCENARIO)
     shown = [w for w in caught if issubclass(w.category, DeprecationWarning)]
     assert sorted(str(w.message).split(":")[0] for w in shown) == sorted(f"{old} is deprecated" for old in MOVED)
-    assert all(w.filename.endswith("tests/conformance/old_paths_scenario.py") for w in shown), \
+    assert all(w.filename.endswith("tests/conformance/faulty/old_paths.py") for w in shown), \
         [w.filename for w in shown]
     params = {"n": 40, "BLOCK": 32, "dtype": "int32", "TRACE_OPS": True, "offset": 0, "bits": [[1, 0] * 32]}
     result = run_example(pools, scenario, 1, params, "cpu", settings=scenario.settings(params, 3))

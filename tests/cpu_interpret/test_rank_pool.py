@@ -18,7 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from iris.ranks import Pools, RankDied, RankError, RankPool, RankTimeout, xdist_worker_index
+from iris.ranks import (
+    MAX_TIMEOUT_S,
+    MAX_WORLD_SIZE,
+    Pools,
+    RankDied,
+    RankError,
+    RankPool,
+    RankTimeout,
+    launch,
+    xdist_worker_index,
+)
 from iris.ranks.child import alive
 
 from . import pool_jobs as jobs
@@ -256,6 +266,34 @@ def test_pools_owner_and_xdist_offset(monkeypatch):
     assert Pools(worker_index=5).device_offset(8) == 40
     with pytest.raises(ValueError, match=r"backend='tpu', expected one of \('cpu', 'gpu'\)"):
         RankPool(2, "tpu")
+
+
+_PAST_POLL = ("must be a positive number of seconds, at most 86400 (MAX_TIMEOUT_S: a pool waits through poll(), whose "
+              "timeout overflows past about 24 days), got ")
+
+
+@pytest.mark.parametrize("timeout", [float("inf"), float("nan"), 1e10, MAX_TIMEOUT_S * 1.01, 0, -5])
+def test_a_timeout_the_pool_cannot_wait_for_is_refused_before_the_job(pool, timeout):
+    """poll() takes its timeout as a C int of milliseconds: past it, waiting would overflow (or never end)."""
+    before = (pool.generation, pool.pids)
+    with pytest.raises(ValueError) as e:
+        pool.run(jobs.noop, timeout=timeout)
+    assert str(e.value) == f"RankPool: timeout {_PAST_POLL}{timeout!r}", str(e.value)
+    assert (pool.generation, pool.pids) == before, "a refused job must leave the ranks as they were"
+    assert pool.run(jobs.noop, timeout=MAX_TIMEOUT_S) == [None, None]  # the ceiling itself is honoured
+
+
+def test_a_pool_refuses_more_ranks_or_longer_waits_than_it_can_hold_before_it_starts():
+    with pytest.raises(ValueError) as e:
+        RankPool(MAX_WORLD_SIZE + 1, "cpu")
+    assert str(e.value) == ("RankPool: world_size must be an int in 1..64 (MAX_WORLD_SIZE: the rank processes one host "
+                            "runs), got 65"), str(e.value)
+    with pytest.raises(ValueError) as e:
+        RankPool(2, "cpu", start_timeout=float("inf"))
+    assert str(e.value) == f"RankPool: start_timeout {_PAST_POLL}inf", str(e.value)
+    with pytest.raises(ValueError) as e:
+        launch(jobs.noop, 1, timeout=1e10)
+    assert str(e.value) == f"launch: timeout {_PAST_POLL}10000000000.0", str(e.value)
 
 
 _ORPHAN_SCRIPT = textwrap.dedent(

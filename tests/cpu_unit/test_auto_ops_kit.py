@@ -1,6 +1,10 @@
-"""conformance.kit.auto_ops.call_events and the kit helpers that call it: an op's own ranges in a model."""
+"""conformance.kit.auto_ops.call_events and the kit helpers that call it: an op's own ranges in a model; the kit's
+modules import one another without a circle (``block_events`` holds what ``helpers`` and ``auto_ops`` share)."""
 
 from __future__ import annotations
+
+import ast
+from pathlib import Path
 
 import pytest
 
@@ -47,3 +51,33 @@ def test_a_range_comes_before_the_op_an_instant_after_it():
     instants = per_program_events(ON, 0, "store", "instant", target=1, buffer="dst", payload=7)
     assert [(e.kind, e.payload) for e in instants] == [("range", 0), ("instant", 7)] * 2
     assert per_program_events(P, 0, "load", "range", target=1, buffer="src", payload=7) == ranges[::2]
+
+
+def _kit_imports() -> dict[str, set[str]]:
+    """Each module of ``conformance/kit`` and the kit modules it imports anywhere in it (a function's import too)."""
+    kit = Path(__file__).resolve().parents[2] / "conformance" / "kit"
+    modules = {f"conformance.kit.{path.stem}": path for path in kit.glob("*.py") if path.stem != "__init__"}
+    graph = {}
+    for name, path in modules.items():
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+            elif isinstance(node, ast.Import):
+                imported |= {a.name for a in node.names}
+        graph[name] = imported & set(modules) - {name}
+    return graph
+
+
+def test_the_kit_modules_import_each_other_without_a_circle():
+    graph = _kit_imports()
+
+    def circle(name: str, path: tuple[str, ...]) -> tuple[str, ...] | None:
+        if name in path:
+            return path[path.index(name):] + (name,)
+        return next((c for n in sorted(graph[name]) if (c := circle(n, (*path, name)))), None)
+
+    circles = [c for name in sorted(graph) if (c := circle(name, ()))]
+    assert not circles, " -> ".join(circles[0])
+    assert "conformance.kit.block_events" in graph["conformance.kit.auto_ops"], graph["conformance.kit.auto_ops"]
+    assert "conformance.kit.auto_ops" in graph["conformance.kit.helpers"], graph["conformance.kit.helpers"]

@@ -95,3 +95,62 @@ def test_a_divergence_between_the_apis_names_both_values():
     outcomes = {o.check: o.message for o in gate.judge([case], {}, "known.toml")}
     assert outcomes["triton vs gluon"].startswith("value: triton=513, gluon=1 [triton vs gluon, rank 1"), outcomes
     assert outcomes["gluon vs model"].startswith("value=1, but should be 513 [gluon vs model, rank 1"), outcomes
+
+
+def _reports(tmp_path, cases: list[CaseResult]) -> tuple[list[dict], list[str], list, dict, str]:
+    """What every report says of ``cases``: the results.json records, the summary table's lines, the gate's
+    outcomes, the JUnit totals and summary.md."""
+    from conformance.report import junit
+    from conformance.report.output import summary_table, write_results
+
+    outcomes = gate.judge(cases, {}, "known.toml")
+    write_results(tmp_path / "results.json", cases, {})
+    records = json.loads((tmp_path / "results.json").read_text())["cases"]
+    totals = dict(junit.junit_tree(outcomes, "2024-01-01T00:00:00+00:00", 1.0).getroot().attrib)
+    meta = {"backend": "cpu", "profile": "dev", "world_sizes": "2", "seed": 4, "seconds": 1.0}
+    return records, summary_table(cases).splitlines(), outcomes, totals, summary(cases, outcomes, meta,
+                                                                                   passed=gate.passes(outcomes))
+
+
+def test_a_case_that_ran_no_example_is_no_pass_in_any_report(tmp_path):
+    empty = CaseResult("a", 2, "cpu")  # no error, no failure, and nothing that ran: nothing to pass on
+    assert (empty.ok, empty.problem) == (False, "no example ran to a verdict")
+    assert empty.reported_verdict == {"triton": "error", "gluon": "error", "triton vs gluon": "error"}
+    records, table, outcomes, totals, text = _reports(tmp_path, [empty, _case("b")])
+    assert [(r["case_id"], r["ok"], r["verdict"], r["error"], r["examples"]) for r in records] == [
+        ("cpu-a-2r", False, {"triton": "error", "gluon": "error", "triton vs gluon": "error"},
+         "no example ran to a verdict", 0),
+        ("cpu-b-2r", True, {"triton": "pass", "gluon": "pass", "triton vs gluon": "pass"}, "", 2)]
+    assert table[2].split() == ["a", "2", "ERROR", "ERROR", "ERROR", "0", "0.0", "-", "-/-"], table
+    assert table[-1] == "1 passed, 1 failed", table
+    assert [(o.case_id, o.check, o.status, o.message) for o in outcomes[:3]] == [
+        ("cpu-a-2r", check, "error", "error: no example ran to a verdict")
+        for check in ("triton vs model", "gluon vs model", "triton vs gluon")]
+    assert gate.counts(outcomes) == {"passed": 3, "failed": 0, "xfailed": 0, "xpassed": 0, "error": 3}
+    assert not gate.passes(outcomes)
+    assert (totals["tests"], totals["failures"], totals["errors"], totals["skipped"]) == ("6", "0", "3", "0"), totals
+    assert text.startswith("# Conformance gate: FAILED\n"), text[:100]
+    assert "| `cpu-a-2r` | **ERROR** | **ERROR** | **ERROR** | 0 | 0.0 |" in text, text
+    known = {("cpu-a-2r", "gluon vs model"): Known("cpu-a-2r", "gluon vs model", "why", "link")}
+    assert gate.judge([empty], known, "known.toml")[1].status == "error"  # a known divergence does not excuse it
+
+
+def test_an_errored_case_says_error_for_every_check_that_did_not_fail(tmp_path):
+    errored = _case("c", ("gluon",), error="RankTimeout: rank 1 hung")  # one check failed, then a rank hung
+    assert not errored.ok and errored.problem == "RankTimeout: rank 1 hung"
+    records, table, outcomes, totals, _ = _reports(tmp_path, [errored])
+    assert (records[0]["ok"], records[0]["verdict"], records[0]["error"]) == (
+        False, {"triton": "error", "gluon": "FAIL", "triton vs gluon": "error"}, "RankTimeout: rank 1 hung")
+    assert table[2].split()[2:5] == ["ERROR", "ERROR", "ERROR"], table
+    assert [o.status for o in outcomes] == ["error", "error", "error"]
+    assert gate.compare([errored], {"cpu-c-2r": records[0]}) == ([], [])  # against itself: nothing new, nothing fixed
+
+
+def test_an_example_that_started_and_never_ran_to_a_verdict_is_no_pass():
+    case = _case("d")  # two examples ran to a verdict ...
+    case.started = 3  # ... of three started, and no error says why
+    assert (case.ok, case.problem) == (False, "1 of 3 examples did not run to a verdict")
+    assert [o.status for o in gate.judge([case], {}, "known.toml")] == ["error"] * 3
+    case.started = 2
+    assert case.ok and case.problem == "" and case.reported_verdict == {"triton": "pass", "gluon": "pass",
+                                                                         "triton vs gluon": "pass"}

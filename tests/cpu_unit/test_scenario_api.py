@@ -12,15 +12,33 @@ import ast
 import dataclasses
 import importlib
 import inspect
+import os
+import sys
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import Phase, find, settings
 
+from conformance.cli import main
 from conformance.harness.host_side import variants_per_config
 from conformance.harness.rank_side import LaunchRecorder, Rank
+from conformance.harness.replay_params import ParamsError
+from conformance.harness.replay_params import check as replay_check
 from conformance.kit.example_settings import ExampleSettings
-from conformance.kit.scaffold import TEMPLATE
-from conformance.kit.scenario import WORLD_CONSTEXPRS, Scenario, ScenarioError, all_scenarios, check, load
+from conformance.kit.scaffold import MAX_NAME_LENGTH, TEMPLATE, scaffold
+from conformance.kit.scenario import (
+    PACKAGES_ENV,
+    WORLD_CONSTEXPRS,
+    Scenario,
+    ScenarioError,
+    all_scenarios,
+    check,
+    first_sentence,
+    is_scenario,
+    load,
+    package_scenarios,
+    scenario_packages,
+)
 from conformance.report.output import summary_table, variants_cell
 from conformance.results import CaseResult, ExampleResult
 from iris.tracing.core import DEFAULT_CHUNK
@@ -56,13 +74,90 @@ def test_a_compile_time_rank_scenario_says_why(name):
                                                              "Triton kernel takes rank/world constexprs"
 
 
-def test_scaffold_follows_the_rule():
+def _drafts(tmp_path, monkeypatch, name: str = "x") -> Scenario:
+    """The scaffold of ``name`` written into a scenario package ``drafts`` under ``tmp_path``, loaded."""
+    package = tmp_path / "drafts"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    assert scaffold(name, package) == 0
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv(PACKAGES_ENV, "drafts")
+    return load(f"drafts.{name}")
+
+
+def test_scaffold_follows_the_rules(tmp_path, monkeypatch, capsys):
+    """CONTRIBUTING.md's rules: rank and world read at run time, auto-tracing a drawn TRACE_OPS that both kernels take
+    and initialize with, every draw labelled; and it points to a scenario that follows them too."""
     source = TEMPLATE.format(name="x")
     assert "tl.constexpr, world" not in source and "rank: gl.constexpr" not in source, source
-    assert "DeviceContext.initialize(ctx_t, tracing=True)" in source
-    assert "**rank.world_constexprs" in source
-    kernels = {f.name: [a.arg for a in f.args.args] for f in ast.parse(source).body if isinstance(f, ast.FunctionDef)}
-    assert kernels["triton_kernel"] == kernels["gluon_kernel"], kernels
+    assert "DeviceContext.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)" in source
+    assert "IrisDeviceCtx.initialize(ctx_t, tracing=True, trace_ops=TRACE_OPS)" in source
+    assert source.count("conformance/scenarios/store.py") == 2, "the docstring and model() name the scenario to copy"
+    kernels = {f.name: [(a.arg, ast.unparse(a.annotation) if a.annotation else None) for a in f.args.args]
+               for f in ast.parse(source).body if isinstance(f, ast.FunctionDef) and f.name.endswith("_kernel")}
+    assert ("TRACE_OPS", "tl.constexpr") in kernels["triton_kernel"], kernels
+    assert ("TRACE_OPS", "gl.constexpr") in kernels["gluon_kernel"], kernels
+    assert [a for a, _ in kernels["triton_kernel"]] == [a for a, _ in kernels["gluon_kernel"]], kernels
+    scenario = _drafts(tmp_path, monkeypatch)  # the written module is a scenario (``check`` passes)
+    assert capsys.readouterr().out.startswith(f"wrote {tmp_path / 'drafts' / 'x.py'}\n")
+    assert scenario.description == ("TODO: one sentence saying what x exercises (``python -m conformance list`` shows "
+                                    "it).")
+    first = settings(database=None, max_examples=1, phases=[Phase.generate])
+    assert find(scenario.params(2), lambda p: True, settings=first)["TRACE_OPS"] is True
+    assert find(scenario.params(2), lambda p: not p["TRACE_OPS"])["TRACE_OPS"] is False
+    drawn = find(scenario.params(2), lambda p: True, settings=first)
+    assert list(drawn) == ["n", "BLOCK", "dtype", "TRACE_OPS", "offset", "bits"], drawn
+    with pytest.raises(ParamsError) as e:  # a replay is checked against the draw labelled TRACE_OPS
+        replay_check(scenario, 2, drawn | {"TRACE_OPS": 2}, 3)
+    assert str(e.value) == "--params for x on 2 rank(s): TRACE_OPS=2: expected a bool like True", str(e.value)
+    with pytest.raises(NotImplementedError, match=r"^conformance/scenarios/x\.py: model\(\) is not written yet\. "):
+        scenario.model({}, 2)
+    store = load("store")  # the scenario it points to takes the switch and draws it too
+    assert "TRACE_OPS" in _params(store.triton_kernel) and "TRACE_OPS" in _params(store.gluon_kernel)
+    assert list(find(store.params(2), lambda p: True, settings=first)) == list(drawn)
+
+
+def test_the_scaffold_refuses_a_name_it_cannot_write_before_writing(tmp_path, capsys):
+    assert scaffold("a" * (MAX_NAME_LENGTH + 1), tmp_path) == 2
+    assert capsys.readouterr().err == (f"python -m conformance new: scenario name {'a' * 49!r}: 49 characters; "
+                                       "expected at most 48\n")
+    assert scaffold("a" * MAX_NAME_LENGTH, tmp_path) == 0 and os.listdir(tmp_path) == ["a" * 48 + ".py"]
+
+
+def test_a_name_is_a_scenario_only_in_a_scenario_package_and_nothing_else_is_imported(monkeypatch):
+    monkeypatch.delenv(PACKAGES_ENV)
+    assert scenario_packages() == ("conformance.scenarios",)
+    assert is_scenario("store") and is_scenario("conformance.scenarios.store")
+    assert load("conformance.scenarios.store").ref == "conformance.scenarios.store"
+    assert not is_scenario("tests.conformance.faulty.healthy")  # its package is not listed here
+    for ref in ("os.path", "json.tool", "conformance.kit.helpers", "conformance.scenarios._atomics", "nope"):
+        monkeypatch.delitem(sys.modules, ref, raising=False)
+        assert not is_scenario(ref), ref
+        with pytest.raises(KeyError) as e:
+            load(ref)
+        assert e.value.args[0].startswith(f"unknown scenario {ref!r}; known scenarios: all_scatter, "), e.value
+        assert ref == "os.path" or ref not in sys.modules, f"{ref} was imported to be refused"
+    monkeypatch.setenv(PACKAGES_ENV, " tests.conformance.faulty ,, conformance.scenarios")
+    assert scenario_packages() == ("conformance.scenarios", "tests.conformance.faulty")
+    assert is_scenario("tests.conformance.faulty.healthy") and not is_scenario("tests.conformance.faulty._base")
+    assert package_scenarios("tests.conformance.faulty")[:3] == ["buffer_twice", "diverging", "draw_raises"]
+
+
+def test_every_description_is_one_whole_sentence_and_list_prints_it(capsys):
+    assert first_sentence("""A first sentence, wrapped
+    over two lines. A second one.
+
+    A paragraph.""") == "A first sentence, wrapped over two lines."
+    assert first_sentence("No full stop\n\nat all") == "No full stop"
+    assert main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(all_scenarios())
+    for scenario, line in zip(all_scenarios(), lines, strict=True):
+        assert "\n" not in scenario.description and scenario.description.endswith("."), scenario.description
+        assert line.split(None, 3)[3] == scenario.description, line  # no constraint: every R
+    chunked = load("chunked_claims").description
+    assert chunked.endswith("the second on its own stream on a GPU (so two kernels record at once), every slot "
+                            "accounted for."), chunked
 
 
 def _shmem(rank=2, world=4):

@@ -1,4 +1,4 @@
-"""A masked store to a peer, written against the kit's old import paths (test-only, selected by dotted path).
+"""A masked store to a peer, written against the kit's old import paths (a test-only control, not broken).
 
 It imports ``conformance.strategies``, ``conformance.helpers``, ``conformance.model`` and ``conformance.scenario``,
 the paths of the release before the kit moved, so ``test_old_imports`` can show that such a module still loads
@@ -8,7 +8,7 @@ the paths of the release before the kit moved, so ``test_old_imports`` can show 
 from conformance import strategies as S
 from conformance.helpers import launch_blocks, peer, per_program_events, setup_masked, transfer_memory
 from conformance.model import Model
-from conformance.scenario import Scenario
+from conformance.scenario import Scenario, first_sentence
 from conformance.scenarios.store import gluon_kernel, triton_kernel  # the kernels are store's: the paths are the point
 
 
@@ -35,8 +35,8 @@ def model(p, world_size):
 
 
 SCENARIO = Scenario(
-    name="old_paths_scenario",
-    description=__doc__.splitlines()[0],
+    name="old_paths",
+    description=first_sentence(__doc__),
     triton_kernel=triton_kernel,
     gluon_kernel=gluon_kernel,
     params=params,
