@@ -48,7 +48,7 @@ from conformance.harness.suite import SelectionError, plan
 from conformance.kit.scenario import Scenario, load
 from conformance.report.output import variants_cell
 from conformance.results import ExampleResult
-from iris.cli_args import OneLineParser, chosen_backend, int_at_least
+from iris.cli_args import OneLineParser, chosen_backend, int_at_least, world_size
 from iris.ranks import Pools
 
 PHASES = ("dispatch", "reset", "setup", "barriers", "compile", "launch", "kernel", "readback", "model", "compare")
@@ -187,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     p = OneLineParser(prog="python -m benchmarks.bench_conformance", description=__doc__,
                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backend", choices=("cpu", "gpu"), default=None, help="default: gpu where torch sees one")
-    p.add_argument("--ranks", type=int_at_least("--ranks", 1), default=2, help="the world size (default 2)")
+    p.add_argument("--ranks", type=world_size(), default=2, help="the world size (default 2)")
     p.add_argument("--examples", type=int_at_least("--examples", 1), default=20,
                    help="examples per scenario after the first (default 20)")
     p.add_argument("--scenario", action="append", help="scenario name or dotted module path (repeatable; default: "

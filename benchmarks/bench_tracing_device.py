@@ -60,7 +60,7 @@ from triton.experimental.gluon import language as gl
 import iris
 from conformance.scenarios import all_scatter
 from iris import DeviceContext, TraceEvent, layout
-from iris.cli_args import OneLineParser, chosen_backend, int_at_least, int_in
+from iris.cli_args import OneLineParser, chosen_backend, int_at_least, int_in, world_size
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_2d, warp_size
 from iris.ranks import backend_env, launch
@@ -491,7 +491,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     p.add_argument("--chunk", type=int_in("--chunk", 1, MAX_CHUNK, "slots a program claims at a time: "
                                           "tracing.enable's chunk"), default=64,
                    help="slots a program claims at a time (tracing.enable)")
-    p.add_argument("--ranks", type=int_at_least("--ranks", 1), default=1,
+    p.add_argument("--ranks", type=world_size(), default=1,
                    help="ranks of the all-scatter world (ranks sharing one GPU are time-sliced: use 1 there)")
     p.add_argument("--size", type=int_at_least("--size", 1), default=None,
                    help="all-scatter output rows and columns per rank (gpu 4096, cpu 64)")

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import torch
 
-from iris.cli_args import OneLineParser, int_at_least
+from iris.cli_args import OneLineParser, world_size
 from iris.ranks import backend_env, launch
 
 
@@ -19,7 +19,7 @@ def run_example(main, argv: Sequence[str] | None = None) -> list:
     name = module.__spec__.name if module.__spec__ else main.__module__  # under python -m, __module__ is __main__
     parser = OneLineParser(prog=f"python -m {name}", description=module.__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ranks", type=int_at_least("--ranks", 1), default=2,
+    parser.add_argument("--ranks", type=world_size(), default=2,
                         help="local ranks (default 2); more ranks than GPUs share them")
     parser.add_argument("--cpu", action="store_true", help="run on CPU worlds under the Triton interpreter")
     parser.add_argument("--auto", action="store_true", help="the auto-traced variant: every op records its own range")

@@ -14,6 +14,8 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from iris.ranks.pool import MAX_WORLD_SIZE
+
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse that reports bad input in one line (no usage block) and exits 2."""
@@ -39,6 +41,11 @@ def int_in(option: str, minimum: int, maximum: int | None = None, why: str = "")
         return value
 
     return parse
+
+
+def world_size(option: str = "--ranks") -> Callable[[str], int]:
+    """An argparse type: one world size, 1 to ``MAX_WORLD_SIZE`` ranks (the rank processes one host runs)."""
+    return int_in(option, 1, MAX_WORLD_SIZE, why="a world size: at most the rank processes one host runs")
 
 
 def int_list(option: str, minimum: int = 1, maximum: int | None = None, *, allowed: Sequence[int] | None = None,

@@ -40,12 +40,18 @@ def _at_least(option: str, value: str, minimum: int = 1) -> str:
     return f"argument {option}: {option} '{value}': expected an integer >= {minimum}"
 
 
+def _world_size(value: str) -> str:
+    return (f"argument --ranks: --ranks '{value}': expected an integer from 1 to 64 (a world size: at most the rank "
+            "processes one host runs)")
+
+
 CASES = [
     ("benchmarks.bench_conformance", ["--scenario", "nosuch"],
      f"unknown scenario 'nosuch'; {known_scenarios()}"),
     ("benchmarks.bench_conformance", ["--examples", "-1"], _at_least("--examples", "-1")),
     ("benchmarks.bench_conformance", ["--examples", "0"], _at_least("--examples", "0")),
-    ("benchmarks.bench_conformance", ["--ranks", "0"], _at_least("--ranks", "0")),
+    ("benchmarks.bench_conformance", ["--ranks", "0"], _world_size("0")),
+    ("benchmarks.bench_conformance", ["--ranks", "100000"], _world_size("100000")),
     ("benchmarks.bench_conformance", ["--cold-warm", "-2"], _at_least("--cold-warm", "-2", 0)),
     ("benchmarks.bench_conformance", ["--examples", "2", "--cold-warm", "4"],
      "--cold-warm 4: expected at most 3, the examples a scenario runs (--examples 2 and the first)"),
@@ -90,7 +96,9 @@ CASES = [
      "argument --kinds: --kinds 'pairs,nope': expected a comma list of pairs, store, load"),
     *[("benchmarks.bench_tracing_device", [option, value], _at_least(option, value))
       for option, value in (("--pairs", "0"), ("--reps", "-1"), ("--size", "0"), ("--sms", "0"), ("--work", "x"),
-                            ("--scatter-launches", "0"), ("--ranks", "0"))],
+                            ("--scatter-launches", "0"))],
+    ("benchmarks.bench_tracing_device", ["--ranks", "0"], _world_size("0")),
+    ("benchmarks.bench_tracing_device", ["--ranks", "65"], _world_size("65")),
     *[("benchmarks.bench_tracing_device", ["--chunk", value],
        f"argument --chunk: --chunk '{value}': expected an integer from 1 to 1048576 (slots a program claims at a "
        "time: tracing.enable's chunk)") for value in ("0", "2000000")],
@@ -99,9 +107,10 @@ CASES = [
      "--chunk 64, --ranks 1, --pairs 4, --size 10000000, --scatter-launches 1, --sms 1: every rank would trace into "
      "1586914062500 slots (room for a launch's events and a chunk for each of its programs), more than tracing holds "
      "(2146435072: slots are 32-bit); expected smaller values"),
-    *[(f"examples.{name}", ["--ranks", "0"], _at_least("--ranks", "0")) for name in EXAMPLES],
-    ("examples.trace_store_triton", ["--ranks", "-1"], _at_least("--ranks", "-1")),
-    ("examples.message_passing_gluon", ["--ranks", "two"], _at_least("--ranks", "two")),
+    *[(f"examples.{name}", ["--ranks", "0"], _world_size("0")) for name in EXAMPLES],
+    ("examples.trace_store_triton", ["--ranks", "-1"], _world_size("-1")),
+    ("examples.trace_store_gluon", ["--ranks", "100000"], _world_size("100000")),
+    ("examples.message_passing_gluon", ["--ranks", "two"], _world_size("two")),
     ("examples.message_passing_triton", ["--out", "x.json"], "unrecognized arguments: --out x.json"),
 ]
 # refused on a machine where torch sees no GPU (here: told so)
@@ -205,7 +214,7 @@ USER = [
     ("benchmarks.stress_traced_loops", ["--warps", "3"], "argument --warps: --warps '3': expected a comma list of "),
     ("benchmarks.bench_tracing_device", ["--chunk", "0"], "argument --chunk: --chunk '0': expected an integer from 1 "
                                                           "to 1048576"),
-    ("examples.message_passing_triton", ["--ranks", "0"], _at_least("--ranks", "0")),
+    ("examples.message_passing_triton", ["--ranks", "0"], _world_size("0")),
 ]
 
 
