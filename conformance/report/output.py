@@ -2,7 +2,8 @@
 
 A case (``results.CaseResult``) is one backend x scenario x world size, named by its stable id
 ``<backend>-<scenario>-<R>r`` (the pytest id of ``test_conformance``); each case has three checks
-(``results.CHECKS``), each with its own verdict.
+(``results.CHECKS``), each with its own verdict. Under compute-sanitizer tools a case has a record per tool, named
+by ``record_id`` (``<case id>@<tool>``), its tool in ``sanitizer``.
 """
 
 from __future__ import annotations
@@ -46,13 +47,13 @@ def summary_table(cases: list[CaseResult]) -> str:
 
 def write_results(path: Path, cases: list[CaseResult], meta: dict, extra: dict[str, dict] | None = None,
                   top: dict | None = None) -> None:
-    """JSON results: run metadata and one record per case (plus ``extra[case_id]``), plus ``top``'s keys.
+    """JSON results: run metadata and one record per case and tool (plus ``extra[record_id]``), plus ``top``'s keys.
 
     A record's ``verdict`` is the case's ``reported_verdict`` and its ``error`` the case's ``problem``: a case that
     errored or ran no example says ``error`` for every check that did not fail, never ``pass``."""
-    records = [{"case_id": c.case_id} | {k: v for k, v in asdict(c).items() if k != "seen"}
+    records = [{"case_id": c.case_id, "record_id": c.record_id} | {k: v for k, v in asdict(c).items() if k != "seen"}
                | {"verdict": c.reported_verdict, "error": c.problem, "ok": c.ok}
-               | (extra or {}).get(c.case_id, {}) for c in cases]
+               | (extra or {}).get(c.record_id, {}) for c in cases]
     path.write_text(json.dumps({"meta": meta, "cases": records} | (top or {}), indent=2))
 
 
