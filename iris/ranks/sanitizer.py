@@ -40,9 +40,10 @@ How the project stays clean under them, and what is not ours:
   mapped (:func:`iris.ipc.peer_ranges`), is not ours: it is listed, counted, with the tool's words and the reason,
   and fails nothing. For it to be seen at all, initcheck prints every report (``--print-limit 0``); the other tools
   stop after ``PRINT_LIMIT``, and a finding of theirs replaces the rank (a new process, a new count).
-* Every CUDA call of a rank is checked by its caller (torch raises; :mod:`iris.ipc` raises ``IpcError``), and the
-  libraries' own probing of driver entry points is not an error of the program: memcheck reports only API calls the
-  program made itself (``--report-api-errors explicit``); one that fails is a finding.
+* memcheck does not report failing CUDA API calls (``--report-api-errors no``): every CUDA call of a rank is checked
+  by its caller (torch and Triton raise, :mod:`iris.ipc` raises ``IpcError``), so one that fails already fails its
+  job with its own message; what the tool would add is the calls a library makes expecting them to fail and handles
+  (probing driver entry points: ``cuGetProcAddress`` under CUDA 13). A "Program hit ..." line still counts.
 * Leak checking stays off (memcheck's default): leaks are reported when the context is destroyed, at process exit,
   after the last job, where no case could own them, and a rank replaced for a failure never destroys its context.
 * Only the rank process is checked (``--target-processes application-only``): what it starts (the compiler and
@@ -79,11 +80,10 @@ _COUNT = r"(?P<count>\d[\d,]*)"
 
 @dataclass(frozen=True)
 class Tool:
-    """One compute-sanitizer tool: what it checks, the options and environment it runs with, and the first lines of
-    its reports (``reports``: kind -> regular expression, from the tool's documentation)."""
+    """One compute-sanitizer tool (the module docstring says what each checks): the options and environment it runs
+    with, and the first lines of its reports (``reports``: kind -> regular expression, from its documentation)."""
 
     name: str
-    checks: str
     options: tuple[str, ...]
     reports: dict[str, str]
     env: dict[str, str] = field(default_factory=dict)
@@ -101,8 +101,8 @@ _SUMMARY = re.compile(rf"(ERROR|RACECHECK|LEAK) SUMMARY: {_COUNT}\b")
 _ADDRESS = re.compile(r"\b(?:Address|access at) (0x[0-9a-fA-F]+)")
 
 TOOLS: dict[str, Tool] = {t.name: t for t in (
-    Tool("memcheck", "out-of-bounds and misaligned memory accesses, hardware exceptions, failing CUDA API calls",
-         ("--print-limit", str(PRINT_LIMIT), "--report-api-errors", "explicit"),
+    Tool("memcheck",
+         ("--print-limit", str(PRINT_LIMIT), "--report-api-errors", "no"),
          {"invalid memory access": r"Invalid __\w+__ ",
           "invalid shared or local address": r"(Misaligned|Out-of-range) Shared or Local Address",
           "hardware exception": r"(Warp|Lane|Device|Hardware) \w",
@@ -110,18 +110,18 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
           "leak": r"Leaked \d",
           "tensor memory error": r"Tensor Memory "},
          env=_NO_CACHING),
-    Tool("racecheck", "shared-memory data-access hazards (RAW, WAR, WAW) between threads of a block",
+    Tool("racecheck",
          ("--print-limit", str(PRINT_LIMIT), "--racecheck-report", "analysis"),
          {"shared-memory race": r"(Error|Warning): Race reported between",
           "shared-memory hazard": r"(Error|Warning): (\(.*\) )?Potential (RAW|WAR|WAW) hazard detected",
           "cluster shared-memory access": r"Potential invalid __shared__ ",
           "barrier tracking overflow": _BARRIER_OVERFLOW}),
-    Tool("synccheck", "illegal use of barriers (__syncthreads, __syncwarp and their counterparts, warpgroup MMA)",
+    Tool("synccheck",
          ("--print-limit", str(PRINT_LIMIT)),
          {"barrier error": r"Barrier error detected",
           "warpgroup MMA sequence error": r"Warpgroup MMA sequence error detected",
           "barrier tracking overflow": _BARRIER_OVERFLOW}),
-    Tool("initcheck", "reads of device global memory never written in this process, by kernels and by copies",
+    Tool("initcheck",
          ("--print-limit", "0"),
          {"uninitialized read": r"Uninitialized __\w+__ memory read",
           "uninitialized access": r".*\buninitialized\b",

@@ -185,7 +185,7 @@ def test_reports_that_are_not_ours_are_noted_beside_the_log_and_taken_once(tmp_p
 
 
 WRAPPERS = {  # tool: its options between --tool and --log-file, and the variables it sets beside the log's
-    "memcheck": ("--print-limit 20 --report-api-errors explicit", {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}),
+    "memcheck": ("--print-limit 20 --report-api-errors no", {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}),
     "racecheck": ("--print-limit 20 --racecheck-report analysis", {}),
     "synccheck": ("--print-limit 20", {}),
     "initcheck": ("--print-limit 0", {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}),
