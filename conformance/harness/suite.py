@@ -137,7 +137,7 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
                         again, _ = run_case(pools, planned.scenario, planned.world_size, backend, profile,
                                             c.failing_params, chunk=c.failing_settings.chunk, timeout=timeout)
                         c.replay_outcome = "not reproduced" if again.ok else "reproduced"
-                    if tool:
+                    if tool and planned.scenario is not None:
                         c.not_ours = pools.get(planned.world_size, backend).take_not_ours()
                     done.append((c, last))
                     _said(c, echo)

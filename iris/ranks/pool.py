@@ -25,7 +25,6 @@ their parent disappears, so none outlives its owner; :class:`iris.ranks.Pools` o
 from __future__ import annotations
 
 import glob
-import json
 import multiprocessing as mp
 import os
 import pickle
@@ -223,12 +222,8 @@ class RankPool:
             return []
         entries = []
         for path in sorted(glob.glob(os.path.join(self._log_dir, "*" + sanitizer.NOT_OURS_SUFFIX))):
-            with open(path, "rb") as f:
-                f.seek(self._not_ours_read.get(path, 0))
-                data = f.read()
-            whole = data[:data.rfind(b"\n") + 1]
-            self._not_ours_read[path] = self._not_ours_read.get(path, 0) + len(whole)
-            entries += [json.loads(line) for line in whole.decode().splitlines()]
+            new, self._not_ours_read[path] = sanitizer.new_not_ours(path, self._not_ours_read.get(path, 0))
+            entries += new
         return sanitizer.merge_not_ours(entries)
 
     @property

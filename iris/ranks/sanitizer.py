@@ -3,7 +3,8 @@
 A pool started with ``sanitize=<tool>`` spawns every rank through a wrapper that runs it under that tool, logging to
 one file per rank and tool. After each job the rank reads what the tool appended to its log: a finding of ours fails
 the job, quoting the tool's own lines, so the case that did it is the case that fails; a finding that is not ours
-(below) is written beside the log, and the run lists it with the tool's own words.
+(below) is written beside the log, and the run lists it with the tool's own words. Each tool's options, environment
+and report markers are one table, ``TOOLS``; :func:`parse` reads a log by it.
 
 What each tool checks (NVIDIA's Compute Sanitizer documentation; the tools are run one at a time, each by its own
 ``--tool``):
@@ -30,8 +31,8 @@ How the project stays clean under them, and what is not ours:
 
 * torch's caching allocator packs many tensors into one ``cudaMalloc`` segment, so memcheck cannot see a tensor's
   end and initcheck sees a reused block as written by its previous tensor: memcheck and initcheck ranks run with
-  ``PYTORCH_NO_CUDA_MEMORY_CACHING=1`` (every tensor its own allocation, as torch's documentation advises for
-  debugging memory errors).
+  ``PYTORCH_NO_CUDA_MEMORY_CACHING=1`` (every tensor its own ``cudaMalloc``, torch's switch for debugging memory
+  errors; it also keeps expandable segments, which memcheck misreads, out of the way).
 * Buffers that kernels or copies read are initialized: the symmetric heap starts zeroed, and the trace records are
   allocated zeroed (the read-back copies every claimed slot whole, holes included).
 * initcheck does not support IPC allocations: it reports reads of memory mapped from another process as
@@ -98,7 +99,9 @@ _COMMON_REPORTS = {"tool error": r"(Internal Sanitizer Error|Error: )",
 _BARRIER_OVERFLOW = r"Warning: Detected overflow of tracked cuda::barrier"  # "Results might be incorrect"
 _INFORMATIONAL = (r"COMPUTE-SANITIZER$",)  # the banner; a summary counting nothing is informational too
 _SUMMARY = re.compile(rf"(ERROR|RACECHECK|LEAK) SUMMARY: {_COUNT}\b")
-_ADDRESS = re.compile(r"\b(?:Address|access at) (0x[0-9a-fA-F]+)")
+# the address a report names: "Address 0x.." (the documentation's examples), "Access at 0x.." / "Access to 0x.." (newer
+# releases), "Uninitialized access at 0x.." (an API call's)
+_ADDRESS = re.compile(r"\b(?:Address|[Aa]ccess (?:at|to)) (0x[0-9a-fA-F]+)")
 
 TOOLS: dict[str, Tool] = {t.name: t for t in (
     Tool("memcheck",
@@ -274,18 +277,24 @@ def _in_peer_memory(lines: Iterable[str], ranges: Sequence[tuple[int, int]]) -> 
     return bool(addresses) and all(any(start <= a < start + size for start, size in ranges) for a in addresses)
 
 
-def new_reports(log: str, offset: int, tool: str,
-                peer_memory: Sequence[tuple[int, int]] = ()) -> tuple[list[Report], int]:
-    """The reports the tool appended to ``log`` after byte ``offset`` (:func:`parse`), and the new offset. Only whole
-    lines are read: a line the tool is still writing is read next time."""
+def _new_lines(path: str, offset: int) -> tuple[str, int]:
+    """The whole lines written to ``path`` after byte ``offset`` ("" when none, or no file yet) and the offset past
+    them: a line still being written is read next time."""
     try:
-        with open(log, "rb") as f:
+        with open(path, "rb") as f:
             f.seek(offset)
             data = f.read()
     except FileNotFoundError:
-        return [], offset
+        return "", offset
     end = data.rfind(b"\n") + 1
-    return parse(data[:end].decode(errors="replace"), tool, peer_memory), offset + end
+    return data[:end].decode(errors="replace"), offset + end
+
+
+def new_reports(log: str, offset: int, tool: str,
+                peer_memory: Sequence[tuple[int, int]] = ()) -> tuple[list[Report], int]:
+    """The reports the tool appended to ``log`` after byte ``offset`` (:func:`parse`), and the new offset."""
+    text, offset = _new_lines(log, offset)
+    return parse(text, tool, peer_memory), offset
 
 
 def quote(reports: Sequence[Report], tool: str, log: str) -> str:
@@ -305,6 +314,13 @@ def note_not_ours(log: str, tool: str, reports: Sequence[Report]) -> None:
     with open(log + NOT_OURS_SUFFIX, "a") as f:
         for (why, head), n in counts.items():
             f.write(json.dumps({"tool": tool, "why": why, "report": head, "count": n}) + "\n")
+
+
+def new_not_ours(path: str, offset: int) -> tuple[list[dict], int]:
+    """The entries :func:`note_not_ours` appended to ``path`` (a log's ``NOT_OURS_SUFFIX`` file) after byte
+    ``offset``, and the new offset."""
+    text, offset = _new_lines(path, offset)
+    return [json.loads(line) for line in text.splitlines()], offset
 
 
 def merge_not_ours(entries: Iterable[dict]) -> list[dict]:

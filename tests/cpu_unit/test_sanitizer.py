@@ -129,6 +129,11 @@ def test_an_initcheck_report_on_peer_memory_is_not_ours_and_on_own_memory_is():
     assert sanitizer.parse(INITCHECK, "initcheck")[0].not_ours == "", "no peer memory mapped"
     memcheck = INITCHECK.replace("Uninitialized __global__ memory read", "Invalid __global__ read")
     assert sanitizer.parse(memcheck, "memcheck", peer)[0].not_ours == "", "memcheck checks peer memory"
+    for said in ("Access at 0x7f3c7ec000fc", "Access to 0x7f3c7ec000fc is uninitialized",  # newer releases' wording
+                 "Uninitialized access at 0x7f3c7ec000fc on access by cudaMemcpy source."):
+        report = INITCHECK.replace("Address 0x7f3c7ec000fc", said)
+        assert sanitizer.parse(report, "initcheck", peer)[0].not_ours, said
+        assert not sanitizer.parse(report, "initcheck", ((0x1000, 0x10),))[0].not_ours, said
 
 
 def test_new_reports_moves_past_what_it_read_and_leaves_a_line_being_written(tmp_path):
