@@ -31,6 +31,8 @@ if os.environ["PLAY"] == "refuse":
 failing = tool == os.environ["PLAY"]
 out.mkdir(parents=True)
 print(f"[1/2] store on 1 rank(s) under {{tool}} ...")
+if failing:
+    print(f"    compute-sanitizer {{tool}} reported 1 uninitialized read (rank log l):\\n    ========= Uninitialized")
 print(f"gate {{'FAILED' if failing else 'PASSED'}}: 5 passed, {{int(failing)}} error")
 (out / "summary.md").write_text(
     "# Conformance gate\\n\\n## What fails the gate\\n\\n| case | check |\\n| `gpu-store-2r@" + tool + "` | x |\\n\\n"
@@ -75,7 +77,9 @@ def test_a_tool_whose_gate_fails_fails_the_run_and_says_what_fails_it(tmp_path):
     assert result.returncode == 1, result
     said = result.stdout.split("== initcheck: ")[1].splitlines()
     assert said == ["exit code 1; gate FAILED: 5 passed, 1 error", "| case | check |",
-                    "| `gpu-store-2r@initcheck` | x |", "| `gpu-load-2r@initcheck` | 12 |",
+                    "| `gpu-store-2r@initcheck` | x |",
+                    "    compute-sanitizer initcheck reported 1 uninitialized read (rank log l):",
+                    "    ========= Uninitialized", "gate FAILED: 5 passed, 1 error", "| `gpu-load-2r@initcheck` | 12 |",
                     f"   ({out}/initcheck/summary.md, {out}/initcheck.log)"], said
     assert "== racecheck: exit code 0; gate PASSED" in result.stdout, result.stdout
 
