@@ -23,20 +23,22 @@ def variants_cell(variants: dict[str, int | None]) -> str:
 
 
 def summary_table(cases: list[CaseResult]) -> str:
-    """Scenario x world size rows with a column per API, the cross check, examples, time and compiles.
+    """Scenario x world size rows with a column per API, the cross check, examples, time and compiles; a ``tool``
+    column (the compute-sanitizer tool each ran under) when any case ran under one.
 
     ``variants t/g``: the most compiled variants of the Triton / Gluon kernel across the ranks for one
     configuration (Gluon must be 1: one compile serves every rank; ``-`` under the interpreter).
     """
-    head = ("scenario", "ranks", "triton", "gluon", "triton=gluon", "examples", "seconds", "compiles/ex",
-            "variants t/g")
+    tools = any(c.sanitizer for c in cases)
+    head = ("scenario", "ranks", *(("tool",) if tools else ()), "triton", "gluon", "triton=gluon", "examples",
+            "seconds", "compiles/ex", "variants t/g")
     rows = [head]
     for c in cases:
         verdict = ("ERROR",) * 3 if c.problem else (c.verdict["triton"], c.verdict["gluon"],
                                                      c.verdict["triton vs gluon"])
         per = f"{c.compiles_after_warmup / c.warm_examples:.2f}" if c.warm_examples else "-"
-        rows.append((c.scenario, str(c.world_size), *verdict, str(c.examples), f"{c.seconds:.1f}", per,
-                     variants_cell(c.variants_per_config)))
+        rows.append((c.scenario, str(c.world_size), *((c.sanitizer or "-",) if tools else ()), *verdict,
+                     str(c.examples), f"{c.seconds:.1f}", per, variants_cell(c.variants_per_config)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))

@@ -160,7 +160,7 @@ def test_a_case_under_two_tools_is_a_record_each_and_a_known_divergence_applies_
     """Under ``--sanitize memcheck,racecheck`` a case runs once per tool: every report names the record
     (``<case id>@<tool>``), the known divergence (a case id) covers both, and a tool's finding is an error."""
     from conformance.report import junit
-    from conformance.report.output import write_results
+    from conformance.report.output import summary_table, write_results
 
     under = [_case("a", ("gluon",)), _case("a", ("gluon",)), _case("b"), _case("b", error="RankError: rank 0 ...")]
     for c, tool in zip(under, ("memcheck", "racecheck", "memcheck", "racecheck"), strict=True):
@@ -180,6 +180,10 @@ def test_a_case_under_two_tools_is_a_record_each_and_a_known_divergence_applies_
         ("cpu-b-2r", "cpu-b-2r@memcheck", "memcheck", None),
         ("cpu-b-2r", "cpu-b-2r@racecheck", "racecheck", {"triton vs model": "x"})]
     assert records[2]["not_ours"] == under[2].not_ours
+    table = summary_table(under).splitlines()
+    assert [row.split()[:4] for row in table[:1] + table[2:-1]] == [
+        ["scenario", "ranks", "tool", "triton"], ["a", "2", "memcheck", "pass"], ["a", "2", "racecheck", "pass"],
+        ["b", "2", "memcheck", "pass"], ["b", "2", "racecheck", "ERROR"]], table
     classnames = [case.get("classname") for case in junit.junit_tree(outcomes, "t", 1.0).getroot().iter("testcase")]
     assert classnames[::3] == ["test_conformance[cpu-a-2r@memcheck]", "test_conformance[cpu-a-2r@racecheck]",
                                "test_conformance[cpu-b-2r@memcheck]", "test_conformance[cpu-b-2r@racecheck]"]
