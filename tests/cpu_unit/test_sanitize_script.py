@@ -65,7 +65,7 @@ def test_it_runs_a_gate_per_tool_on_1_and_2_ranks_and_passes_when_every_gate_pas
                                 "--sanitize", tool, "--out", f"{out}/{tool}", "--examples", "2"], gate["argv"]
         args = _parser().parse_args(gate["argv"][2:])  # the gate's own parser takes it; the later --examples wins
         assert (args.sanitize, args.ranks, args.examples, args.backend) == ((tool,), (1, 2), 2, "gpu")
-        assert gate["env"]["IRIS_COMPILE_WORKERS"] == str(max(1, os.cpu_count() // 4)), gate["env"]
+        assert gate["env"]["IRIS_COMPILE_WORKERS"] == str(max(1, len(os.sched_getaffinity(0)) // 4)), gate["env"]
     assert result.stdout.splitlines() == [
         line for tool in TOOLS for line in (f"== {tool}: exit code 0; gate PASSED: 5 passed, 0 error",
                                             f"   ({out}/{tool}/summary.md, {out}/{tool}.log)")], result.stdout
