@@ -30,8 +30,10 @@ from conformance.kit.scaffold import scaffold
 from conformance.kit.scenario import all_scenarios, default_world_sizes
 from conformance.mutation.runner import MUTANT_TIMEOUT_S
 from conformance.report.output import summary_table, write_example_trace, write_results
-from iris.cli_args import OneLineParser, folder, int_at_least, int_list, out_file, positive_number
+from iris.cli_args import OneLineParser, choice_list, folder, int_at_least, int_list, out_file, positive_number
 from iris.ranks.pool import MAX_TIMEOUT_S, MAX_WORLD_SIZE
+from iris.ranks.sanitizer import DEFAULT_TOOL
+from iris.ranks.sanitizer import TOOLS as SANITIZERS
 from iris.tracing.core import DEFAULT_CHUNK
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,6 +52,20 @@ def _ranks(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"--ranks {text!r}: world size {', '.join(map(str, repeated))} is repeated; "
                                          "expected each world size once, such as 1,2,4")
     return ranks
+
+
+_tools = choice_list("--sanitize", tuple(SANITIZERS))
+
+
+def _sanitizers(text: str) -> tuple[str, ...]:
+    """An argparse type: ``--sanitize``, distinct compute-sanitizer tools (``iris.ranks.sanitizer.TOOLS``),
+    comma-separated."""
+    tools = _tools(text)
+    repeated = sorted({t for t in tools if tools.count(t) > 1})
+    if repeated:
+        raise argparse.ArgumentTypeError(f"--sanitize {text!r}: {', '.join(repeated)} is repeated; expected each tool "
+                                         f"once, such as {','.join(SANITIZERS)}")
+    return tools
 
 
 def _mutant_names(option: str, all_of_them: str):
@@ -99,8 +115,10 @@ def _selection_options(p: argparse.ArgumentParser, out: str) -> None:
                    "failure included (default: the profile's count, which bounds only the examples generated: a "
                    "failing case then shrinks for as long as Hypothesis takes, often 50 to 100 examples more)")
     p.add_argument("--seed", type=_seed, default=None, help="fixed Hypothesis seed: the same examples every run")
-    p.add_argument("--sanitize", action="store_true", help="run every GPU rank under compute-sanitizer memcheck "
-                   "(CUDA); a reported error fails the case")
+    p.add_argument("--sanitize", nargs="?", const=(DEFAULT_TOOL,), default=(), type=_sanitizers, metavar="TOOLS",
+                   help=f"run the selection under each of these compute-sanitizer tools (CUDA), a comma list of "
+                   f"{', '.join(SANITIZERS)}: every case once per tool, its ranks under the tool; a finding of ours "
+                   f"fails the case, quoting the tool (--sanitize alone: {DEFAULT_TOOL})")
     p.add_argument("--timeout", type=_timeout, default=JOB_TIMEOUT_S, help=f"seconds one example may take on the "
                    f"ranks, at most {MAX_TIMEOUT_S:g} (default {JOB_TIMEOUT_S:g})")
     p.add_argument("--out", type=_out_folder, default=out, help="folder for results and traces (checked before "
@@ -200,8 +218,8 @@ def _check_sanitizer(backend: str) -> None:
     from iris.ranks.sanitizer import SanitizerUnavailable, find_tool
 
     if backend != "gpu":
-        raise SelectionError(f"--sanitize checks GPU memory accesses; backend {backend} runs kernels under the "
-                             "interpreter (use --backend gpu on a CUDA host)")
+        raise SelectionError(f"--sanitize checks GPU kernels with compute-sanitizer; backend {backend} runs kernels "
+                             "under the interpreter (use --backend gpu on a CUDA host)")
     try:
         find_tool()
     except SanitizerUnavailable as e:
@@ -214,7 +232,7 @@ def _meta(args, backend: str, profile_name: str, examples: int, start: float, ca
     seconds = time.perf_counter() - start
     ran = sum(c.examples for c in cases)
     return {"backend": backend, "profile": profile_name, "examples": examples, "seed": args.seed,
-            "sanitize": args.sanitize, "world_sizes": ",".join(map(str, sizes)), "seconds": seconds,
+            "sanitize": list(args.sanitize), "world_sizes": ",".join(map(str, sizes)), "seconds": seconds,
             "examples_run": ran, "examples_per_second": ran / seconds if seconds > 0 else 0.0,
             "jit_compiled": sum(c.jit_compiled for c in cases), "jit_loaded": sum(c.jit_loaded for c in cases),
             "ahead_compiled": sum(c.ahead_compiled for c in cases),
@@ -248,6 +266,13 @@ def _execute(args, title: str, backend: str, settings, cases, notes, params: dic
     return done, start
 
 
+def _under(args) -> str:
+    """The compute-sanitizer tools of a run, for its title ("" when none)."""
+    if not args.sanitize:
+        return ""
+    return f" under compute-sanitizer {', '.join(args.sanitize)} (every case once per tool)"
+
+
 def _examples_said(args, settings) -> str:
     """How many examples a case runs, in words: ``--examples N`` bounds shrinking too, a profile only generation."""
     if args.examples is not None:
@@ -257,7 +282,7 @@ def _examples_said(args, settings) -> str:
 
 def cmd_run(args) -> int:
     backend, profile_name, settings, params, cases, notes = _prepare(args, args.params)
-    title = (f"conformance: {len(cases)} cases, backend {backend}, profile {profile_name}, "
+    title = (f"conformance: {len(cases)} cases, backend {backend}{_under(args)}, profile {profile_name}, "
              f"{_examples_said(args, settings)}, output {args.out}/")
     done, start = _execute(args, title, backend, settings, cases, notes, params)
     traced = {}
@@ -292,19 +317,19 @@ def cmd_gate(args) -> int:
     except ValueError as e:
         raise SelectionError(str(e)) from None
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    title = (f"gate: {len(cases)} cases, backend {backend}, profile {profile_name}, known divergences "
+    title = (f"gate: {len(cases)} cases, backend {backend}{_under(args)}, profile {profile_name}, known divergences "
              f"{len(known)} ({known_path}), output {args.out}/")
     done, start = _execute(args, title, backend, settings, cases, notes)
     results = [case for case, _ in done]
     traces = {}
     for case, last in done:  # the trace of each failing example
         if not case.ok and case.failure and last is not None:
-            path = args.out / "traces" / f"{case.case_id}.json"
+            path = args.out / "traces" / f"{case.record_id}.json"
             try:
                 write_example_trace(path, last)
-                traces[case.case_id] = {"trace": str(path.relative_to(args.out))}
+                traces[case.record_id] = {"trace": str(path.relative_to(args.out))}
             except Exception as e:  # a trace that cannot be written must not hide the verdicts
-                traces[case.case_id] = {"trace_error": f"{type(e).__name__}: {e}"}
+                traces[case.record_id] = {"trace_error": f"{type(e).__name__}: {e}"}
     outcomes = gate.judge(results, known, str(known_path))
     mutation = _mutation(args.mutants, args.out) if args.mutants else None
     passed = gate.passes(outcomes, mutation is None or mutation["exit_code"] == 0)
@@ -312,7 +337,7 @@ def cmd_gate(args) -> int:
     meta = _meta(args, backend, profile_name, settings.max_examples, start, results) | {
         "timestamp": stamp, "known_divergences": str(known_path), "gate": "passed" if passed else "failed",
         "counts": gate.counts(outcomes)}
-    extra = {cid: {"checks": {}} | traces.get(cid, {}) for cid in (c.case_id for c in results)}
+    extra = {rid: {"checks": {}} | traces.get(rid, {}) for rid in (c.record_id for c in results)}
     for o in outcomes:
         extra[o.case_id]["checks"][o.check] = {"status": o.status, "message": o.message}
     top = {"comparison": {"newly_failing": comparison[0], "fixed": comparison[1]}} if comparison else {}

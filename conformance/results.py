@@ -3,7 +3,8 @@
 Every example has three checks, named once here: each API against the model, and the two APIs against each other
 (``CHECKS`` is their order in reports; ``VERDICT_KEY`` the key of each in a case's verdicts, an API's own check
 keyed by the API's name). A case is one backend x scenario x world size, named by its stable id
-``<backend>-<scenario>-<R>r`` (the pytest id of ``test_conformance``). One example's outcome is an
+``<backend>-<scenario>-<R>r`` (the pytest id of ``test_conformance``); under compute-sanitizer tools each case runs
+once per tool, a record of its own: ``record_id`` is the case id with ``@<tool>``. One example's outcome is an
 :class:`ExampleResult` (its :class:`Divergence` list, empty when it passed); a case folds its examples into a
 :class:`CaseResult`, the record ``results.json`` holds. A case passes only when examples ran, every one of them to a
 verdict, and none failed: an error, or no example at all, is never a pass.
@@ -60,9 +61,17 @@ def parse_case_id(text: str) -> tuple[str, str, int]:
     return match["backend"], match["scenario"], int(match["world_size"])
 
 
-def replay_command(scenario: str, world_size: int, backend: str, params: dict, chunk: int | None = None) -> str:
-    """A shell command that runs exactly this example again: its params, and its trace ``chunk`` where given."""
+def record_id(case: str, sanitizer: str = "") -> str:
+    """A case's record in a run: its id, with ``@<tool>`` when it ran under a compute-sanitizer tool."""
+    return f"{case}@{sanitizer}" if sanitizer else case
+
+
+def replay_command(scenario: str, world_size: int, backend: str, params: dict, chunk: int | None = None,
+                   sanitizer: str = "") -> str:
+    """A shell command that runs exactly this example again: its params, its trace ``chunk`` where given, and the
+    compute-sanitizer tool it ran under, if any."""
     return (f"python -m conformance run --scenario {scenario} --ranks {world_size} --backend {backend} "
+            + (f"--sanitize {sanitizer} " if sanitizer else "")
             + (f"--chunk {chunk} " if chunk is not None else "")
             + f"--params {shlex.quote(json.dumps(params, separators=(',', ':')))}")
 
@@ -123,6 +132,7 @@ class ExampleResult:
     timings: dict[str, float] = field(default_factory=dict)  # seconds by phase (``host_side._breakdown``)
     jit: dict[str, int] = field(default_factory=dict)  # kernels Triton compiled / loaded from its disk cache
     settings: ExampleSettings | None = None  # the harness's settings beside the params (the trace chunk, slots)
+    sanitizer: str = ""  # the compute-sanitizer tool the ranks ran under ("" when none)
 
     @property
     def ok(self) -> bool:
@@ -131,7 +141,7 @@ class ExampleResult:
     @property
     def replay(self) -> str:
         chunk = None if self.settings is None else self.settings.chunk
-        return replay_command(self.scenario, self.world_size, self.backend, self.params, chunk)
+        return replay_command(self.scenario, self.world_size, self.backend, self.params, chunk, self.sanitizer)
 
     def report(self, limit: int = 6) -> str:
         """Human-readable divergence report with the replay command."""
@@ -154,6 +164,7 @@ class CaseResult:
     scenario: str
     world_size: int
     backend: str
+    sanitizer: str = ""  # the compute-sanitizer tool its ranks ran under ("" when none)
     examples: int = 0  # examples run to a verdict (``add``)
     started: int = 0  # examples started on the ranks (``drew``): each ends in ``add`` or in ``error``
     seconds: float = 0.0
@@ -176,6 +187,7 @@ class CaseResult:
     failing_settings: ExampleSettings | None = None  # the harness's settings of that example
     replay: str = ""  # the command that runs ``failing_params`` again
     replay_outcome: str = ""  # "reproduced" / "not reproduced" once the failure was replayed, else ""
+    not_ours: list[dict] = field(default_factory=list)  # sanitizer reports that are not ours (tool, why, report, count)
     seen: set = field(default_factory=set, repr=False)
 
     @property
@@ -205,6 +217,11 @@ class CaseResult:
     @property
     def case_id(self) -> str:
         return case_id(self.backend, self.scenario, self.world_size)
+
+    @property
+    def record_id(self) -> str:
+        """The case id, with ``@<tool>`` when its ranks ran under a compute-sanitizer tool (``record_id``)."""
+        return record_id(self.case_id, self.sanitizer)
 
     def drew(self, params: dict, settings: ExampleSettings | None = None) -> None:
         """Record that an example with ``params`` (and ``settings``) is about to run."""

@@ -65,6 +65,8 @@ class _GpuIpcBackend:
         self.opened: list[int] = []  # peer allocations this process mapped, closed by release()
 
     def open(self, size: int, world: World) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        from iris.ipc import note_peer_range
+
         with torch.cuda.device(self.device):
             allocated: list[torch.Tensor] = []
 
@@ -84,6 +86,7 @@ class _GpuIpcBackend:
                             peers.append(buffer)
                             continue
                         self.opened.append(self.runtime.open(handle, self.device.index))
+                        note_peer_range(self.opened[-1] + offset, size)
                         peers.append(_device_bytes(self.opened[-1] + offset, size, self.device))
                 except BaseException:
                     self.release()

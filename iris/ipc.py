@@ -23,10 +23,11 @@ import os
 from dataclasses import dataclass
 from functools import cache
 
-__all__ = ["HANDLE_BYTES", "IpcError", "IpcRuntime", "runtime_for"]
+__all__ = ["HANDLE_BYTES", "IpcError", "IpcRuntime", "note_peer_range", "peer_ranges", "runtime_for"]
 
 HANDLE_BYTES = 64  # sizeof(cudaIpcMemHandle_t) == sizeof(hipIpcMemHandle_t)
 _LAZY_ENABLE_PEER_ACCESS = 1  # cudaIpcMemLazyEnablePeerAccess == hipIpcMemLazyEnablePeerAccess
+_PEER_RANGES: dict[int, int] = {}  # start -> bytes: peer memory this process used through opened handles
 
 
 class IpcError(RuntimeError):
@@ -152,3 +153,15 @@ def runtime_for(backend: str) -> IpcRuntime:
     if backend not in _APIS:
         raise ValueError(f"iris IPC: backend={backend!r}, expected one of {sorted(_APIS)}")
     return IpcRuntime(_APIS[backend])
+
+
+def note_peer_range(start: int, nbytes: int) -> None:
+    """Record that this process uses ``nbytes`` of peer memory at ``start`` (an opened handle's address plus an
+    offset), for :func:`peer_ranges`."""
+    _PEER_RANGES[start] = max(nbytes, _PEER_RANGES.get(start, 0))
+
+
+def peer_ranges() -> tuple[tuple[int, int], ...]:
+    """``(start, bytes)`` of the peer memory this process has used (:func:`note_peer_range`), closed mappings included:
+    what a sanitizer reports after a job may name memory unmapped since (``iris.ranks.sanitizer``)."""
+    return tuple(sorted(_PEER_RANGES.items()))

@@ -146,14 +146,15 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
     failure found so far is the case's failure.
     """
     ref = scenario.ref or scenario.name
-    case = CaseResult(ref, world_size, backend)
+    case = CaseResult(ref, world_size, backend, sanitizer=pools.sanitizer)
     last: list[ExampleResult] = []
     failed: list[str] = []  # the report of the last failing example run: the smallest so far
     runs = 0
 
     def failed_on(example: Example) -> None:
         case.failing_params, case.failing_settings = example.params, example.settings
-        case.replay = replay_command(ref, world_size, backend, example.params, example.settings.chunk)
+        case.replay = replay_command(ref, world_size, backend, example.params, example.settings.chunk,
+                                     case.sanitizer)
 
     def one(example: Example | None) -> None:
         nonlocal runs
@@ -210,7 +211,9 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
             @given(example=guarded())
             def check(example):
                 if example is not None:
-                    note(f"replay: {replay_command(ref, world_size, backend, example.params, example.settings.chunk)}")
+                    replay = replay_command(ref, world_size, backend, example.params, example.settings.chunk,
+                                            case.sanitizer)
+                    note(f"replay: {replay}")
                 one(example)
 
             case_seed = fixed_seed
@@ -273,7 +276,7 @@ def run_example(pools: Pools, scenario: Scenario, world_size: int, params: dict,
     jit = {"compiled": sum(o.apis[api].jit_compiled for o in observations for api in apis),
            "loaded": sum(o.apis[api].jit_loaded for o in observations for api in apis)}
     return ExampleResult(ref, world_size, backend, params, divergences, time.perf_counter() - start,
-                         compiles, variants, observations, timings, jit, settings)
+                         compiles, variants, observations, timings, jit, settings, pool.sanitizer)
 
 
 def variants_per_config(observations: list[RankObservation], api: str) -> int | None:

@@ -2,14 +2,15 @@
 
 ``plan`` turns the command line's scenarios and world sizes into cases, refusing bad input up front with a
 :class:`SelectionError` (one line: the value and the choices). ``run_cases`` runs them on one owner of rank
-pools; a scenario module that cannot be loaded fails its own cases, and the run goes on. A failing example is
+pools, or, under compute-sanitizer tools, the whole selection once per tool, each pass on pools of its own under
+that tool; a scenario module that cannot be loaded fails its own cases, and the run goes on. A failing example is
 replayed once with its own params, and the case says whether the failure reproduced: either way it failed.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from hypothesis import settings
@@ -105,34 +106,52 @@ def plan(scenarios: list[str] | None, ranks: tuple[int, ...] | None) -> tuple[li
 
 
 def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: dict | None = None,
-              chunk: int | None = None, seed: int | None = None, sanitize: bool = False,
+              chunk: int | None = None, seed: int | None = None, sanitize: Sequence[str] = (),
               timeout: float = JOB_TIMEOUT_S, max_runs: int | None = None,
               echo: Callable[[str], None] = print) -> list[tuple[CaseResult, ExampleResult | None]]:
     """Run every case in order on one owner of pools; replay each failing example once (unless ``params``), with
     its own params and settings.
 
-    ``chunk``: the trace chunk of every example (None: drawn per example; ``run_case``). ``max_runs``: the most
-    examples a case runs, shrinking a failure included (``run_case``); the replay is one more.
+    ``sanitize``: compute-sanitizer tools (``iris.ranks.sanitizer.TOOLS``); each runs every case, in a pass of its
+    own on pools whose ranks run under it (one tool per process), and each case's record names its tool. Empty: one
+    pass, no tool. ``chunk``: the trace chunk of every example (None: drawn per example; ``run_case``).
+    ``max_runs``: the most examples a case runs, shrinking a failure included (``run_case``); the replay is one more.
 
-    On a GPU, each case's kernel variants are compiled ahead on a pool of processes (``compile_ahead``).
-    Returns ``(case, last)`` per case: its result and its last example (for a trace; None when none ran)."""
+    On a GPU, each case's kernel variants are compiled ahead on a pool of processes (``compile_ahead``): in the
+    first pass, the later ones load them from Triton's cache. Returns ``(case, last)`` per case and pass: its result
+    and its last example (for a trace; None when none ran)."""
     done: list[tuple[CaseResult, ExampleResult | None]] = []
-    with Pools(sanitize=sanitize) as pools, Compiler(None if backend == "gpu" else 0) as compiler:
+    passes = tuple(sanitize) or ("",)
+    total = len(cases) * len(passes)
+    with Compiler(None if backend == "gpu" else 0) as compiler:
         compiler.start()
-        _start_pools(pools, cases, backend)
-        for i, planned in enumerate(cases, 1):
-            echo(f"[{i}/{len(cases)}] {planned.name} on {planned.world_size} rank(s) ...")
-            c, last = _run_one(pools, planned, backend, profile, params, chunk, seed, timeout, compiler, max_runs)
-            if not c.ok and c.failing_params is not None and params is None:
-                again, _ = run_case(pools, planned.scenario, planned.world_size, backend, profile,
-                                    c.failing_params, chunk=c.failing_settings.chunk, timeout=timeout)
-                c.replay_outcome = "not reproduced" if again.ok else "reproduced"
-            done.append((c, last))
-            replayed = f", replayed: {c.replay_outcome}" if c.replay_outcome else ""
-            echo(f"    {'ok' if c.ok else 'FAIL'} ({c.examples} examples, {c.seconds:.1f} s{_ahead(c)}{replayed})")
-            if not c.ok:
-                echo("    " + (c.failure or c.problem).replace("\n", "\n    "))
+        for tool in passes:
+            with Pools(sanitize=tool) as pools:
+                _start_pools(pools, cases, backend)
+                for planned in cases:
+                    under = f" under {tool}" if tool else ""
+                    echo(f"[{len(done) + 1}/{total}] {planned.name} on {planned.world_size} rank(s){under} ...")
+                    c, last = _run_one(pools, planned, backend, profile, params, chunk, seed, timeout, compiler,
+                                       max_runs)
+                    if not c.ok and c.failing_params is not None and params is None:
+                        again, _ = run_case(pools, planned.scenario, planned.world_size, backend, profile,
+                                            c.failing_params, chunk=c.failing_settings.chunk, timeout=timeout)
+                        c.replay_outcome = "not reproduced" if again.ok else "reproduced"
+                    if tool and planned.scenario is not None:
+                        c.not_ours = pools.get(planned.world_size, backend).take_not_ours()
+                    done.append((c, last))
+                    _said(c, echo)
     return done
+
+
+def _said(c: CaseResult, echo: Callable[[str], None]) -> None:
+    """A case's outcome for the progress output: ok or FAIL with its numbers, then why, then what is not ours."""
+    replayed = f", replayed: {c.replay_outcome}" if c.replay_outcome else ""
+    echo(f"    {'ok' if c.ok else 'FAIL'} ({c.examples} examples, {c.seconds:.1f} s{_ahead(c)}{replayed})")
+    if not c.ok:
+        echo("    " + (c.failure or c.problem).replace("\n", "\n    "))
+    for entry in c.not_ours:
+        echo(f"    not ours, {entry['count']} x ({entry['why']}):\n      " + entry["report"].replace("\n", "\n      "))
 
 
 def _start_pools(pools: Pools, cases: list[Planned], backend: str) -> None:
@@ -153,13 +172,14 @@ def _run_one(pools: Pools, planned: Planned, backend: str, profile: settings, pa
              chunk: int | None, seed: int | None, timeout: float, compiler: Compiler,
              max_runs: int | None = None) -> tuple[CaseResult, ExampleResult | None]:
     if planned.scenario is None:
-        case = CaseResult(planned.name, planned.world_size, backend)
+        case = CaseResult(planned.name, planned.world_size, backend, sanitizer=pools.sanitizer)
         case.error = planned.load_error
         return case, None
     try:
         case, last = run_case(pools, planned.scenario, planned.world_size, backend, profile, params, chunk=chunk,
                               fixed_seed=seed, timeout=timeout, compiler=compiler, max_runs=max_runs)
     except Exception as e:  # a scenario module that breaks in a way run_case does not expect: its case fails
-        case, last = CaseResult(planned.scenario.ref or planned.name, planned.world_size, backend), None
+        case = CaseResult(planned.scenario.ref or planned.name, planned.world_size, backend, sanitizer=pools.sanitizer)
+        last = None
         case.error = f"{type(e).__name__}: {e}"
     return case, last

@@ -7,7 +7,9 @@
     case errored (hung or dead rank, broken module), or ran no example, listed or not: error, fails the gate
 
 Compared with a baseline ``results.json``: checks newly failing (failing now, not failing there) and fixed
-(failing there, passing now).
+(failing there, passing now). Outcomes and comparisons name a case's record (``CaseResult.record_id``: the case
+id, with ``@<tool>`` under a compute-sanitizer tool); a known divergence names the case id and applies under every
+tool, and a sanitizer's finding is an error, which no entry lists.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ FAILING = ("failed", "xpassed", "error")  # the statuses that fail the gate
 class CheckOutcome:
     """The gate's verdict on one check of one case; ``message`` is one line, ``detail`` the full text."""
 
-    case_id: str
+    case_id: str  # the case's record id (``CaseResult.record_id``)
     check: str
     status: str
     seconds: float
@@ -60,7 +62,7 @@ def judge(cases: list[CaseResult], known: dict[tuple[str, str], Known], known_fi
         share = case.seconds / len(CHECKS)
         for check in CHECKS:
             entry = known.get((case.case_id, check))
-            o = CheckOutcome(case.case_id, check, "passed", share, known=entry)
+            o = CheckOutcome(case.record_id, check, "passed", share, known=entry)
             if case.problem:
                 o.status, o.message = "error", f"error: {_first_line(case.problem)}"
                 o.detail = case.problem + _replayed(case)
@@ -97,10 +99,11 @@ def _failing_checks(record: dict) -> set[str]:
 
 
 def load_baseline(path: Path) -> dict[str, dict]:
-    """The case records of a baseline ``results.json`` by case id (ValueError naming the file if unreadable)."""
+    """The case records of a baseline ``results.json`` by record id (a results.json older than record ids: by case
+    id); ValueError naming the file if unreadable."""
     try:
         data = json.loads(path.read_text())
-        return {r["case_id"]: r for r in data["cases"]}
+        return {r.get("record_id") or r["case_id"]: r for r in data["cases"]}
     except FileNotFoundError:
         raise ValueError(f"--baseline {path}: no such file (a results.json of an earlier gate or run)") from None
     except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as e:
@@ -111,11 +114,12 @@ def load_baseline(path: Path) -> dict[str, dict]:
 
 
 def compare(cases: list[CaseResult], baseline: dict[str, dict]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """``(newly failing, fixed)`` as (case id, check) pairs; a case absent from the baseline counts as passing."""
+    """``(newly failing, fixed)`` as (record id, check) pairs; a record absent from the baseline counts as passing."""
     newly, fixed = [], []
     for case in cases:
         now = set(CHECKS) if case.problem else {c for c in CHECKS if case.check_failed(c)}
-        before = _failing_checks(baseline[case.case_id]) if case.case_id in baseline else set()
-        newly += [(case.case_id, c) for c in CHECKS if c in now - before]
-        fixed += [(case.case_id, c) for c in CHECKS if c in before - now]
+        rid = case.record_id
+        before = _failing_checks(baseline[rid]) if rid in baseline else set()
+        newly += [(rid, c) for c in CHECKS if c in now - before]
+        fixed += [(rid, c) for c in CHECKS if c in before - now]
     return newly, fixed

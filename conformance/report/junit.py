@@ -1,8 +1,9 @@
 """The gate's JUnit XML: one test case per backend, scenario, world size and check, as CI systems render them.
 
-``classname`` is ``test_conformance[<case id>]`` (the pytest id of the same case) and ``name`` the check, so a
-case keeps its name from night to night. A failing check carries the divergence report and the replay command;
-an expected failure (a known divergence) is a skipped test whose message gives the reason and the link.
+``classname`` is ``test_conformance[<case id>]`` (the pytest id of the same case; under a compute-sanitizer tool
+the record id, ``<case id>@<tool>``) and ``name`` the check, so a case keeps its name from night to night. A
+failing check carries the divergence report and the replay command; an expected failure (a known divergence) is a
+skipped test whose message gives the reason and the link.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ SUITE = "conformance"
 
 
 def classname(case_id: str) -> str:
-    """The JUnit classname of a case: its pytest id."""
+    """The JUnit classname of a case's record: its pytest id (and ``@<tool>`` under a compute-sanitizer tool)."""
     return f"test_conformance[{case_id}]"
 
 

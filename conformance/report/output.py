@@ -2,7 +2,8 @@
 
 A case (``results.CaseResult``) is one backend x scenario x world size, named by its stable id
 ``<backend>-<scenario>-<R>r`` (the pytest id of ``test_conformance``); each case has three checks
-(``results.CHECKS``), each with its own verdict.
+(``results.CHECKS``), each with its own verdict. Under compute-sanitizer tools a case has a record per tool, named
+by ``record_id`` (``<case id>@<tool>``), its tool in ``sanitizer``.
 """
 
 from __future__ import annotations
@@ -22,20 +23,22 @@ def variants_cell(variants: dict[str, int | None]) -> str:
 
 
 def summary_table(cases: list[CaseResult]) -> str:
-    """Scenario x world size rows with a column per API, the cross check, examples, time and compiles.
+    """Scenario x world size rows with a column per API, the cross check, examples, time and compiles; a ``tool``
+    column (the compute-sanitizer tool each ran under) when any case ran under one.
 
     ``variants t/g``: the most compiled variants of the Triton / Gluon kernel across the ranks for one
     configuration (Gluon must be 1: one compile serves every rank; ``-`` under the interpreter).
     """
-    head = ("scenario", "ranks", "triton", "gluon", "triton=gluon", "examples", "seconds", "compiles/ex",
-            "variants t/g")
+    tools = any(c.sanitizer for c in cases)
+    head = ("scenario", "ranks", *(("tool",) if tools else ()), "triton", "gluon", "triton=gluon", "examples",
+            "seconds", "compiles/ex", "variants t/g")
     rows = [head]
     for c in cases:
         verdict = ("ERROR",) * 3 if c.problem else (c.verdict["triton"], c.verdict["gluon"],
                                                      c.verdict["triton vs gluon"])
         per = f"{c.compiles_after_warmup / c.warm_examples:.2f}" if c.warm_examples else "-"
-        rows.append((c.scenario, str(c.world_size), *verdict, str(c.examples), f"{c.seconds:.1f}", per,
-                     variants_cell(c.variants_per_config)))
+        rows.append((c.scenario, str(c.world_size), *((c.sanitizer or "-",) if tools else ()), *verdict,
+                     str(c.examples), f"{c.seconds:.1f}", per, variants_cell(c.variants_per_config)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -46,13 +49,13 @@ def summary_table(cases: list[CaseResult]) -> str:
 
 def write_results(path: Path, cases: list[CaseResult], meta: dict, extra: dict[str, dict] | None = None,
                   top: dict | None = None) -> None:
-    """JSON results: run metadata and one record per case (plus ``extra[case_id]``), plus ``top``'s keys.
+    """JSON results: run metadata and one record per case and tool (plus ``extra[record_id]``), plus ``top``'s keys.
 
     A record's ``verdict`` is the case's ``reported_verdict`` and its ``error`` the case's ``problem``: a case that
     errored or ran no example says ``error`` for every check that did not fail, never ``pass``."""
-    records = [{"case_id": c.case_id} | {k: v for k, v in asdict(c).items() if k != "seen"}
+    records = [{"case_id": c.case_id, "record_id": c.record_id} | {k: v for k, v in asdict(c).items() if k != "seen"}
                | {"verdict": c.reported_verdict, "error": c.problem, "ok": c.ok}
-               | (extra or {}).get(c.case_id, {}) for c in cases]
+               | (extra or {}).get(c.record_id, {}) for c in cases]
     path.write_text(json.dumps({"meta": meta, "cases": records} | (top or {}), indent=2))
 
 

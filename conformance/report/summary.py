@@ -1,8 +1,9 @@
 """The gate's Markdown summary, fit for a CI job summary page.
 
 Verdict and counts; what fails the gate (with replay commands and whether each failure reproduced); the
-pass/fail table of every case and check; newly failing and fixed checks against a baseline; the slowest cases;
-the mutation score when the mutation self-test ran.
+pass/fail table of every case and check; newly failing and fixed checks against a baseline; the sanitizer reports
+that are not ours; the slowest cases; the mutation score when the mutation self-test ran. Cases are named by their
+record ids (``<case id>@<tool>`` under a compute-sanitizer tool).
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ def summary(cases: list[CaseResult], outcomes: list[CheckOutcome], meta: dict, *
     lines = [f"# Conformance gate: {'PASSED' if passed else 'FAILED'}", "",
              f"backend {meta['backend']}, profile {meta['profile']}, world sizes {meta['world_sizes']}, "
              f"seed {meta['seed'] if meta['seed'] is not None else 'random'}"
-             f"{', sanitized' if meta.get('sanitize') else ''}: {len(cases)} cases, {len(outcomes)} checks "
+             f"{_sanitized(meta)}: {len(cases)} cases, {len(outcomes)} checks "
              f"in {meta['seconds']:.0f} s", "",
              "| passed | failed | expected failures | strict XPASS | errors |", "| --- | --- | --- | --- | --- |",
              f"| {n['passed']} | {n['failed']} | {n['xfailed']} | {n['xpassed']} | {n['error']} |", ""]
     blocking = [o for o in outcomes if o.fails_gate]
-    by_id = {c.case_id: c for c in cases}
+    by_id = {c.record_id: c for c in cases}
     if blocking:
         lines += ["## What fails the gate", "", "| case | check | status | why | replayed | replay |",
                   "| --- | --- | --- | --- | --- | --- |"]
@@ -52,16 +53,34 @@ def summary(cases: list[CaseResult], outcomes: list[CheckOutcome], meta: dict, *
         lines.append("")
     if mutation is not None:
         lines += _mutation(mutation)
+    lines += _not_ours(cases)
     lines += ["## Slowest cases", "", "| case | seconds | examples |", "| --- | --- | --- |"]
     for c in sorted(cases, key=lambda c: -c.seconds)[:SLOWEST]:
-        lines.append(f"| `{c.case_id}` | {c.seconds:.1f} | {c.examples} |")
+        lines.append(f"| `{c.record_id}` | {c.seconds:.1f} | {c.examples} |")
     lines += ["", "## Every case", "", "| case | " + " | ".join(CHECKS) + " | examples | seconds |",
               "| --- | " + " | ".join("---" for _ in CHECKS) + " | --- | --- |"]
     status = {(o.case_id, o.check): o.status for o in outcomes}
     for c in cases:
-        marks = " | ".join(MARK[status[(c.case_id, check)]] for check in CHECKS)
-        lines.append(f"| `{c.case_id}` | {marks} | {c.examples} | {c.seconds:.1f} |")
+        marks = " | ".join(MARK[status[(c.record_id, check)]] for check in CHECKS)
+        lines.append(f"| `{c.record_id}` | {marks} | {c.examples} | {c.seconds:.1f} |")
     return "\n".join(lines) + "\n"
+
+
+def _sanitized(meta: dict) -> str:
+    """The compute-sanitizer tools of the run, for the summary's first line ("" when none)."""
+    tools = meta.get("sanitize")
+    return f", under compute-sanitizer {', '.join(tools)}" if tools else ""
+
+
+def _not_ours(cases: list[CaseResult]) -> list[str]:
+    """The sanitizer reports that are not ours, per record: count, the tool's first lines, and why."""
+    rows = [(c, e) for c in cases for e in c.not_ours]
+    if not rows:
+        return []
+    lines = ["## Sanitizer reports that are not ours", "", "| case | reports | the tool's words | why |",
+             "| --- | --- | --- | --- |"]
+    lines += [f"| `{c.record_id}` | {e['count']} | `{_cell(e['report'])}` | {_cell(e['why'])} |" for c, e in rows]
+    return lines + [""]
 
 
 def _mutation(mutation: dict) -> list[str]:

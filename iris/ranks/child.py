@@ -2,8 +2,8 @@
 
 Messages are pickled tuples ``(kind, seq, payload)``: the parent sends ``job`` (a pickled ``(fn, args,
 kwargs)``) and ``stop``; the rank answers ``ready`` (its pid) once, then ``ok`` or ``error`` (a formatted
-traceback) per job, or ``fatal`` (the memory checker reported an error) before it exits. A rank exits when its
-parent disappears, so no rank outlives the process that made it.
+traceback) per job, or ``fatal`` (the sanitizer it runs under reported a finding of ours) before it exits. A
+rank exits when its parent disappears, so no rank outlives the process that made it.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def alive(pid: int) -> bool:
 def _watch_parent(parent_pid: int) -> None:
     """Exit this rank if the process that started it disappears (so orphans never linger).
 
-    The rank may run under a wrapper (the memory checker), so its own parent can be the wrapper: watch the pool.
+    The rank may run under a wrapper (a sanitizer), so its own parent can be the wrapper: watch the pool.
     """
     while True:
         time.sleep(1.0)
@@ -80,7 +80,7 @@ def _watch_parent(parent_pid: int) -> None:
 
 def _die_with_parent(parent_pid: int) -> None:
     """Ask Linux to kill this rank as soon as its parent process exits, however it exits (SIGTERM and SIGKILL
-    included). The parent is the fork server, which exits with the pool's process, or a wrapper (the memory checker),
+    included). The parent is the fork server, which exits with the pool's process, or a wrapper (a sanitizer),
     which exits with this rank; the watch thread stays as the fallback for the pool's process itself."""
     try:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -93,11 +93,23 @@ def _die_with_parent(parent_pid: int) -> None:
 def _adopt_environ(env: dict[str, str], forked: bool) -> None:
     """Make ``os.environ`` ``env`` (the pool's at start, with this rank's variables). A forked rank starts with its
     fork server's environment, so it also drops what ``env`` lacks; a rank spawned through a wrapper keeps what the
-    wrapper added (the memory checker's own variables, read when CUDA starts)."""
+    wrapper added (the sanitizer's own variables, read when CUDA starts)."""
     if forked:
         for key in [k for k in os.environ if k not in env]:
             del os.environ[key]
     os.environ.update(env)
+
+
+def _synchronize() -> None:
+    """Wait for this rank's device work, if it started CUDA (a sanitizer reports a kernel once it is done); a context
+    the sanitizer destroyed raises here, and its report says why."""
+    try:
+        import torch
+
+        if torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+    except Exception:
+        pass
 
 
 def send(conn: Connection, message: tuple) -> None:
@@ -125,7 +137,7 @@ def rank_main(rank: int, world_size: int, env: dict[str, str], forked: bool, par
 
     import torch.distributed as dist
 
-    from iris.ranks.sanitizer import new_errors, own_log
+    from iris.ranks import sanitizer
     from iris.world import install_interpreter
 
     try:
@@ -136,7 +148,7 @@ def rank_main(rank: int, world_size: int, env: dict[str, str], forked: bool, par
         send(conn, ("error", 0, traceback.format_exc()))
         return
     send(conn, ("ready", 0, os.getpid()))
-    log, offset = own_log(), 0
+    log, tool, offset = sanitizer.own_log(), sanitizer.own_tool(), 0
     try:
         while True:
             try:
@@ -156,9 +168,12 @@ def rank_main(rank: int, world_size: int, env: dict[str, str], forked: bool, par
             except BaseException:
                 reply = ("error", seq, traceback.format_exc())
             if log is not None:
-                errors, offset = new_errors(log, offset)
-                if errors:  # the device context may be unusable now: report, then leave (the pool rebuilds)
-                    send(conn, ("fatal", seq, f"compute-sanitizer memcheck reported (rank log {log}):\n{errors}"))
+                _synchronize()
+                reports, offset = sanitizer.new_reports(log, offset, tool, sanitizer.peer_memory())
+                sanitizer.note_not_ours(log, tool, [r for r in reports if r.not_ours])
+                ours = [r for r in reports if not r.not_ours]
+                if ours:  # the device context may be unusable now: report, then leave (the pool rebuilds)
+                    send(conn, ("fatal", seq, sanitizer.quote(ours, tool, log)))
                     break
             progress("idle")
             send(conn, reply)

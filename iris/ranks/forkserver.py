@@ -5,7 +5,7 @@ pool's ranks are therefore forked by multiprocessing's fork server, which import
 and never touches a GPU (CUDA is first initialized in the rank). Triton and iris are not preloaded: what they define
 at import depends on ``TRITON_INTERPRET``, which differs between cpu and gpu ranks, so every rank imports them
 itself after taking its environment (:func:`iris.ranks.child.rank_main` adopts the pool's whole ``os.environ``,
-as a spawned process would have inherited it). Ranks run under a wrapper executable (the memory checker) are
+as a spawned process would have inherited it). Ranks run under a wrapper executable (a compute-sanitizer tool) are
 spawned through it instead.
 """
 

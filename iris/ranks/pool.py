@@ -24,6 +24,7 @@ their parent disappears, so none outlives its owner; :class:`iris.ranks.Pools` o
 
 from __future__ import annotations
 
+import glob
 import multiprocessing as mp
 import os
 import pickle
@@ -138,12 +139,13 @@ class RankPool:
 
     def __init__(self, world_size: int, backend: str | None = "cpu", *, env: Mapping[str, str] | None = None,
                  device_offset: int = 0, start_timeout: float = 120.0, failure_grace: float = FAILURE_GRACE_S,
-                 persistent: bool = True, sanitize: bool = False, name: str = "RankPool") -> None:
+                 persistent: bool = True, sanitize: bool | str = False, name: str = "RankPool") -> None:
         """``backend``: "cpu", "gpu" or None (only ``env``); ``env``: extra variables of every rank;
         ``device_offset``: rank r uses GPU ``(device_offset + r) % count``; ``failure_grace``: how long the
-        other ranks may still answer once one raised; ``sanitize``: run every rank under the CUDA memory checker
-        (:mod:`iris.ranks.sanitizer`), failing a job on any error it reports; ``persistent=False`` for a pool
-        that runs one job (its messages do not promise a rebuild); ``name`` labels its messages."""
+        other ranks may still answer once one raised; ``sanitize``: run every rank under a compute-sanitizer tool
+        (a name of :data:`iris.ranks.sanitizer.TOOLS`; True: memcheck), failing a job on any finding of ours it
+        reports; ``persistent=False`` for a pool that runs one job (its messages do not promise a rebuild);
+        ``name`` labels its messages."""
         if not is_int(world_size) or not 1 <= world_size <= MAX_WORLD_SIZE:
             raise ValueError(f"{name}: world_size must be an int in 1..{MAX_WORLD_SIZE} (MAX_WORLD_SIZE: the rank "
                              f"processes one host runs), got {world_size!r}")
@@ -157,10 +159,16 @@ class RankPool:
         check_timeout(name, "start_timeout", start_timeout)
         check_timeout(name, "failure_grace", failure_grace)
         self._failure_grace = float(failure_grace)
+        try:
+            self._sanitizer = sanitizer.tool_name(sanitize)
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}") from None
         self._executable: str | None = None
-        if sanitize:
-            log_dir = tempfile.mkdtemp(prefix="iris-sanitize-")
-            self._executable = sanitizer.wrapper(sys.executable, log_dir)
+        self._log_dir: str | None = None
+        self._not_ours_read: dict[str, int] = {}  # a not-ours file beside a rank log -> bytes taken
+        if self._sanitizer:
+            self._log_dir = tempfile.mkdtemp(prefix=f"iris-sanitize-{self._sanitizer}-")
+            self._executable = sanitizer.wrapper(sys.executable, self._log_dir, self._sanitizer)
         self._world_size = world_size
         self._backend = backend
         self._device_offset = device_offset
@@ -195,6 +203,28 @@ class RankPool:
     @property
     def device_offset(self) -> int:
         return self._device_offset
+
+    @property
+    def sanitizer(self) -> str:
+        """The compute-sanitizer tool the ranks run under ("" when none)."""
+        return self._sanitizer
+
+    @property
+    def log_dir(self) -> str | None:
+        """The folder of the ranks' sanitizer logs (one per rank process), None when not sanitized."""
+        return self._log_dir
+
+    def take_not_ours(self) -> list[dict]:
+        """The sanitizer reports that are not ours that the ranks noted since the last call (every generation's),
+        merged: ``tool``, ``why``, ``report`` (the tool's first lines), ``count``
+        (:func:`iris.ranks.sanitizer.note_not_ours`)."""
+        if self._log_dir is None:
+            return []
+        entries = []
+        for path in sorted(glob.glob(os.path.join(self._log_dir, "*" + sanitizer.NOT_OURS_SUFFIX))):
+            new, self._not_ours_read[path] = sanitizer.new_not_ours(path, self._not_ours_read.get(path, 0))
+            entries += new
+        return sanitizer.merge_not_ours(entries)
 
     @property
     def started(self) -> bool:

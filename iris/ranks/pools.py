@@ -10,6 +10,7 @@ import threading
 
 from iris.ranks.env import xdist_worker_index
 from iris.ranks.pool import RankPool
+from iris.ranks.sanitizer import tool_name
 
 __all__ = ["Pools"]
 
@@ -17,14 +18,19 @@ __all__ = ["Pools"]
 class Pools:
     """``get(world_size, backend)`` returns this owner's pool for that world, made on first use.
 
-    ``sanitize=True``: the pools run their ranks under the CUDA memory checker (see ``RankPool``).
+    ``sanitize``: the pools run their ranks under that compute-sanitizer tool (True: memcheck; see ``RankPool``).
     """
 
-    def __init__(self, worker_index: int | None = None, *, sanitize: bool = False) -> None:
+    def __init__(self, worker_index: int | None = None, *, sanitize: bool | str = False) -> None:
         self._worker = xdist_worker_index() if worker_index is None else worker_index
-        self._sanitize = sanitize
+        self._sanitize = tool_name(sanitize)
         self._pools: dict[tuple[int, str], RankPool] = {}
         self._lock = threading.Lock()
+
+    @property
+    def sanitizer(self) -> str:
+        """The compute-sanitizer tool the pools' ranks run under ("" when none)."""
+        return self._sanitize
 
     def device_offset(self, world_size: int) -> int:
         """First GPU of a ``world_size``-rank pool of this owner: ``worker index * world_size``."""

@@ -102,13 +102,15 @@ class Tracing:
         cursor cells, or an error naming ``max_events``, the bytes needed and the device (nothing is changed).
 
         The guard slot is one no correct kernel writes: a record past max_events lands there, not in whatever
-        memory follows the buffer, and ``guard_changes`` sees it (``iris.tracing.guard``).
+        memory follows the buffer, and ``guard_changes`` sees it (``iris.tracing.guard``). The records start zeroed:
+        the read-back copies every claimed slot whole, holes included, so no word it reads is left undefined
+        (compute-sanitizer's initcheck reports a read of memory never written).
         """
         device = self._owner.device
         shapes = ((max_events + 1, layout.RECORD_WORDS), (layout.COUNTERS,), (cells, layout.CURSOR_WORDS))
         needed = 8 * sum(math.prod(shape) for shape in shapes)  # bytes: int64 words
         try:
-            return (torch.empty(shapes[0], dtype=torch.int64, device=device),
+            return (torch.zeros(shapes[0], dtype=torch.int64, device=device),
                     torch.empty(shapes[1], dtype=torch.int64, device=device),
                     torch.zeros(shapes[2], dtype=torch.int64, device=device))
         except RuntimeError as e:  # torch.OutOfMemoryError is one too

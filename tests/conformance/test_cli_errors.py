@@ -75,8 +75,19 @@ CASES = [
     (["--seed", "-3"], {}, "argument --seed: --seed '-3': expected an integer >= 0"),
     (["--examples", "0"], {}, "argument --examples: --examples '0': expected an integer >= 1"),
     (["--examples", "many"], {}, "argument --examples: --examples 'many': expected an integer >= 1"),
-    (["--sanitize", "--backend", "cpu"], {}, "--sanitize checks GPU memory accesses; backend cpu runs kernels under "
-                                             "the interpreter"),
+    (["--sanitize", "--backend", "cpu"], {}, "--sanitize checks GPU kernels with compute-sanitizer; backend cpu runs "
+                                             "kernels under the interpreter (use --backend gpu on a CUDA host)"),
+    (["--sanitize", "racecheck,initcheck", "--backend", "cpu"], {}, "--sanitize checks GPU kernels with "
+                                                                    "compute-sanitizer; backend cpu runs kernels"),
+    (["--sanitize", "asan"], {}, "argument --sanitize: --sanitize 'asan': expected a comma list of memcheck, "
+                                 "racecheck, synccheck, initcheck"),
+    (["--sanitize", "memcheck,,racecheck"], {}, "argument --sanitize: --sanitize 'memcheck,,racecheck': expected a "
+                                                "comma list of memcheck, racecheck, synccheck, initcheck"),
+    (["--sanitize", "Memcheck"], {}, "argument --sanitize: --sanitize 'Memcheck': expected a comma list of memcheck, "),
+    (["--sanitize", ""], {}, "argument --sanitize: --sanitize '': expected a comma list of memcheck, "),
+    (["--sanitize", "initcheck,racecheck,initcheck"], {}, "argument --sanitize: --sanitize 'initcheck,racecheck,"
+                                                          "initcheck': initcheck is repeated; expected each tool once, "
+                                                          "such as memcheck,racecheck,synccheck,initcheck"),
     # --out is checked when the arguments are parsed: nothing made, no traceback at the first write
     (["--out", FILE], {}, "argument --out: --out '{tmp}/afile': exists and is not a folder; expected a folder (new "
                           "or existing) that can be written"),
@@ -295,20 +306,44 @@ def test_a_user_sees_one_line_and_no_traceback(tmp_path, args, expected):
     assert os.listdir(tmp_path) == ["afile"], "output was written before the input was refused"
 
 
+@pytest.mark.parametrize("tools", [[], ["memcheck,racecheck,synccheck,initcheck"]], ids=["alone", "four"])
 @pytest.mark.parametrize("command", ["run", "gate"])
-def test_sanitize_without_the_tool_is_one_line_and_exit_code_2(tmp_path, capsys, monkeypatch, command):
+def test_sanitize_without_the_tool_is_one_line_and_exit_code_2(tmp_path, capsys, monkeypatch, command, tools):
     from iris.ranks import sanitizer
 
     monkeypatch.setattr(sanitizer, "CUDA_DEFAULT", str(tmp_path))
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("CUDA_HOME", raising=False)
     monkeypatch.delenv("CUDA_PATH", raising=False)
-    code, err = _main(capsys, [command, "--sanitize", "--backend", "gpu", "--out", str(tmp_path / "out")])
+    code, err = _main(capsys, [command, "--sanitize", *tools, "--backend", "gpu", "--out", str(tmp_path / "out")])
     assert code == 2, f"exit code={code}, but should be 2: {err}"
     expected = "--sanitize is not available on ROCm" if sanitizer_is_rocm() else \
         "--sanitize: compute-sanitizer not found on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin"
     assert err.count("\n") == 1 and expected in err, err
     assert not (tmp_path / "out").exists(), "output was written before the input was refused"
+
+
+@pytest.mark.parametrize("command", ["run", "gate"])
+def test_sanitize_on_rocm_is_refused_by_name(tmp_path, capsys, monkeypatch, command):
+    import torch
+
+    monkeypatch.setattr(torch.version, "hip", "6.4")
+    code, err = _main(capsys, [command, "--sanitize", "synccheck", "--backend", "gpu", "--out", str(tmp_path / "o")])
+    assert (code, err) == (2, f"python -m conformance {command}: --sanitize is not available on ROCm: "
+                              "compute-sanitizer checks CUDA programs only\n")
+    assert not (tmp_path / "o").exists(), "output was written before the input was refused"
+
+
+@pytest.mark.parametrize(("argv", "tools"), [
+    ([], ()), (["--sanitize"], ("memcheck",)), (["--sanitize", "initcheck"], ("initcheck",)),
+    (["--sanitize", "memcheck,racecheck,synccheck,initcheck"], ("memcheck", "racecheck", "synccheck", "initcheck")),
+    (["--sanitize", "--ranks", "1,2"], ("memcheck",)),  # alone before another option: still memcheck
+])
+@pytest.mark.parametrize("command", ["run", "gate"])
+def test_sanitize_takes_a_comma_list_of_tools_and_alone_means_memcheck(command, argv, tools):
+    from conformance.cli import _parser
+
+    assert _parser().parse_args([command, *argv]).sanitize == tools
 
 
 def sanitizer_is_rocm() -> bool:

@@ -1,7 +1,7 @@
 """``--examples N`` bounds a case's examples, shrinking a failure included (``run_case(max_runs=N)``).
 
-No ranks: ``run_example`` is replaced by a stand-in that fails every example with more than 40 elements, so
-Hypothesis has a failure to shrink; the stand-in counts the examples the case runs.
+No ranks (the owner of pools starts none): ``run_example`` is replaced by a stand-in that fails every example with
+more than 40 elements, so Hypothesis has a failure to shrink; the stand-in counts the examples the case runs.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from hypothesis import settings
 from conformance.harness import host_side
 from conformance.kit.scenario import load
 from conformance.results import Divergence, ExampleResult
+from iris.ranks import Pools
 
 pytestmark = pytest.mark.cpu_unit
 
@@ -30,7 +31,7 @@ def _stand_in(ran: list[dict]):
 def _case(monkeypatch, max_runs: int | None):
     ran: list[dict] = []
     monkeypatch.setattr(host_side, "run_example", _stand_in(ran))
-    case, _ = host_side.run_case(None, load("store"), 1, "cpu", PROFILE, fixed_seed=5, max_runs=max_runs)
+    case, _ = host_side.run_case(Pools(), load("store"), 1, "cpu", PROFILE, fixed_seed=5, max_runs=max_runs)
     return case, ran
 
 

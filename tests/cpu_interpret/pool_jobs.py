@@ -1,4 +1,5 @@
-"""Job functions for tests/cpu_interpret/test_rank_pool.py (module level, so rank processes can import them)."""
+"""Job functions for tests/cpu_interpret/test_rank_pool.py and the gpu tier's pool tests (module level, so rank
+processes can import them)."""
 
 from __future__ import annotations
 
@@ -85,3 +86,11 @@ def environ_of(*keys: str) -> dict:
     import triton.language as tl
 
     return {"env": {k: os.environ.get(k) for k in keys}, "cdiv": type(tl.standard.cdiv).__name__}
+
+
+def read_uninitialized() -> float:
+    """A GPU job that reads memory nobody wrote (a fresh ``torch.empty``): compute-sanitizer's initcheck reports it."""
+    import torch
+
+    fresh = torch.empty(1 << 12, dtype=torch.float32, device="cuda")
+    return float((fresh + 1).sum())

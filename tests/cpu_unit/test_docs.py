@@ -4,8 +4,9 @@ Checked in README.md, CONTRIBUTING.md and docs/design.md: every repository path 
 repository root) and every entry of README's Layout tree; every command line in backticks or a shell code block
 (scripts present and executable, modules importable, ``python -m conformance`` lines accepted by its parser,
 benchmark and example flags declared by the module's argparse, pytest options and markers known; ``./ci/nightly.sh``
-arguments go to ``conformance gate``, ``./ci/test.sh`` arguments to pytest); every bare ``--flag`` in backticks,
-against the command it belongs to: the nearest command in its paragraph, else the last one before it in its section.
+and ``./ci/sanitize.sh`` arguments go to ``conformance gate``, ``./ci/test.sh`` arguments to pytest); every bare
+``--flag`` in backticks, against the command it belongs to: the nearest command in its paragraph, else the last one
+before it in its section.
 Not repository files: URLs, globs, placeholders (``<case id>``, ``OLD/``), absolute and home paths, tool outputs
 (paths git ignores, and ``OUTPUT_FILES``, which the conformance CLI writes into ``--out``).
 
@@ -47,7 +48,8 @@ SEPARATORS = {"&&", "||", ";", "|"}
 COMMAND = re.compile(r"^(?:[A-Z_]+=\S*\s+)*(?:python3? -m\s|\./)")
 PLACEHOLDER = re.compile(r"^[A-Z][A-Z_]*$")
 # Scripts that hand their arguments on to a command (test_wrapper_scripts_pass_their_arguments_on checks it).
-WRAPPERS = {"./ci/nightly.sh": ["python", "-m", "conformance", "gate"], "./ci/test.sh": ["python", "-m", "pytest"]}
+WRAPPERS = {"./ci/nightly.sh": ["python", "-m", "conformance", "gate"], "./ci/sanitize.sh": ["python", "-m",
+            "conformance", "gate"], "./ci/test.sh": ["python", "-m", "pytest"]}
 
 
 @dataclass(frozen=True)
@@ -364,8 +366,10 @@ def test_output_files_are_what_the_conformance_cli_writes():
 
 
 def test_wrapper_scripts_pass_their_arguments_on():
-    """What the checks assume: ./ci/nightly.sh hands its arguments to the gate, ./ci/test.sh to pytest."""
+    """What the checks assume: ./ci/nightly.sh and ./ci/sanitize.sh hand their arguments to the gate, ./ci/test.sh
+    to pytest."""
     assert re.search(r'-m conformance gate .*"\$@"', (ROOT / "ci" / "nightly.sh").read_text())
+    assert re.search(r'-m conformance gate .*"\$@"', (ROOT / "ci" / "sanitize.sh").read_text())
     assert re.search(r'-m pytest .*"\$@"', (ROOT / "ci" / "test.sh").read_text())
 
 

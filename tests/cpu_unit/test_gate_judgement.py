@@ -154,3 +154,53 @@ def test_an_example_that_started_and_never_ran_to_a_verdict_is_no_pass():
     case.started = 2
     assert case.ok and case.problem == "" and case.reported_verdict == {"triton": "pass", "gluon": "pass",
                                                                          "triton vs gluon": "pass"}
+
+
+def test_a_case_under_two_tools_is_a_record_each_and_a_known_divergence_applies_under_both(tmp_path):
+    """Under ``--sanitize memcheck,racecheck`` a case runs once per tool: every report names the record
+    (``<case id>@<tool>``), the known divergence (a case id) covers both, and a tool's finding is an error."""
+    from conformance.report import junit
+    from conformance.report.output import summary_table, write_results
+
+    under = [_case("a", ("gluon",)), _case("a", ("gluon",)), _case("b"), _case("b", error="RankError: rank 0 ...")]
+    for c, tool in zip(under, ("memcheck", "racecheck", "memcheck", "racecheck"), strict=True):
+        c.sanitizer = tool
+    under[2].not_ours = [{"tool": "memcheck", "why": "a reason", "report": "========= X\n=========     at k+0x10",
+                          "count": 7}]
+    known = {("cpu-a-2r", "gluon vs model"): Known("cpu-a-2r", "gluon vs model", "why", "link")}
+    outcomes = gate.judge(under, known, "known.toml")
+    assert [(o.case_id, o.status) for o in outcomes if o.check == "gluon vs model"] == [
+        ("cpu-a-2r@memcheck", "xfailed"), ("cpu-a-2r@racecheck", "xfailed"), ("cpu-b-2r@memcheck", "passed"),
+        ("cpu-b-2r@racecheck", "error")]
+    write_results(tmp_path / "results.json", under, {"sanitize": ["memcheck", "racecheck"]},
+                  {"cpu-b-2r@racecheck": {"checks": {"triton vs model": "x"}}})
+    records = json.loads((tmp_path / "results.json").read_text())["cases"]
+    assert [(r["case_id"], r["record_id"], r["sanitizer"], r.get("checks")) for r in records] == [
+        ("cpu-a-2r", "cpu-a-2r@memcheck", "memcheck", None), ("cpu-a-2r", "cpu-a-2r@racecheck", "racecheck", None),
+        ("cpu-b-2r", "cpu-b-2r@memcheck", "memcheck", None),
+        ("cpu-b-2r", "cpu-b-2r@racecheck", "racecheck", {"triton vs model": "x"})]
+    assert records[2]["not_ours"] == under[2].not_ours
+    table = summary_table(under).splitlines()
+    assert [row.split()[:4] for row in table[:1] + table[2:-1]] == [
+        ["scenario", "ranks", "tool", "triton"], ["a", "2", "memcheck", "pass"], ["a", "2", "racecheck", "pass"],
+        ["b", "2", "memcheck", "pass"], ["b", "2", "racecheck", "ERROR"]], table
+    classnames = [case.get("classname") for case in junit.junit_tree(outcomes, "t", 1.0).getroot().iter("testcase")]
+    assert classnames[::3] == ["test_conformance[cpu-a-2r@memcheck]", "test_conformance[cpu-a-2r@racecheck]",
+                               "test_conformance[cpu-b-2r@memcheck]", "test_conformance[cpu-b-2r@racecheck]"]
+    meta = {"backend": "cpu", "profile": "dev", "world_sizes": "2", "seed": 4, "seconds": 1.0,
+            "sanitize": ["memcheck", "racecheck"]}
+    text = summary(under, outcomes, meta, passed=False)
+    assert text.startswith("# Conformance gate: FAILED\n\nbackend cpu, profile dev, world sizes 2, seed 4, under "
+                           "compute-sanitizer memcheck, racecheck: 4 cases, 12 checks in 1 s\n"), text[:200]
+    assert "| `cpu-b-2r@racecheck` | **ERROR** | **ERROR** | **ERROR** | 2 | 3.0 |" in text, text
+    assert ("## Sanitizer reports that are not ours\n\n| case | reports | the tool's words | why |\n"
+            "| --- | --- | --- | --- |\n"
+            "| `cpu-b-2r@memcheck` | 7 | `========= X =========     at k+0x10` | a reason |\n") in text, text
+    baseline = {"cpu-b-2r@racecheck": {"verdict": {"triton": "pass", "gluon": "pass", "triton vs gluon": "pass"},
+                                       "error": ""},
+                "cpu-b-2r": {"verdict": {"triton": "FAIL", "gluon": "pass", "triton vs gluon": "pass"}, "error": ""}}
+    newly, fixed = gate.compare(under[2:], baseline)
+    assert (newly, fixed) == ([("cpu-b-2r@racecheck", c) for c in ("triton vs model", "gluon vs model",
+                                                                   "triton vs gluon")], []), (newly, fixed)
+    (tmp_path / "old.json").write_text(json.dumps({"cases": [{"case_id": "cpu-b-2r", "error": ""}]}))
+    assert list(gate.load_baseline(tmp_path / "old.json")) == ["cpu-b-2r"], "a results.json before record ids"

@@ -108,3 +108,15 @@ def test_both_backends_name_every_entry_point():
         prefix = "cuda" if backend == "cuda" else "hip"
         for call in (api.get_handle, api.open_handle, api.close_handle, api.set_device, api.error_name):
             assert call.startswith(prefix), f"{backend}: {call} does not belong to the {prefix} runtime"
+
+
+def test_peer_memory_in_use_is_remembered_after_it_is_unmapped(monkeypatch):
+    """What ``SymmetricHeap`` views of each opened handle: a sanitizer report read after a job may name it."""
+    from iris.ranks import sanitizer
+
+    monkeypatch.setattr(ipc, "_PEER_RANGES", {})
+    ipc.note_peer_range(0x9000, 0x100)
+    ipc.note_peer_range(0x7000, 0x200)
+    ipc.note_peer_range(0x9000, 0x80)  # the same start again: the larger extent stays
+    assert ipc.peer_ranges() == ((0x7000, 0x200), (0x9000, 0x100))
+    assert sanitizer.peer_memory() == ((0x7000, 0x200), (0x9000, 0x100)), "the sanitizer reads the same ranges"

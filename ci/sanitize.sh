@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Every scenario at 1 and 2 ranks under each of compute-sanitizer's four tools, on one CUDA GPU (README "Sanitizers"):
+# one gate per tool (`python -m conformance gate --backend gpu --ranks 1,2 --examples 1 --sanitize TOOL`), the four at
+# once, each in its own process with its own rank pools and output folder, then each tool's verdict, what fails it
+# (with the tool's first lines) and the reports that are not ours. Exit 0 only when every tool's gate passes; 2 when the arguments are refused.
+# Extra arguments go to every gate, after the defaults (e.g. --examples 2, --scenario store, --seed 7).
+#
+# IRIS_SANITIZE_OUT: the output folder (default conformance-sanitize/): <tool>/ holds a gate's results.json,
+#   junit.xml and summary.md, <tool>.log its console output as it runs.
+# IRIS_COMPILE_WORKERS: compile processes per gate (default: the CPUs divided among the four gates).
+# PYTHON picks the interpreter (default python3).
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+PYTHON="${PYTHON:-python3}"
+OUT="${IRIS_SANITIZE_OUT:-conformance-sanitize}"
+TOOLS=(memcheck racecheck synccheck initcheck)
+CPUS="$(nproc)"
+export IRIS_COMPILE_WORKERS="${IRIS_COMPILE_WORKERS:-$(( CPUS > ${#TOOLS[@]} ? CPUS / ${#TOOLS[@]} : 1 ))}"
+made=""
+[[ -d "$OUT" ]] || made=1
+mkdir -p "$OUT" || exit 2
+
+section() {  # the lines of section "## $2" of the Markdown file $1, up to the next section
+  awk -v heading="## $2" '$0 == heading { on = 1; next } /^## / { on = 0 } on && NF' "$1"
+}
+
+pids=()
+for tool in "${TOOLS[@]}"; do
+  "$PYTHON" -m conformance gate --backend gpu --ranks 1,2 --examples 1 --sanitize "$tool" --out "$OUT/$tool" "$@" \
+    > "$OUT/$tool.log" 2>&1 &
+  pids+=("$!")
+done
+codes=()
+for pid in "${pids[@]}"; do
+  wait "$pid"
+  codes+=("$?")
+done
+
+status=0
+for i in "${!TOOLS[@]}"; do
+  tool="${TOOLS[$i]}" code="${codes[$i]}"
+  if [[ "$code" == 2 ]]; then  # bad input: every gate got the same arguments and refused them in one line
+    cat "$OUT/$tool.log" >&2
+    for t in "${TOOLS[@]}"; do rm -f "$OUT/$t.log"; done
+    [[ -z "$made" ]] || rmdir "$OUT"
+    exit 2
+  fi
+  (( code == 0 )) || status=1
+  echo "== $tool: exit code $code; $(grep -E '^gate (PASSED|FAILED)' "$OUT/$tool.log" || echo 'no verdict: see the log')"
+  if [[ -f "$OUT/$tool/summary.md" ]]; then
+    section "$OUT/$tool/summary.md" "What fails the gate" | head -n 20
+    grep -A 6 "compute-sanitizer $tool reported" "$OUT/$tool.log" | head -n 40  # the tool's own words
+    section "$OUT/$tool/summary.md" "Sanitizer reports that are not ours"
+  else
+    tail -n 20 "$OUT/$tool.log"
+  fi
+  echo "   ($OUT/$tool/summary.md, $OUT/$tool.log)"
+done
+exit "$status"

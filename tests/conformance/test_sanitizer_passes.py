@@ -1,0 +1,50 @@
+"""``--sanitize memcheck,racecheck``: the selection runs once per tool, each pass on rank pools under its tool, and
+each case's record names the tool; a finding fails the case quoting the tool, with a replay line that runs it again.
+
+The ranks are cpu ranks spawned through the real wrapper script, with a stand-in for compute-sanitizer that runs the
+program as its child (as the tool does) and, under racecheck, has written a race to the rank's log first.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import settings
+
+from conformance.harness.suite import plan, run_cases
+from iris.ranks import sanitizer
+
+pytestmark = pytest.mark.cpu_interpret
+
+HEALTHY = "tests.conformance.faulty.healthy"
+RACE = ("========= Error: Race reported between Write access at k+0x90 in k.py:41\\n"
+        "=========     and Read access at k+0x100 in k.py:51 [508 hazards]\\n=========\\n")
+FAKE_TOOL = f"""#!/bin/sh
+while [ "$1" != "--log-file" ]; do shift; done
+log="$2"; shift 2
+if [ "$IRIS_SANITIZER_TOOL" = racecheck ]; then printf '{RACE}' > "$log"; fi
+"$@"
+"""
+
+
+def test_each_tool_runs_the_selection_and_its_finding_fails_the_case_with_a_replay_under_it(tmp_path, monkeypatch):
+    tool = tmp_path / "compute-sanitizer"
+    tool.write_text(FAKE_TOOL)
+    tool.chmod(0o755)
+    monkeypatch.setattr(sanitizer, "find_tool", lambda: str(tool))
+    cases, _ = plan([HEALTHY], (1,))
+    said: list[str] = []
+    done = run_cases(cases, "cpu", settings(max_examples=1, deadline=None, database=None), seed=3,
+                     sanitize=("memcheck", "racecheck"), max_runs=1, echo=said.append)
+    records = [c for c, _ in done]
+    assert [(c.record_id, c.sanitizer, c.ok, c.examples) for c in records] == [
+        (f"cpu-{HEALTHY}-1r@memcheck", "memcheck", True, 1), (f"cpu-{HEALTHY}-1r@racecheck", "racecheck", False, 0)]
+    assert [line for line in said if line.startswith("[")] == [
+        f"[1/2] {HEALTHY} on 1 rank(s) under memcheck ...", f"[2/2] {HEALTHY} on 1 rank(s) under racecheck ..."]
+    raced = records[1]
+    assert "compute-sanitizer racecheck reported 1 shared-memory race (rank log " in raced.error, raced.error
+    assert ("========= Error: Race reported between Write access at k+0x90 in k.py:41\n"
+            "=========     and Read access at k+0x100 in k.py:51 [508 hazards]") in raced.error, raced.error
+    replay = f"python -m conformance run --scenario {HEALTHY} --ranks 1 --backend cpu --sanitize racecheck --chunk "
+    assert raced.replay.startswith(replay) and raced.error.endswith(f"replay: {raced.replay}"), raced.error
+    assert raced.replay_outcome == "reproduced", "the replay ran on new ranks, under racecheck again"
+    assert records[0].replay == "" and records[0].not_ours == [] == raced.not_ours
