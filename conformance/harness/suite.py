@@ -3,7 +3,10 @@
 ``plan`` turns the command line's scenarios and world sizes into cases, refusing bad input up front with a
 :class:`SelectionError` (one line: the value and the choices). ``run_cases`` runs them on one owner of rank
 pools; a scenario module that cannot be loaded fails its own cases, and the run goes on. A failing example is
-replayed once with its own params, and the case says whether the failure reproduced: either way it failed.
+replayed once with its own params, and the case says whether the failure reproduced: either way it failed. An
+example that hung is replayed once too, within the budget it hung in (never longer): ``reproduced`` when it hangs
+again. A hang costs its budget, then at most that budget once more, and the run goes on with the next case on a
+rebuilt pool.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from conformance.kit.scenario import (
 )
 from conformance.results import CaseResult, ExampleResult
 from iris.ranks import Pools
+
+PROGRESS = {"pass": "ok", "FAIL": "FAIL", "error": "FAIL", "hang": "HANG"}  # a case's status on its progress line
 
 
 class SelectionError(ValueError):
@@ -109,10 +114,11 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
               timeout: float = JOB_TIMEOUT_S, max_runs: int | None = None,
               echo: Callable[[str], None] = print) -> list[tuple[CaseResult, ExampleResult | None]]:
     """Run every case in order on one owner of pools; replay each failing example once (unless ``params``), with
-    its own params and settings.
+    its own params and settings; one that hung, within the budget it hung in.
 
     ``chunk``: the trace chunk of every example (None: drawn per example; ``run_case``). ``max_runs``: the most
-    examples a case runs, shrinking a failure included (``run_case``); the replay is one more.
+    examples a case runs, shrinking a failure included (``run_case``); the replay is one more. ``timeout``: the cap
+    of every example's budget on the ranks (``conformance.harness.budget``).
 
     On a GPU, each case's kernel variants are compiled ahead on a pool of processes (``compile_ahead``).
     Returns ``(case, last)`` per case: its result and its last example (for a trace; None when none ran)."""
@@ -124,14 +130,16 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
             echo(f"[{i}/{len(cases)}] {planned.name} on {planned.world_size} rank(s) ...")
             c, last = _run_one(pools, planned, backend, profile, params, chunk, seed, timeout, compiler, max_runs)
             if not c.ok and c.failing_params is not None and params is None:
+                cap = timeout if c.hang is None else min(timeout, c.hang.timeout)
                 again, _ = run_case(pools, planned.scenario, planned.world_size, backend, profile,
-                                    c.failing_params, chunk=c.failing_settings.chunk, timeout=timeout)
-                c.replay_outcome = "not reproduced" if again.ok else "reproduced"
+                                    c.failing_params, chunk=c.failing_settings.chunk, timeout=cap)
+                reproduced = again.hang is not None if c.hang is not None else not again.ok
+                c.replay_outcome = "reproduced" if reproduced else "not reproduced"
             done.append((c, last))
             replayed = f", replayed: {c.replay_outcome}" if c.replay_outcome else ""
-            echo(f"    {'ok' if c.ok else 'FAIL'} ({c.examples} examples, {c.seconds:.1f} s{_ahead(c)}{replayed})")
+            echo(f"    {PROGRESS[c.status]} ({c.examples} examples, {c.seconds:.1f} s{_ahead(c)}{replayed})")
             if not c.ok:
-                echo("    " + (c.failure or c.problem).replace("\n", "\n    "))
+                echo("    " + (c.problem if c.hang is not None else c.failure or c.problem).replace("\n", "\n    "))
     return done
 
 

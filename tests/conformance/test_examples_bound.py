@@ -19,7 +19,7 @@ PROFILE = settings(max_examples=6, deadline=None, database=None)
 
 
 def _stand_in(ran: list[dict]):
-    def run_example(pools, scenario, world_size, params, backend=None, timeout=None, settings=None):
+    def run_example(pools, scenario, world_size, params, backend=None, timeout=None, settings=None, compiled=False):
         ran.append(params)
         wrong = [Divergence("triton vs model", 0, "buffer dst[40]", "value", 1, 0)] if params["n"] > 40 else []
         return ExampleResult(scenario.name, world_size, "cpu", params, wrong, 0.0)
