@@ -2,11 +2,12 @@
 
     budget = min(cap, base + first + per_event * events + per_program * programs + per_element * elements)
 
-``first`` counts only where the ranks may do one-off work for the example (``example_budget``'s ``first``). The
-size is read off the example's model (:class:`Size`), which the host computes before it launches the ranks; the
-constants are per backend (:data:`RULES`); ``cap`` is the run's ``--timeout`` (at most
-``iris.ranks.pool.MAX_TIMEOUT_S``), so a budget never exceeds what the user allows. Under a sanitizer the budget is
-the cap: the tools slow kernels by a factor that depends on the tool and the kernel, which no size predicts.
+The sum is rounded up to a tenth of a second (messages read "30.1 s"). ``first`` counts only where the ranks may do
+one-off work for the example (``example_budget``'s ``first``). The size is read off the example's model
+(:class:`Size`), which the host computes before it launches the ranks; the constants are per backend
+(:data:`RULES`); ``cap`` is the run's ``--timeout`` (at most ``iris.ranks.pool.MAX_TIMEOUT_S``), so a budget never
+exceeds what the user allows. Under a sanitizer the budget is the cap: the tools slow kernels by a factor that
+depends on the tool and the kernel, which no size predicts.
 
 The constants leave a wide margin over what was measured (CPU: 1,368 examples of every scenario at 1, 2 and 4 ranks
 on a shared 2-core machine; GPU: the host work per event on the ranks, measured on the same machine):
@@ -32,6 +33,7 @@ names the rank still waiting for its kernel).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -92,4 +94,4 @@ def example_budget(size: Size, backend: str, cap: float, *, first: bool = True, 
     rule = RULES[backend]
     derived = (rule.base + (rule.first if first else 0.0) + rule.per_event * size.events
                + rule.per_program * size.programs + rule.per_element * size.elements)
-    return min(float(cap), derived)
+    return min(float(cap), math.ceil(round(derived * 10, 6)) / 10)
