@@ -149,6 +149,7 @@ def test_rank_error_before_a_collective_rebuilds(pool):
 
 def test_timeout_names_the_hung_rank_and_rebuilds(pool):
     pool.run(jobs.noop)
+    assert not pool.fresh and not pool.sanitized  # a job finished on these processes
     generation, old = pool.generation, pool.pids
     t0 = time.monotonic()
     with pytest.raises(RankTimeout) as e:
@@ -163,8 +164,9 @@ def test_timeout_names_the_hung_rank_and_rebuilds(pool):
     again = pickle.loads(pickle.dumps(e.value))
     assert (str(again), again.ranks, again.timeout, again.doing) == (str(e.value), [1], 3, {1: "job sleep_on"})
     assert not pool.started and _wait_gone(old, 5) == []
+    assert pool.fresh  # the next job is the first of new processes
     assert [r["rank"] for r in pool.run(jobs.whoami, "after")] == [0, 1]
-    assert pool.generation == generation + 1
+    assert pool.generation == generation + 1 and not pool.fresh
 
 
 def test_dead_rank_names_its_exit_code_and_rebuilds(pool):
