@@ -17,6 +17,12 @@ a plain load, which ptxas takes to give all of a warp's lanes one value; a warp'
 at a time, so a store by warp 0 could split another warp's lanes across the chunk-refill branch, and the half that
 missed the loop's exit (a counter in the warp's shared uniform registers) looped on. The cursor is now read by lane
 0 alone and shuffled to the warp (``iris.tracing.hw.load_lane0``); this script is the check that it stays fixed.
+
+Why it stays beside the conformance suite: the suite's GPU-scale draws take over its role as the check that such
+loops finish (``chunked_claims`` and ``two_views`` with ``num_warps`` of 4 or more and 128 or more records a
+program, where a loop that does not finish fails the gate as ``hang``; a loop of auto-traced stores and loads has
+no drawn counterpart until a scenario loops over auto-traced ops), but a conformance example launches each API
+once; an intermittent hang needs one configuration launched over and over, and this script says how often it fails.
 """
 
 from __future__ import annotations

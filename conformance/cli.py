@@ -119,8 +119,10 @@ def _selection_options(p: argparse.ArgumentParser, out: str) -> None:
                    help=f"run the selection under each of these compute-sanitizer tools (CUDA), a comma list of "
                    f"{', '.join(SANITIZERS)}: every case once per tool, its ranks under the tool; a finding of ours "
                    f"fails the case, quoting the tool (--sanitize alone: {DEFAULT_TOOL})")
-    p.add_argument("--timeout", type=_timeout, default=JOB_TIMEOUT_S, help=f"seconds one example may take on the "
-                   f"ranks, at most {MAX_TIMEOUT_S:g} (default {JOB_TIMEOUT_S:g})")
+    p.add_argument("--timeout", type=_timeout, default=JOB_TIMEOUT_S, help=f"the cap of every example's budget "
+                   f"on the ranks, in seconds, at most {MAX_TIMEOUT_S:g} (default {JOB_TIMEOUT_S:g}); the budget is "
+                   "derived from the example's size (conformance/harness/budget.py), and an example whose ranks do "
+                   "not finish within it fails its case as a hang")
     p.add_argument("--out", type=_out_folder, default=out, help="folder for results and traces (checked before "
                    "anything runs: an existing folder, or one that can be made, that can be written)")
 

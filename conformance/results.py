@@ -7,7 +7,8 @@ keyed by the API's name). A case is one backend x scenario x world size, named b
 once per tool, a record of its own: ``record_id`` is the case id with ``@<tool>``. One example's outcome is an
 :class:`ExampleResult` (its :class:`Divergence` list, empty when it passed); a case folds its examples into a
 :class:`CaseResult`, the record ``results.json`` holds. A case passes only when examples ran, every one of them to a
-verdict, and none failed: an error, or no example at all, is never a pass.
+verdict, and none failed: an error, or no example at all, is never a pass. An example whose ranks do not all answer
+within its budget (``conformance.harness.budget``) is a :class:`Hang`: the case's verdict is ``hang``.
 """
 
 from __future__ import annotations
@@ -133,6 +134,8 @@ class ExampleResult:
     jit: dict[str, int] = field(default_factory=dict)  # kernels Triton compiled / loaded from its disk cache
     settings: ExampleSettings | None = None  # the harness's settings beside the params (the trace chunk, slots)
     sanitizer: str = ""  # the compute-sanitizer tool the ranks ran under ("" when none)
+    budget: float = 0.0  # seconds it was allowed on the ranks (``conformance.harness.budget``); 0: not known
+    ranks_seconds: float = 0.0  # seconds it took on the ranks (the pool's job, round trip)
 
     @property
     def ok(self) -> bool:
@@ -154,11 +157,32 @@ class ExampleResult:
 
 
 @dataclass
+class Hang:
+    """An example whose ranks did not all answer within its budget: every rank was killed and the pool is rebuilt.
+
+    ``ranks``: those that had not answered; ``doing``: what each of them last said it was doing
+    (``iris.ranks.progress``); ``timeout``: the example's budget in seconds; ``replay``: the command that runs it
+    again."""
+
+    ranks: list[int]
+    doing: dict[int, str]
+    timeout: float
+    replay: str
+
+    def summary(self) -> str:
+        """One line: which ranks did not finish within how long, and where each was."""
+        which = ("rank " if len(self.ranks) == 1 else "ranks ") + ", ".join(map(str, self.ranks))
+        where = "; ".join(f"rank {r} at: {self.doing.get(r, 'unknown')}" for r in self.ranks)
+        return f"{which} did not finish within the example's budget of {self.timeout:g} s ({where})"
+
+
+@dataclass
 class CaseResult:
     """One scenario x world size: per-API verdicts over every example run.
 
     ``verdict`` is what the examples found (``FAIL`` where one failed the check); the case's verdict of record is
-    ``reported_verdict``, ``error`` for every check that did not fail when the case has a ``problem``.
+    ``reported_verdict``: for every check that did not fail, ``hang`` when an example hung (``hang``), else ``error``
+    when the case has a ``problem``. A hang is a problem too (its ``error`` holds the pool's message).
     """
 
     scenario: str
@@ -188,6 +212,8 @@ class CaseResult:
     replay: str = ""  # the command that runs ``failing_params`` again
     replay_outcome: str = ""  # "reproduced" / "not reproduced" once the failure was replayed, else ""
     not_ours: list[dict] = field(default_factory=list)  # sanitizer reports that are not ours (tool, why, report, count)
+    hang: Hang | None = None  # the example that hung, if one did (the case ran no example after it)
+    budget_used: float = 0.0  # the largest share of its budget an example took on the ranks (1 or more: it hung)
     seen: set = field(default_factory=set, repr=False)
 
     @property
@@ -208,11 +234,21 @@ class CaseResult:
         return not self.problem and all(v == "pass" for v in self.verdict.values())
 
     @property
+    def status(self) -> str:
+        """The case in one word: ``hang`` (an example hung), ``error`` (another ``problem``), ``FAIL`` (a check
+        failed) or ``pass``."""
+        if self.hang is not None:
+            return "hang"
+        if self.problem:
+            return "error"
+        return "pass" if self.ok else "FAIL"
+
+    @property
     def reported_verdict(self) -> dict[str, str]:
-        """The verdict of each check, as reports give it: ``FAIL`` where an example failed it, else ``error`` when the
-        case has a ``problem``, else ``pass``."""
-        problem = bool(self.problem)
-        return {key: "error" if problem and v == "pass" else v for key, v in self.verdict.items()}
+        """The verdict of each check, as reports give it: ``FAIL`` where an example failed it, else ``hang`` when an
+        example hung, ``error`` when the case has another ``problem``, else ``pass``."""
+        instead = "hang" if self.hang is not None else "error" if self.problem else "pass"
+        return {key: instead if v == "pass" else v for key, v in self.verdict.items()}
 
     @property
     def case_id(self) -> str:
@@ -241,6 +277,8 @@ class CaseResult:
             self.compiles_after_warmup += sum(result.compiles.values())
         self.seen.add(compile_key)
         self.jit_compiled += result.jit.get("compiled", 0)
+        if result.budget:
+            self.budget_used = max(self.budget_used, round(result.ranks_seconds / result.budget, 4))
         self.jit_loaded += result.jit.get("loaded", 0)
         for api, count in result.variants.items():
             if count is not None:

@@ -5,12 +5,15 @@ each example's params and the harness's settings beside them (``ExampleSettings`
 drawn here, and ``run_example`` sends ``rank_side.run_example`` to every rank of the pool for ``(world_size,
 backend)`` (from the run's :class:`iris.ranks.Pools`), builds the model on the host and returns an
 ``ExampleResult`` (``conformance.results``) with every divergence (``conformance.check.compare``), which the case
-folds into its ``CaseResult``.
-A hung or dead rank fails that example with the pool's message; the pool rebuilds itself.
+folds into its ``CaseResult``. The model is built before the ranks start: its size gives the example's budget on the
+ranks (``conformance.harness.budget``). An example whose ranks do not all answer within it is a hang (``Hang``): the
+case's verdict, with the replay line; a dead rank fails the example with the pool's message; either way the pool
+is rebuilt and the run goes on.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import time
@@ -23,14 +26,18 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import HypothesisException
 
 from conformance.check.compare import compare
+from conformance.harness.budget import Size, example_budget
 from conformance.harness.compile_ahead import Compiler
 from conformance.harness.observation import RankObservation
 from conformance.harness.rank_side import HEAP_BYTES
 from conformance.kit.example_settings import ExampleSettings
 from conformance.kit.scenario import APIS, Scenario, ScenarioError
-from conformance.results import CaseResult, ExampleResult, replay_command
+from conformance.results import CaseResult, ExampleResult, Hang, replay_command
 from iris.ranks import Pools, RankDied, RankError, RankTimeout
+from iris.ranks.pool import START_JOB
 
+# The most seconds one example may take on the ranks (``--timeout``): the cap of every example's budget, which is
+# derived from its size (``conformance.harness.budget``).
 JOB_TIMEOUT_S = 300.0
 # The trace chunk every example draws (slots a program claims at a time, a run-time value): 3 first, so that the
 # simplest example claims in mid-program.
@@ -132,14 +139,18 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
     Every example also draws the trace chunk of its settings (one of ``CHUNK_SIZES``: slots a program claims at a
     time, a run-time value), unless ``chunk`` fixes it; its replay command sets it with ``--chunk``. Hypothesis
     shrinks a failing example; ``case.failure`` holds the report of the smallest one.
-    A hung or dead rank, a broken scenario, or any other exception while an example runs sets ``case.error`` (with
-    the example's replay command) and skips the remaining examples; so does a strategy that raises, or Hypothesis
+    An example whose ranks do not all answer within its budget (``budget.example_budget``, at most ``timeout``) hangs
+    the case: ``case.hang`` says which ranks were where, and ``case.error`` holds the pool's message and the replay
+    command. No example runs after it: the one that hung is the finding, each more could cost a budget more, and
+    Hypothesis never shrinks it (it sees no failure: each step would cost a budget).
+    A dead rank, a broken scenario, or any other exception while an example runs sets ``case.error`` (with the
+    example's replay command) and skips the remaining examples; so does a strategy that raises, or Hypothesis
     refusing to run the case (``Unsatisfiable``, a failed health check). A case that ran no example has no verdict
     (``CaseResult.problem``): it is never a pass.
     ``params`` runs exactly that example instead of drawing (with ``chunk``, by default ``DEFAULT_CHUNK``: what
     ``Scenario.settings`` gives). ``on_example(result)`` sees each example.
-    ``fixed_seed`` makes the drawn examples the same on every run; ``timeout``: seconds one example may take on the
-    ranks before they are killed and the case fails. ``compiler`` (GPU only): the examples are drawn first and
+    ``fixed_seed`` makes the drawn examples the same on every run; ``timeout``: the cap of every example's budget on
+    the ranks (seconds). ``compiler`` (GPU only): the examples are drawn first and
     every kernel variant they launch is compiled ahead, in parallel (``compile_ahead``), before the first runs.
     ``max_runs``: the most examples the case runs on the ranks, shrinking a failure included (Hypothesis's
     ``max_examples`` bounds only the examples it generates); once they ran, Hypothesis is stopped and the smallest
@@ -149,6 +160,7 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
     case = CaseResult(ref, world_size, backend, sanitizer=pools.sanitizer)
     last: list[ExampleResult] = []
     failed: list[str] = []  # the report of the last failing example run: the smallest so far
+    ahead: set[str] = set()  # the params (``_params_key``) whose kernels were compiled ahead
     runs = 0
 
     def failed_on(example: Example) -> None:
@@ -172,12 +184,21 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
     def run(example: Example) -> str | None:
         """Run one example; the report of its divergences, or None when it passed or it raised (``case.error``)."""
         case.drew(example.params, example.settings)
+        key = scenario.compile_key(example.params)
         try:
             result = run_example(pools, scenario, world_size, example.params, backend, timeout=timeout,
-                                 settings=example.settings)
-            case.add(result, scenario.compile_key(example.params))
+                                 settings=example.settings,
+                                 compiled=key in case.seen or _params_key(example.params) in ahead)
+            case.add(result, key)
             if on_example is not None:
                 on_example(result)
+        except ExampleHung as e:
+            failed_on(example)
+            case.hang = Hang(e.error.ranks, e.error.doing, e.error.timeout, case.replay)
+            case.seconds += e.seconds
+            case.budget_used = max(case.budget_used, round(e.seconds / e.error.timeout, 4))
+            case.error = f"hang: {case.hang.summary()}\n{type(e.error).__name__}: {e.error}\nreplay: {case.replay}"
+            return None
         except (RankError, RankTimeout, RankDied, NotImplementedError, ScenarioError) as e:
             failed_on(example)
             case.error = f"{type(e).__name__}: {e}\nreplay: {case.replay}"
@@ -220,10 +241,12 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
             if compiler is not None and compiler.workers and backend == "gpu":
                 case_seed = random.getrandbits(64) if fixed_seed is None else fixed_seed
                 drawn = drawn_examples(scenario, world_size, profile, case_seed, chunk)
-                ahead = compiler.ahead(ref, world_size, [e.params for e in drawn], APIS, tuple(range(world_size)))
-                case.ahead_variants, case.ahead_compiled = ahead.variants, ahead.compiled
-                case.ahead_seconds, case.ahead_error = ahead.seconds, ahead.error
-                case.seconds += ahead.seconds
+                done = compiler.ahead(ref, world_size, [e.params for e in drawn], APIS, tuple(range(world_size)))
+                case.ahead_variants, case.ahead_compiled = done.variants, done.compiled
+                case.ahead_seconds, case.ahead_error = done.seconds, done.error
+                if not done.error:
+                    ahead.update(_params_key(e.params) for e in drawn)
+                case.seconds += done.seconds
             if case_seed is not None:
                 check = seed(case_seed)(check)
             check()
@@ -237,6 +260,11 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
     return case, (last[0] if last else None)
 
 
+def _params_key(params: dict) -> str:
+    """``params`` as a set member: equal keys, equal params."""
+    return json.dumps(params, sort_keys=True)
+
+
 def _traceback(e: BaseException) -> str:
     """The traceback of an exception the harness did not expect, for a case's error."""
     return "".join(traceback.format_exception(e))
@@ -246,11 +274,24 @@ class _Spent(BaseException):
     """A case ran its ``max_runs`` examples (raised out of Hypothesis, which stops at once)."""
 
 
+class ExampleHung(Exception):
+    """An example's ranks did not all answer within its budget: ``error`` is the pool's ``RankTimeout`` (its
+    ``timeout`` the budget), ``seconds`` how long the example ran before its ranks were killed."""
+
+    def __init__(self, error: RankTimeout, seconds: float) -> None:
+        super().__init__(str(error))
+        self.error, self.seconds = error, seconds
+
+
 def run_example(pools: Pools, scenario: Scenario, world_size: int, params: dict, backend: str | None = None,
                 apis: tuple[str, ...] = APIS, timeout: float = JOB_TIMEOUT_S,
-                settings: ExampleSettings | None = None) -> ExampleResult:
+                settings: ExampleSettings | None = None, compiled: bool = False) -> ExampleResult:
     """Run ``params`` through every API on a pooled world of ``world_size`` ranks and compare; ``settings``: the
-    harness's settings of the example (default: ``scenario.settings(params)``)."""
+    harness's settings of the example (default: ``scenario.settings(params)``).
+
+    The model comes first: its size gives the ranks' budget (``budget.example_budget``, at most ``timeout``
+    seconds; ``compiled``: the example's kernels are known to be compiled, so the ranks only load them). Raises
+    :class:`ExampleHung` when the ranks do not all answer within it."""
     from conformance.harness.rank_side import run_example as rank_job
 
     backend = backend or detect_backend()
@@ -258,25 +299,34 @@ def run_example(pools: Pools, scenario: Scenario, world_size: int, params: dict,
     refusal = scenario.refusal(world_size)
     if refusal:
         raise ValueError(refusal)
-    pool = pools.get(world_size, backend)
-    pool.start()  # a new pool's start-up (processes, imports, device, heap) is not this example's time
-    start = time.perf_counter()
     ref = scenario.ref or scenario.name
-    observations = pool.run(rank_job, ref, params, settings, apis, timeout=timeout)
-    job = time.perf_counter()
+    modelling = time.perf_counter()
     try:
         model = scenario.expected(params, world_size, settings)
     except Exception as e:
         raise ScenarioError(f"{scenario.where or ref}: model raised {type(e).__name__}: {e}") from e
-    modelled = time.perf_counter()
+    modelled = time.perf_counter() - modelling
+    pool = pools.get(world_size, backend)
+    pool.start()  # a new pool's start-up (processes, imports, device, heap) is not this example's time
+    budget = example_budget(Size.of(model), backend, timeout, first=pool.fresh or not compiled,
+                            sanitized=pool.sanitized)
+    start = time.perf_counter()
+    try:
+        observations = pool.run(rank_job, ref, params, settings, apis, timeout=budget)
+    except RankTimeout as e:
+        if e.job == START_JOB:  # the ranks' start-up (a rank found dead was replaced), not this example
+            raise
+        raise ExampleHung(e, time.perf_counter() - start) from e
+    job = time.perf_counter()
     divergences = compare(model, observations, apis, HEAP_BYTES, settings.chunk, settings.max_events)
-    timings = _breakdown(observations, job - start, modelled - job, time.perf_counter() - modelled)
+    timings = _breakdown(observations, job - start, modelled, time.perf_counter() - job)
     compiles = {api: sum(o.apis[api].compiles for o in observations) for api in apis}
     variants = {api: variants_per_config(observations, api) for api in apis}
     jit = {"compiled": sum(o.apis[api].jit_compiled for o in observations for api in apis),
            "loaded": sum(o.apis[api].jit_loaded for o in observations for api in apis)}
-    return ExampleResult(ref, world_size, backend, params, divergences, time.perf_counter() - start,
-                         compiles, variants, observations, timings, jit, settings, pool.sanitizer)
+    return ExampleResult(ref, world_size, backend, params, divergences, time.perf_counter() - start + modelled,
+                         compiles, variants, observations, timings, jit, settings, sanitizer=pool.sanitizer,
+                         budget=budget, ranks_seconds=job - start)
 
 
 def variants_per_config(observations: list[RankObservation], api: str) -> int | None:

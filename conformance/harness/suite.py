@@ -4,7 +4,10 @@
 :class:`SelectionError` (one line: the value and the choices). ``run_cases`` runs them on one owner of rank
 pools, or, under compute-sanitizer tools, the whole selection once per tool, each pass on pools of its own under
 that tool; a scenario module that cannot be loaded fails its own cases, and the run goes on. A failing example is
-replayed once with its own params, and the case says whether the failure reproduced: either way it failed.
+replayed once with its own params, and the case says whether the failure reproduced: either way it failed. An
+example that hung is replayed once too, within the budget it hung in (never longer): ``reproduced`` when it hangs
+again. A hang costs its budget, then at most that budget once more, and the run goes on with the next case on a
+rebuilt pool.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from conformance.kit.scenario import (
 )
 from conformance.results import CaseResult, ExampleResult
 from iris.ranks import Pools
+
+PROGRESS = {"pass": "ok", "FAIL": "FAIL", "error": "FAIL", "hang": "HANG"}  # a case's status on its progress line
 
 
 class SelectionError(ValueError):
@@ -110,12 +115,13 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
               timeout: float = JOB_TIMEOUT_S, max_runs: int | None = None,
               echo: Callable[[str], None] = print) -> list[tuple[CaseResult, ExampleResult | None]]:
     """Run every case in order on one owner of pools; replay each failing example once (unless ``params``), with
-    its own params and settings.
+    its own params and settings; one that hung, within the budget it hung in.
 
     ``sanitize``: compute-sanitizer tools (``iris.ranks.sanitizer.TOOLS``); each runs every case, in a pass of its
     own on pools whose ranks run under it (one tool per process), and each case's record names its tool. Empty: one
     pass, no tool. ``chunk``: the trace chunk of every example (None: drawn per example; ``run_case``).
     ``max_runs``: the most examples a case runs, shrinking a failure included (``run_case``); the replay is one more.
+    ``timeout``: the cap of every example's budget on the ranks (``conformance.harness.budget``).
 
     On a GPU, each case's kernel variants are compiled ahead on a pool of processes (``compile_ahead``): in the
     first pass, the later ones load them from Triton's cache. Returns ``(case, last)`` per case and pass: its result
@@ -134,9 +140,11 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
                     c, last = _run_one(pools, planned, backend, profile, params, chunk, seed, timeout, compiler,
                                        max_runs)
                     if not c.ok and c.failing_params is not None and params is None:
+                        cap = timeout if c.hang is None else min(timeout, c.hang.timeout)
                         again, _ = run_case(pools, planned.scenario, planned.world_size, backend, profile,
-                                            c.failing_params, chunk=c.failing_settings.chunk, timeout=timeout)
-                        c.replay_outcome = "not reproduced" if again.ok else "reproduced"
+                                            c.failing_params, chunk=c.failing_settings.chunk, timeout=cap)
+                        reproduced = again.hang is not None if c.hang is not None else not again.ok
+                        c.replay_outcome = "reproduced" if reproduced else "not reproduced"
                     if tool and planned.scenario is not None:
                         c.not_ours = pools.get(planned.world_size, backend).take_not_ours()
                     done.append((c, last))
@@ -147,9 +155,9 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
 def _said(c: CaseResult, echo: Callable[[str], None]) -> None:
     """A case's outcome for the progress output: ok or FAIL with its numbers, then why, then what is not ours."""
     replayed = f", replayed: {c.replay_outcome}" if c.replay_outcome else ""
-    echo(f"    {'ok' if c.ok else 'FAIL'} ({c.examples} examples, {c.seconds:.1f} s{_ahead(c)}{replayed})")
+    echo(f"    {PROGRESS[c.status]} ({c.examples} examples, {c.seconds:.1f} s{_ahead(c)}{replayed})")
     if not c.ok:
-        echo("    " + (c.failure or c.problem).replace("\n", "\n    "))
+        echo("    " + (c.problem if c.hang is not None else c.failure or c.problem).replace("\n", "\n    "))
     for entry in c.not_ours:
         echo(f"    not ours, {entry['count']} x ({entry['why']}):\n      " + entry["report"].replace("\n", "\n      "))
 

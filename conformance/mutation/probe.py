@@ -7,7 +7,8 @@ by default) with the profile's example
 count, a fixed seed, no shrinking and no constants taken from the (mutated) sources, so the same cases see the
 same examples in every copy. RESULT.json is rewritten after each case (a parent that times out still reads the
 finished ones): one record per case with ``ok``, the ``checks`` that failed (``triton vs model``, ``gluon vs
-model``, ``triton vs gluon``, or ``error``) and the first divergence or error as ``detail``.
+model``, ``triton vs gluon``; ``hang`` when an example's ranks did not finish within its budget, capped by
+``job_timeout``; ``error`` for any other problem) and the first divergence, hang or error as ``detail``.
 """
 
 from __future__ import annotations
@@ -76,8 +77,8 @@ def run_one(pools, name: str, world_size: int, spec: dict, compiler=None) -> dic
                            on_example=seen, fixed_seed=spec["seed"], timeout=spec["job_timeout"],
                            compiler=compiler)
         record["examples"] = case.examples
-        if case.problem:  # an error, or no example ran to a verdict
-            record.update(ok=False, checks=["error"], detail=case.problem)
+        if case.problem:  # a hang, an error, or no example ran to a verdict
+            record.update(ok=False, checks=["hang" if case.hang is not None else "error"], detail=case.problem)
         elif failing:
             divergences = failing[0].divergences
             record.update(ok=False, checks=list(dict.fromkeys(d.check for d in divergences)),

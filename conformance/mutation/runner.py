@@ -7,7 +7,8 @@ interpreter (``--backend gpu``: on the GPUs) with a fixed seed: the mutant's lik
 other case, stopping at the first case that fails. The mutant is
 
     killed    a case failed: which scenario, world size and checks (triton vs model, gluon vs model,
-              triton vs gluon; ``error`` when the mutant crashed or hung a rank)
+              triton vs gluon; ``hang`` when the mutant hung a rank: it did not finish within the example's
+              budget, capped by ``JOB_TIMEOUT_S``; ``error`` when it crashed one)
     survived  every case passed: a hole in the suite
     skipped   the backend cannot show the bug (``Mutant.backends``; the CPU interpreter runs programs one at a time)
     stale     its old text is not exactly once in its file (the catalogue needs updating)
@@ -39,7 +40,7 @@ SEED = 20_240_917  # the fixed Hypothesis seed of every mutation run
 PACKAGES = ("iris", "conformance")
 WORLD_ORDER = (2, 1, 4)  # 2 ranks first: they reach a peer, and cost less than 4
 MUTANT_TIMEOUT_S = 1800.0
-JOB_TIMEOUT_S = 120.0
+JOB_TIMEOUT_S = 120.0  # the cap of every example's budget (``conformance.harness.budget``): a hang costs the budget
 ROOT = Path(__file__).resolve().parents[2]
 
 Case = tuple[str, int]

@@ -4,7 +4,8 @@
     check failed, listed          xfailed   expected: does not fail the gate
     check passed, listed          xpassed   strict: fails the gate ("remove it from the file")
     check passed, not listed      passed
-    case errored (hung or dead rank, broken module), or ran no example, listed or not: error, fails the gate
+    an example hung (its ranks did not answer within its budget), listed or not: hang, fails the gate
+    case errored (dead rank, broken module), or ran no example, listed or not: error, fails the gate
 
 Compared with a baseline ``results.json``: checks newly failing (failing now, not failing there) and fixed
 (failing there, passing now). Outcomes and comparisons name a case's record (``CaseResult.record_id``: the case
@@ -21,8 +22,8 @@ from pathlib import Path
 from conformance.report.known import Known
 from conformance.results import CHECKS, VERDICT_KEY, CaseResult
 
-STATUSES = ("passed", "failed", "xfailed", "xpassed", "error")
-FAILING = ("failed", "xpassed", "error")  # the statuses that fail the gate
+STATUSES = ("passed", "failed", "xfailed", "xpassed", "error", "hang")
+FAILING = ("failed", "xpassed", "error", "hang")  # the statuses that fail the gate
 
 
 @dataclass
@@ -63,7 +64,11 @@ def judge(cases: list[CaseResult], known: dict[tuple[str, str], Known], known_fi
         for check in CHECKS:
             entry = known.get((case.case_id, check))
             o = CheckOutcome(case.record_id, check, "passed", share, known=entry)
-            if case.problem:
+            if case.hang is not None:
+                label = f" ({case.replay_outcome} on replay)" if case.replay_outcome else ""
+                o.status, o.message = "hang", f"hang: {case.hang.summary()}{label}; replay: {case.hang.replay}"
+                o.detail = case.problem + _replayed(case)
+            elif case.problem:
                 o.status, o.message = "error", f"error: {_first_line(case.problem)}"
                 o.detail = case.problem + _replayed(case)
             elif case.check_failed(check):
@@ -87,12 +92,14 @@ def counts(outcomes: list[CheckOutcome]) -> dict[str, int]:
 
 
 def passes(outcomes: list[CheckOutcome], mutation_ok: bool = True) -> bool:
-    """The gate's verdict: no unlisted failure, no error, no strict XPASS, and the mutation run (if any) clean."""
+    """The gate's verdict: no unlisted failure, no error, no hang, no strict XPASS, and the mutation run (if any)
+    clean."""
     return mutation_ok and not any(o.fails_gate for o in outcomes)
 
 
 def _failing_checks(record: dict) -> set[str]:
-    """The checks a ``results.json`` case record failed (an error fails all of them; a verdict of ``error`` too)."""
+    """The checks a ``results.json`` case record failed (an error or a hang fails all of them; a verdict of ``error``
+    or ``hang`` too)."""
     if record.get("error"):
         return set(CHECKS)
     return {c for c in CHECKS if record.get("verdict", {}).get(VERDICT_KEY[c], "pass") != "pass"}

@@ -2,8 +2,10 @@
 
 ``classname`` is ``test_conformance[<case id>]`` (the pytest id of the same case; under a compute-sanitizer tool
 the record id, ``<case id>@<tool>``) and ``name`` the check, so a case keeps its name from night to night. A
-failing check carries the divergence report and the replay command; an expected failure (a known divergence) is a
-skipped test whose message gives the reason and the link.
+failing check carries the divergence report and the replay command; a check of a case that hung is a failure of
+type ``hang`` (a verdict on the kernels: its ranks did not finish within the example's budget), whose message names
+the ranks and the replay command; an expected failure (a known divergence) is a skipped test whose message gives the
+reason and the link.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ def classname(case_id: str) -> str:
 def junit_tree(outcomes: list[CheckOutcome], timestamp: str, seconds: float) -> ET.ElementTree:
     """``<testsuites>`` holding one ``<testsuite>`` with a ``<testcase>`` per outcome."""
     n = counts(outcomes)
-    totals = {"tests": str(len(outcomes)), "failures": str(n["failed"] + n["xpassed"]), "errors": str(n["error"]),
-              "skipped": str(n["xfailed"]), "time": f"{seconds:.3f}"}
+    totals = {"tests": str(len(outcomes)), "failures": str(n["failed"] + n["xpassed"] + n["hang"]),
+              "errors": str(n["error"]), "skipped": str(n["xfailed"]), "time": f"{seconds:.3f}"}
     root = ET.Element("testsuites", {"name": SUITE, **totals})
     suite = ET.SubElement(root, "testsuite", {"name": SUITE, "timestamp": timestamp, **totals})
     for o in outcomes:
@@ -33,6 +35,8 @@ def junit_tree(outcomes: list[CheckOutcome], timestamp: str, seconds: float) -> 
                                                   "time": f"{o.seconds:.3f}"})
         if o.status == "failed":
             ET.SubElement(case, "failure", {"type": "divergence", "message": o.message}).text = o.detail
+        elif o.status == "hang":
+            ET.SubElement(case, "failure", {"type": "hang", "message": o.message}).text = o.detail
         elif o.status == "xpassed":
             ET.SubElement(case, "failure", {"type": "xpass-strict", "message": o.message}).text = o.message
         elif o.status == "error":

@@ -26,6 +26,7 @@ def summary_table(cases: list[CaseResult]) -> str:
     """Scenario x world size rows with a column per API, the cross check, examples, time and compiles; a ``tool``
     column (the compute-sanitizer tool each ran under) when any case ran under one.
 
+    A case with a ``problem`` reads ``ERROR`` in every check's column, ``HANG`` where an example hung.
     ``variants t/g``: the most compiled variants of the Triton / Gluon kernel across the ranks for one
     configuration (Gluon must be 1: one compile serves every rank; ``-`` under the interpreter).
     """
@@ -34,16 +35,16 @@ def summary_table(cases: list[CaseResult]) -> str:
             "seconds", "compiles/ex", "variants t/g")
     rows = [head]
     for c in cases:
-        verdict = ("ERROR",) * 3 if c.problem else (c.verdict["triton"], c.verdict["gluon"],
-                                                     c.verdict["triton vs gluon"])
+        verdict = (c.status.upper(),) * 3 if c.problem else (c.verdict["triton"], c.verdict["gluon"],
+                                                              c.verdict["triton vs gluon"])
         per = f"{c.compiles_after_warmup / c.warm_examples:.2f}" if c.warm_examples else "-"
         rows.append((c.scenario, str(c.world_size), *((c.sanitizer or "-",) if tools else ()), *verdict,
                      str(c.examples), f"{c.seconds:.1f}", per, variants_cell(c.variants_per_config)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    passed = sum(c.ok for c in cases)
-    lines.append(f"{passed} passed, {len(cases) - passed} failed")
+    passed, hung = sum(c.ok for c in cases), sum(c.hang is not None for c in cases)
+    lines.append(f"{passed} passed, {len(cases) - passed} failed" + (f" ({hung} hung)" if hung else ""))
     return "\n".join(lines)
 
 
@@ -51,10 +52,13 @@ def write_results(path: Path, cases: list[CaseResult], meta: dict, extra: dict[s
                   top: dict | None = None) -> None:
     """JSON results: run metadata and one record per case and tool (plus ``extra[record_id]``), plus ``top``'s keys.
 
-    A record's ``verdict`` is the case's ``reported_verdict`` and its ``error`` the case's ``problem``: a case that
-    errored or ran no example says ``error`` for every check that did not fail, never ``pass``."""
+    A record's ``verdict`` is the case's ``reported_verdict``, its ``status`` the case's (pass, FAIL, error, hang)
+    and its ``error`` the case's ``problem``: a case that errored or ran no example says ``error`` for every check
+    that did not fail, never ``pass``; one that hung says ``hang``, and its ``hang`` record gives the ranks that had
+    not answered, what each was doing, the budget (``timeout``, seconds) and the replay command (``null`` when no
+    example hung)."""
     records = [{"case_id": c.case_id, "record_id": c.record_id} | {k: v for k, v in asdict(c).items() if k != "seen"}
-               | {"verdict": c.reported_verdict, "error": c.problem, "ok": c.ok}
+               | {"verdict": c.reported_verdict, "status": c.status, "error": c.problem, "ok": c.ok}
                | (extra or {}).get(c.record_id, {}) for c in cases]
     path.write_text(json.dumps({"meta": meta, "cases": records} | (top or {}), indent=2))
 

@@ -1,9 +1,10 @@
 """The gate's Markdown summary, fit for a CI job summary page.
 
-Verdict and counts; what fails the gate (with replay commands and whether each failure reproduced); the
-pass/fail table of every case and check; newly failing and fixed checks against a baseline; the sanitizer reports
-that are not ours; the slowest cases; the mutation score when the mutation self-test ran. Cases are named by their
-record ids (``<case id>@<tool>`` under a compute-sanitizer tool).
+Verdict and counts; what fails the gate (with replay commands and whether each failure reproduced); the cases
+that hung (which ranks, where each was, the budget, the replay); the pass/fail table of every case and check;
+newly failing and fixed checks against a baseline; the sanitizer reports that are not ours; the slowest cases; the
+mutation score when the mutation self-test ran. Cases are named by their record ids (``<case id>@<tool>`` under a
+compute-sanitizer tool).
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from __future__ import annotations
 from conformance.report.gate import CheckOutcome, counts
 from conformance.results import CHECKS, CaseResult
 
-MARK = {"passed": "pass", "failed": "**FAIL**", "xfailed": "xfail", "xpassed": "**XPASS**", "error": "**ERROR**"}
+MARK = {"passed": "pass", "failed": "**FAIL**", "xfailed": "xfail", "xpassed": "**XPASS**", "error": "**ERROR**",
+        "hang": "**HANG**"}
 SLOWEST = 10
 
 
@@ -28,8 +30,9 @@ def summary(cases: list[CaseResult], outcomes: list[CheckOutcome], meta: dict, *
              f"seed {meta['seed'] if meta['seed'] is not None else 'random'}"
              f"{_sanitized(meta)}: {len(cases)} cases, {len(outcomes)} checks "
              f"in {meta['seconds']:.0f} s", "",
-             "| passed | failed | expected failures | strict XPASS | errors |", "| --- | --- | --- | --- | --- |",
-             f"| {n['passed']} | {n['failed']} | {n['xfailed']} | {n['xpassed']} | {n['error']} |", ""]
+             "| passed | failed | expected failures | strict XPASS | errors | hangs |",
+             "| --- | --- | --- | --- | --- | --- |",
+             f"| {n['passed']} | {n['failed']} | {n['xfailed']} | {n['xpassed']} | {n['error']} | {n['hang']} |", ""]
     blocking = [o for o in outcomes if o.fails_gate]
     by_id = {c.record_id: c for c in cases}
     if blocking:
@@ -39,6 +42,15 @@ def summary(cases: list[CaseResult], outcomes: list[CheckOutcome], meta: dict, *
             c = by_id[o.case_id]
             lines.append(f"| `{o.case_id}` | {o.check} | {MARK[o.status]} | {_cell(o.message)} | "
                          f"{c.replay_outcome or '-'} | {f'`{_cell(c.replay)}`' if c.replay else '-'} |")
+        lines.append("")
+    hung = [c for c in cases if c.hang is not None]
+    if hung:
+        lines += ["## Hangs", "", "| case | ranks that did not finish | where each was | budget | replayed | replay |",
+                  "| --- | --- | --- | --- | --- | --- |"]
+        for c in hung:
+            where = "; ".join(f"rank {r}: {c.hang.doing.get(r, 'unknown')}" for r in c.hang.ranks)
+            lines.append(f"| `{c.record_id}` | {', '.join(map(str, c.hang.ranks))} | {_cell(where)} | "
+                         f"{c.hang.timeout:g} s | {c.replay_outcome or '-'} | `{_cell(c.hang.replay)}` |")
         lines.append("")
     expected = [o for o in outcomes if o.status == "xfailed"]
     if expected:

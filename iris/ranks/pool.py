@@ -45,8 +45,8 @@ from iris.ranks.child import PROGRESS_BYTES, rank_main
 from iris.ranks.env import backend_env, free_port, patched_environ, rank_env
 from iris.ranks.forkserver import rank_context
 
-__all__ = ["MAX_TIMEOUT_S", "MAX_WORLD_SIZE", "RankDied", "RankError", "RankPool", "RankTimeout", "UnguardedMain",
-           "check_timeout"]
+__all__ = ["MAX_TIMEOUT_S", "MAX_WORLD_SIZE", "START_JOB", "RankDied", "RankError", "RankPool", "RankTimeout",
+           "UnguardedMain", "check_timeout"]
 
 # The longest wait a pool honours (its timeouts, start-up and grace included): it waits through poll(), whose
 # timeout is a C int of milliseconds (2**31 - 1 ms, about 24.8 days; past that multiprocessing's wait() raises
@@ -59,6 +59,7 @@ FAILURE_GRACE_S = 30.0  # how long the other ranks may still take once one rank 
 DEATH_GRACE_S = 1.0  # once a rank died, how long to collect the other ranks' reports before killing them
 STOP_JOIN_S = 5.0  # close(): how long ranks may take to exit after the stop message
 KILL_JOIN_S = 10.0
+START_JOB = "<pool start>"  # the job name of the ranks' start-up in a failure's ``job`` (no job of the caller's)
 # A rank process that, starting up, ran the main script again and reached a pool start at its top level exits with
 # this code (sysexits' EX_CONFIG) and says nothing: the pool's process says why, once.
 UNGUARDED_EXIT = 78
@@ -88,14 +89,15 @@ class RankError(RuntimeError):
 
 
 class RankTimeout(TimeoutError):
-    """The job did not finish in time. ``ranks``: those that had not answered (all ranks were killed)."""
+    """The job did not finish in time. ``ranks``: those that had not answered (all ranks were killed); ``doing``:
+    rank -> what each of them last said it was doing (``iris.ranks.progress``; "start-up" if nothing)."""
 
-    def __init__(self, message: str, ranks: list[int], job: str, timeout: float):
+    def __init__(self, message: str, ranks: list[int], job: str, timeout: float, doing: dict[int, str] | None = None):
         super().__init__(message)
-        self.ranks, self.job, self.timeout = list(ranks), job, timeout
+        self.ranks, self.job, self.timeout, self.doing = list(ranks), job, timeout, dict(doing or {})
 
     def __reduce__(self):
-        return (type(self), (str(self), self.ranks, self.job, self.timeout))
+        return (type(self), (str(self), self.ranks, self.job, self.timeout, self.doing))
 
 
 class RankDied(RuntimeError):
@@ -182,6 +184,7 @@ class RankPool:
         self._seq = 0
         self._broken = False  # the current processes must be replaced before the next job
         self._spawned = False  # processes spawned by spawn_now(), not yet known to be ready
+        self._ran = False  # a job finished on the current processes
         self._closed = False
         self._owner_pid = os.getpid()
         self._lock = threading.RLock()
@@ -232,6 +235,18 @@ class RankPool:
         return bool(self._procs) and not self._broken
 
     @property
+    def sanitized(self) -> bool:
+        """Whether the ranks run under the CUDA memory checker (``sanitize``): every job is slower by what the tool
+        costs."""
+        return self._executable is not None
+
+    @property
+    def fresh(self) -> bool:
+        """True until a job finishes on the current rank processes: the next job is then their first (imports,
+        device and heap set-up); so again after every rebuild."""
+        return not self._ran
+
+    @property
     def generation(self) -> int:
         """How many times rank processes were started (0 before the first job; +1 on each rebuild)."""
         return self._generation
@@ -250,10 +265,14 @@ class RankPool:
             return f"{self._name} ({self._world_size} rank{'s' if self._world_size > 1 else ''})"
         return f"{self._name}({self._world_size} ranks, {self._backend}, generation {self._generation})"
 
+    def _said(self, ranks) -> dict[int, str]:
+        """What each of ``ranks`` last said it was doing (``iris.ranks.progress``), "start-up" if nothing yet."""
+        return {i: self._status[i].value.decode(errors="replace") or "start-up" for i in sorted(ranks)
+                if i < len(self._status)}
+
     def _doing(self, ranks) -> str:
-        """What each of ``ranks`` last said it was doing (``iris.ranks.progress``)."""
-        said = [(i, self._status[i].value.decode(errors="replace")) for i in sorted(ranks) if i < len(self._status)]
-        return "".join(f"\n    rank {i} was at: {text or 'start-up'}" for i, text in said)
+        """``_said`` as lines of a message."""
+        return "".join(f"\n    rank {i} was at: {text}" for i, text in self._said(ranks).items())
 
     def _rebuilt(self) -> str:
         return "; the pool will be rebuilt on the next run" if self._persistent else ""
@@ -300,6 +319,7 @@ class RankPool:
         for conn in self._conns:
             conn.close()
         self._procs, self._conns, self._status, self._broken, self._spawned = [], [], [], False, False
+        self._ran = False
 
     def start(self) -> None:
         """Start the rank processes now instead of at the first job (no-op when they are up)."""
@@ -328,7 +348,7 @@ class RankPool:
                 if not spawned:
                     self._spawn()
                 spawned = False
-                ready = self._collect("<pool start>", self._start_timeout, expect="ready", grace=0.0)
+                ready = self._collect(START_JOB, self._start_timeout, expect="ready", grace=0.0)
                 if not all(isinstance(pid, int) for pid in ready):
                     raise RuntimeError(f"{self._where()}: unexpected start-up replies {ready!r}")
                 return
@@ -396,7 +416,10 @@ class RankPool:
                         conn.send_bytes(message)
                     except OSError:
                         pass  # that rank is dead: _collect reports it through its sentinel
-                return self._collect(job, float(timeout), expect="ok", grace=min(float(timeout), self._failure_grace))
+                results = self._collect(job, float(timeout), expect="ok", grace=min(float(timeout),
+                                                                                   self._failure_grace))
+                self._ran = True
+                return results
             except (RankError, RankTimeout, RankDied):
                 if self._broken:
                     self._kill()  # kill now, not at the next run: a hung rank must not keep running
@@ -477,7 +500,7 @@ class RankPool:
                 f"answered" + (f" ({_ranks(done)} had)" if done else "") + "; all ranks were killed" + self._rebuilt()
                 + self._doing(waiting)
             )
-            raise RankTimeout(msg, sorted(waiting), job, timeout)
+            raise RankTimeout(msg, sorted(waiting), job, timeout, self._said(waiting))
         return [results[i] for i in range(n)]
 
     def _receive(self, rank: int, seq: int) -> tuple[str, int, Any] | None:

@@ -1,4 +1,5 @@
-"""``--examples N`` bounds a case's examples, shrinking a failure included (``run_case(max_runs=N)``).
+"""``--examples N`` bounds a case's examples, shrinking a failure included (``run_case(max_runs=N)``); a hang ends a
+case at the example that hung, unshrunk.
 
 No ranks (the owner of pools starts none): ``run_example`` is replaced by a stand-in that fails every example with
 more than 40 elements, so Hypothesis has a failure to shrink; the stand-in counts the examples the case runs.
@@ -11,8 +12,8 @@ from hypothesis import settings
 
 from conformance.harness import host_side
 from conformance.kit.scenario import load
-from conformance.results import Divergence, ExampleResult
-from iris.ranks import Pools
+from conformance.results import Divergence, ExampleResult, Hang
+from iris.ranks import Pools, RankTimeout
 
 pytestmark = pytest.mark.cpu_unit
 
@@ -20,7 +21,7 @@ PROFILE = settings(max_examples=6, deadline=None, database=None)
 
 
 def _stand_in(ran: list[dict]):
-    def run_example(pools, scenario, world_size, params, backend=None, timeout=None, settings=None):
+    def run_example(pools, scenario, world_size, params, backend=None, timeout=None, settings=None, compiled=False):
         ran.append(params)
         wrong = [Divergence("triton vs model", 0, "buffer dst[40]", "value", 1, 0)] if params["n"] > 40 else []
         return ExampleResult(scenario.name, world_size, "cpu", params, wrong, 0.0)
@@ -59,3 +60,27 @@ def _json(params: dict) -> str:
     import json
 
     return json.dumps(params, separators=(",", ":"))
+
+
+def test_a_hang_ends_the_case_at_the_example_that_hung_and_is_never_shrunk(monkeypatch):
+    """Shrinking a hang would cost a budget a step: the example that hung is the case's finding, the last it runs."""
+    ran: list[dict] = []
+
+    def run_example(pools, scenario, world_size, params, backend=None, timeout=None, settings=None, compiled=False):
+        ran.append(params)
+        if params["n"] > 40:
+            timed_out = RankTimeout("RankPool(1 ranks, cpu, generation 1): ...", [0], "job", 7.5,
+                                    {0: "store: launch (triton kernel)"})
+            raise host_side.ExampleHung(timed_out, 7.6)
+        return ExampleResult(scenario.name, world_size, "cpu", params, [], 0.5, budget=30.0, ranks_seconds=0.3)
+
+    monkeypatch.setattr(host_side, "run_example", run_example)
+    case, last = host_side.run_case(Pools(), load("store"), 1, "cpu", PROFILE, fixed_seed=5)  # run_example stands in
+    assert [p["n"] > 40 for p in ran] == [False, True], [p["n"] for p in ran]  # seed 5: the second has n=220
+    assert case.hang == Hang([0], {0: "store: launch (triton kernel)"}, 7.5, case.replay), case.hang
+    assert case.replay.endswith(f"--params '{_json(ran[-1])}'"), case.replay
+    assert (case.status, case.examples, case.started, case.failure) == ("hang", 1, 2, ""), case
+    assert (case.seconds, case.budget_used, last.params) == (0.5 + 7.6, round(7.6 / 7.5, 4), ran[0])
+    assert case.error.splitlines()[:2] == [
+        "hang: rank 0 did not finish within the example's budget of 7.5 s (rank 0 at: store: launch (triton kernel))",
+        "RankTimeout: RankPool(1 ranks, cpu, generation 1): ..."], case.error

@@ -7,12 +7,16 @@ vacuously: an exception while an example runs or draws is the case's error, and 
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
+import time
 
 import pytest
 from hypothesis import settings
 
 from conformance.cli import main
+from conformance.harness import budget
 from conformance.harness.host_side import CHUNK_SIZES, load_profile, run_case
 from conformance.kit.scenario import ScenarioError, load
 from conformance.results import NO_EXAMPLE
@@ -58,13 +62,63 @@ def test_a_broken_module_fails_its_case_and_names_the_problem(pools, name, probl
     _healthy_after(pools, name)
 
 
-def test_a_hung_rank_fails_the_case_within_its_timeout_naming_the_rank(pools):
-    case = _run(pools, "hangs", timeout=20.0)
-    assert "RankTimeout" in case.error and "did not finish within 20 s" in case.error, case.error
-    hung = "rank 1 was at: tests.conformance.faulty.hangs: launch (triton kernel)"  # the interpreter runs it in launch
-    waiting = "rank 0 was at: tests.conformance.faulty.hangs: barrier after the kernels"
-    assert hung in case.error and waiting in case.error, case.error
+HANGS_REPLAY = (f"python -m conformance run --scenario {FAULTY}hangs --ranks 2 --backend cpu --chunk 3 "
+                "--params '{\"BLOCK\":32}'")
+HANGS_AT = {0: f"{FAULTY}hangs: barrier after the kernels (this rank's finished; waiting for the others)",
+            1: f"{FAULTY}hangs: launch (triton kernel)"}  # the interpreter runs the kernel inside its launch
+
+
+def test_a_hung_rank_is_a_hang_within_the_examples_derived_budget_and_the_run_goes_on(pools, monkeypatch):
+    """The hanging example's budget is derived from its size (a smaller base here: the test waits it out), not the
+    cap; no example runs after it, none is shrunk, and the next case passes on a rebuilt pool."""
+    monkeypatch.setitem(budget.RULES, "cpu", dataclasses.replace(budget.RULES["cpu"], base=4.0))
+    expected = 4.1  # 4 + 2 x 0.02 + 2 x 0.01 + 64 x 50e-6 (two events, two programs, two 32-element buffers), up
+    assert budget.example_budget(budget.Size(2, 2, 64), "cpu", 300.0) == expected
+    before = pools.get(WORLD, "cpu").generation
+    start = time.monotonic()
+    case = _run(pools, "hangs", timeout=300.0)
+    elapsed = time.monotonic() - start
+    assert case.status == "hang" and case.hang is not None, (case.status, case.error)
+    assert (case.hang.ranks, case.hang.doing, case.hang.replay) == ([0, 1], HANGS_AT, HANGS_REPLAY), case.hang
+    assert case.hang.timeout == expected, case.hang.timeout
+    first, pool_said, *_, replay = case.error.splitlines()
+    assert first == (f"hang: ranks 0, 1 did not finish within the example's budget of {case.hang.timeout:g} s "
+                     f"(rank 0 at: {HANGS_AT[0]}; rank 1 at: {HANGS_AT[1]})"), first
+    assert pool_said.startswith("RankTimeout: RankPool(2 ranks, cpu, generation ") and pool_said.endswith(
+        f"did not finish within {case.hang.timeout:g} s: ranks 0, 1 had not answered; all ranks were killed; the "
+        "pool will be rebuilt on the next run"), pool_said
+    assert replay == f"replay: {HANGS_REPLAY}", replay
+    assert (case.examples, case.started, case.failure) == (0, 1, ""), (case.examples, case.started)  # not shrunk
+    assert expected <= case.seconds < expected + 5 and elapsed < expected + 30, (case.seconds, elapsed)
+    assert case.budget_used >= 1.0, case.budget_used
+    monkeypatch.undo()
     _healthy_after(pools, "a hung rank")
+    assert pools.get(WORLD, "cpu").generation == max(before, 1) + 1  # the hung ranks were replaced once
+
+
+def test_run_reports_a_hang_with_its_replay_replayed_once_within_its_budget(tmp_path, capsys):
+    out = tmp_path / "out"
+    start = time.monotonic()
+    code = main(["run", "--scenario", FAULTY + "hangs", "--ranks", "1", "--backend", "cpu", "--timeout", "3",
+                 "--out", str(out)])
+    elapsed = time.monotonic() - start
+    assert code == 1, f"exit code={code}, but should be 1"
+    (record,) = json.loads((out / "results.json").read_text())["cases"]
+    replay = HANGS_REPLAY.replace("--ranks 2", "--ranks 1")
+    assert (record["ok"], record["status"], record["examples"], record["replay_outcome"]) == (
+        False, "hang", 0, "reproduced"), record
+    assert record["verdict"] == {"triton": "hang", "gluon": "hang", "triton vs gluon": "hang"}, record["verdict"]
+    assert record["hang"] == {"ranks": [0], "doing": {"0": HANGS_AT[1]}, "timeout": 3.0, "replay": replay}
+    printed = capsys.readouterr().out
+    lines = printed.splitlines()
+    progress = lines.index(f"[1/1] {FAULTY}hangs on 1 rank(s) ...") + 1
+    assert re.fullmatch(r"    HANG \(0 examples, 3\.\d s, replayed: reproduced\)", lines[progress]), printed
+    assert lines[progress + 1] == (f"    hang: rank 0 did not finish within the example's budget of 3 s (rank 0 at: "
+                                   f"{HANGS_AT[1]})"), printed
+    assert f"\n    replay: {replay}\n" in printed, printed
+    assert f"{FAULTY}hangs  1      HANG    HANG   HANG          0 " in printed, printed
+    assert "\n0 passed, 1 failed (1 hung)\n" in printed, printed
+    assert elapsed < 60, elapsed  # the hang and its one replay: 3 s each, not the default cap of 300 s
 
 
 def test_a_killed_rank_fails_the_case_naming_the_rank(pools):
@@ -90,7 +144,7 @@ def test_an_exception_while_an_example_runs_is_the_case_error_even_once_max_runs
     case, last = run_case(pools, load(FAULTY + "healthy"), WORLD, "cpu", _quiet(), timeout=1e10, max_runs=2)
     assert (case.ok, case.examples, last) == (False, 0, None), (case.ok, case.examples, last)
     first, *_, replay = case.error.splitlines()
-    assert first == ("ValueError: RankPool: timeout must be a positive number of seconds, at most 86400 "
+    assert first == ("ValueError: example budget: cap (--timeout) must be a positive number of seconds, at most 86400 "
                      "(MAX_TIMEOUT_S: a pool waits through poll(), whose timeout overflows past about 24 days), got "
                      "10000000000.0"), first
     assert replay == (f"replay: python -m conformance run --scenario {FAULTY}healthy --ranks 2 --backend cpu --chunk 3 "

@@ -17,9 +17,9 @@ pytestmark = pytest.mark.cpu_interpret
 
 FAULTY = "tests.conformance.faulty."
 DIVERGING, HEALTHY, BROKEN = FAULTY + "diverging", FAULTY + "healthy", FAULTY + "mismatched_params"
-NONE_RUN = FAULTY + "rejects_every_draw"
-DIV_ID, HEALTHY_ID, BROKEN_ID, NONE_RUN_ID = (
-    f"cpu-{FAULTY}{n}-2r" for n in ("diverging", "healthy", "mismatched_params", "rejects_every_draw"))
+NONE_RUN, HANGS = FAULTY + "rejects_every_draw", FAULTY + "hangs"
+DIV_ID, HEALTHY_ID, BROKEN_ID, NONE_RUN_ID, HANGS_ID = (
+    f"cpu-{FAULTY}{n}-2r" for n in ("diverging", "healthy", "mismatched_params", "rejects_every_draw", "hangs"))
 REPLAY = "python -m conformance run --scenario tests.conformance.faulty.diverging --ranks 2 --backend cpu "
 
 
@@ -113,7 +113,7 @@ def test_results_json_holds_verdicts_checks_replay_and_the_trace_of_the_failure(
     _, out = unlisted
     data = json.loads((out / "results.json").read_text())
     assert data["meta"]["gate"] == "failed" and data["meta"]["seed"] == 5, data["meta"]
-    assert data["meta"]["counts"] == {"passed": 4, "failed": 2, "xfailed": 0, "xpassed": 0, "error": 6}
+    assert data["meta"]["counts"] == {"passed": 4, "failed": 2, "xfailed": 0, "xpassed": 0, "error": 6, "hang": 0}
     cases = {c["case_id"]: c for c in data["cases"]}
     assert list(cases) == [DIV_ID, HEALTHY_ID, BROKEN_ID, NONE_RUN_ID], list(cases)
     div = cases[DIV_ID]
@@ -132,6 +132,48 @@ def test_results_json_holds_verdicts_checks_replay_and_the_trace_of_the_failure(
     assert summary.startswith("# Conformance gate: FAILED\n"), summary[:80]
     assert f"| `{DIV_ID}` | pass | **FAIL** | **FAIL** |" in summary, summary
     assert f"| `{HEALTHY_ID}` | pass | pass | pass |" in summary, summary
+
+
+def test_a_hang_fails_the_gate_in_every_report_and_the_next_case_passes(tmp_path, capsys):
+    """A hang, listed or not, fails the gate; the hung ranks are replaced and the next case runs and passes."""
+    listed = {(HANGS_ID, check): "listed, still a hang" for check in ("triton vs model", "gluon vs model")}
+    code = _gate(tmp_path / "out", _known(tmp_path / "known.toml", listed), HANGS, HEALTHY, extra=["--timeout", "5"])
+    assert code == 1, f"exit code={code}, but should be 1 (a hang fails the gate)"
+    out = tmp_path / "out"
+    replay = "python -m conformance run --scenario tests.conformance.faulty.hangs --ranks 2 --backend cpu --chunk 3 " \
+             "--params '{\"BLOCK\":32}'"
+    at = {0: f"{FAULTY}hangs: barrier after the kernels (this rank's finished; waiting for the others)",
+          1: f"{FAULTY}hangs: launch (triton kernel)"}
+    hung = f"ranks 0, 1 did not finish within the example's budget of 5 s (rank 0 at: {at[0]}; rank 1 at: {at[1]})"
+    message = f"hang: {hung} (reproduced on replay); replay: {replay}"
+    counts, cases = _junit(out)
+    assert counts == {"tests": 6, "failures": 3, "errors": 0, "skipped": 0}, counts
+    for check in ("triton vs model", "gluon vs model", "triton vs gluon"):
+        kind, got, text = cases[(f"test_conformance[{HANGS_ID}]", check)]
+        assert (kind, got) == ("failure", message), (check, kind, got)
+        assert text.startswith(f"hang: {hung}\nRankTimeout: RankPool(2 ranks, cpu, generation "), text
+        assert text.endswith(f"\nreplay: {replay}\nreplayed once: reproduced"), text
+        assert cases[(f"test_conformance[{HEALTHY_ID}]", check)][0] == "passed", check
+    data = json.loads((out / "results.json").read_text())
+    assert data["meta"]["counts"] == {"passed": 3, "failed": 0, "xfailed": 0, "xpassed": 0, "error": 0, "hang": 3}
+    records = {c["case_id"]: c for c in data["cases"]}
+    hangs, healthy = records[HANGS_ID], records[HEALTHY_ID]
+    assert (hangs["status"], hangs["ok"], hangs["examples"], hangs["replay_outcome"]) == (
+        "hang", False, 0, "reproduced"), hangs
+    assert hangs["verdict"] == {"triton": "hang", "gluon": "hang", "triton vs gluon": "hang"}, hangs["verdict"]
+    assert hangs["hang"] == {"ranks": [0, 1], "doing": {"0": at[0], "1": at[1]}, "timeout": 5.0, "replay": replay}
+    assert {k: v["status"] for k, v in hangs["checks"].items()} == dict.fromkeys(
+        ("triton vs model", "gluon vs model", "triton vs gluon"), "hang")
+    assert (healthy["status"], healthy["ok"], healthy["examples"]) == ("pass", True, 4), healthy
+    summary = (out / "summary.md").read_text()
+    assert summary.startswith("# Conformance gate: FAILED\n"), summary[:80]
+    assert "| 3 | 0 | 0 | 0 | 0 | 3 |" in summary, summary
+    assert (f"| `{HANGS_ID}` | 0, 1 | rank 0: {at[0]}; rank 1: {at[1]} | 5 s | reproduced | "
+            f"`{replay}` |") in summary, summary
+    assert f"| `{HANGS_ID}` | **HANG** | **HANG** | **HANG** | 0 |" in summary, summary
+    printed = capsys.readouterr().out
+    assert "gate FAILED: 3 passed, 0 failed, 0 xfailed, 0 xpassed, 0 error, 3 hang\n" in printed, printed
+    assert f"  hang: {HANGS_ID} triton vs model: {message}\n" in printed, printed
 
 
 def test_a_listed_divergence_is_an_expected_failure_and_the_gate_passes(tmp_path):

@@ -39,6 +39,9 @@ REPRESENTATIVE = {
 }
 HARMLESS = Mutant("probe-harmless-docstring", TRITON_TRACING, "Triton device tracing:",
                   "Triton device tracing (a probe):", "changes the module docstring only: must survive", ("store@1",))
+BARRIER = 'progress(f"{name}: barrier after the kernels (this rank\'s finished; waiting for the others)")'
+HANGING = Mutant("probe-hang", "conformance/harness/rank_side.py", BARRIER, BARRIER + "\n        time.sleep(3600)",
+                 "every rank sleeps once its kernels ran: a hang", ("store@1",))
 
 
 def _tree_digest() -> dict[str, str]:
@@ -227,3 +230,17 @@ def test_a_harmless_mutant_survives():
     assert (o.status, o.kills, o.cases_run) == ("survived", [], 1), o
     assert mutation_report.exit_code(outcomes) == 1
     assert mutation_report.exit_code(outcomes, survivors_allowed=True) == 0
+
+
+@pytest.mark.cpu_interpret
+def test_a_mutant_that_hangs_a_rank_is_killed_by_hang():
+    """Within the example's budget (capped at 5 s here), not a per-mutant time limit; the report says hang."""
+    outcomes = mutation.run_mutants([HANGING], scenarios=["store"], ranks=(1,), job_timeout=5.0, echo=lambda line: None)
+    (o,) = outcomes
+    assert (o.status, o.cases_run, o.message) == ("killed", 1, ""), o
+    (kill,) = o.kills
+    assert (kill["scenario"], kill["world_size"], kill["checks"]) == ("store", 1, ["hang"]), kill
+    assert kill["detail"].startswith("hang: rank 0 did not finish within the example's budget of 5 s (rank 0 at: "
+                                     "store: barrier after the kernels (this rank's finished; waiting for the "
+                                     "others))\nRankTimeout: "), kill["detail"]
+    assert o.killed_by == "store@1 (hang)" and mutation_report.exit_code(outcomes) == 0

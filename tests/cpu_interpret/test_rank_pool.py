@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -148,6 +149,7 @@ def test_rank_error_before_a_collective_rebuilds(pool):
 
 def test_timeout_names_the_hung_rank_and_rebuilds(pool):
     pool.run(jobs.noop)
+    assert not pool.fresh and not pool.sanitized  # a job finished on these processes
     generation, old = pool.generation, pool.pids
     t0 = time.monotonic()
     with pytest.raises(RankTimeout) as e:
@@ -158,9 +160,13 @@ def test_timeout_names_the_hung_rank_and_rebuilds(pool):
     assert isinstance(e.value, TimeoutError) and e.value.ranks == [1]
     assert "rank 1 had not answered" in str(e.value) and "tests.cpu_interpret.pool_jobs.sleep_on" in str(e.value)
     assert "within 3 s" in str(e.value)
+    assert e.value.doing == {1: "job sleep_on"}, e.value.doing  # what the hung rank last said (its progress)
+    again = pickle.loads(pickle.dumps(e.value))
+    assert (str(again), again.ranks, again.timeout, again.doing) == (str(e.value), [1], 3, {1: "job sleep_on"})
     assert not pool.started and _wait_gone(old, 5) == []
+    assert pool.fresh  # the next job is the first of new processes
     assert [r["rank"] for r in pool.run(jobs.whoami, "after")] == [0, 1]
-    assert pool.generation == generation + 1
+    assert pool.generation == generation + 1 and not pool.fresh
 
 
 def test_dead_rank_names_its_exit_code_and_rebuilds(pool):

@@ -9,7 +9,7 @@ import pytest
 from conformance.report import gate
 from conformance.report.known import Known
 from conformance.report.summary import summary
-from conformance.results import CaseResult
+from conformance.results import CaseResult, Hang
 
 pytestmark = pytest.mark.cpu_unit
 
@@ -25,7 +25,7 @@ def _case(scenario: str, failing: tuple[str, ...] = (), error: str = "", seconds
 
 
 def test_statuses_of_every_check():
-    cases = [_case("a", ("gluon",)), _case("b"), _case("c", error="RankTimeout: rank 1 hung")]
+    cases = [_case("a", ("gluon",)), _case("b"), _case("c", error="RankDied: rank 1 died")]
     known = {("cpu-a-2r", "gluon vs model"): Known("cpu-a-2r", "gluon vs model", "why", "link"),
              ("cpu-b-2r", "triton vs gluon"): Known("cpu-b-2r", "triton vs gluon", "old", "link"),
              ("cpu-c-2r", "triton vs model"): Known("cpu-c-2r", "triton vs model", "flaky", "link")}
@@ -37,8 +37,8 @@ def test_statuses_of_every_check():
         ("cpu-b-2r", "triton vs gluon", "xpassed"),
         ("cpu-c-2r", "triton vs model", "error"), ("cpu-c-2r", "gluon vs model", "error"),
         ("cpu-c-2r", "triton vs gluon", "error")]
-    assert outcomes[6].message == "error: RankTimeout: rank 1 hung", outcomes[6].message  # listed, still an error
-    assert gate.counts(outcomes) == {"passed": 4, "failed": 0, "xfailed": 1, "xpassed": 1, "error": 3}
+    assert outcomes[6].message == "error: RankDied: rank 1 died", outcomes[6].message  # listed, still an error
+    assert gate.counts(outcomes) == {"passed": 4, "failed": 0, "xfailed": 1, "xpassed": 1, "error": 3, "hang": 0}
     assert not gate.passes(outcomes)
     assert gate.passes(outcomes[:3]) and not gate.passes(outcomes[:3], mutation_ok=False)
 
@@ -74,7 +74,7 @@ def test_the_summary_gives_the_mutation_score_and_the_slowest_cases():
                    mutation=mutation)
     assert text.startswith("# Conformance gate: FAILED\n\nbackend cpu, profile dev, world sizes 2, seed 4: 3 cases, "
                            "9 checks in 14 s\n"), text[:200]
-    assert "| 8 | 1 | 0 | 0 | 0 |" in text, text
+    assert "| 8 | 1 | 0 | 0 | 0 | 0 |" in text, text
     assert "## Mutation score\n\n3/4 mutants killed (75%)\n- `m-survivor` survived: drops op_index\n" in text, text
     assert "newly failing: 1, fixed: 0\n\n- newly failing: `cpu-c-2r` gluon vs model\n" in text, text
     slowest = text.split("## Slowest cases")[1].split("## Every case")[0]
@@ -126,7 +126,7 @@ def test_a_case_that_ran_no_example_is_no_pass_in_any_report(tmp_path):
     assert [(o.case_id, o.check, o.status, o.message) for o in outcomes[:3]] == [
         ("cpu-a-2r", check, "error", "error: no example ran to a verdict")
         for check in ("triton vs model", "gluon vs model", "triton vs gluon")]
-    assert gate.counts(outcomes) == {"passed": 3, "failed": 0, "xfailed": 0, "xpassed": 0, "error": 3}
+    assert gate.counts(outcomes) == {"passed": 3, "failed": 0, "xfailed": 0, "xpassed": 0, "error": 3, "hang": 0}
     assert not gate.passes(outcomes)
     assert (totals["tests"], totals["failures"], totals["errors"], totals["skipped"]) == ("6", "0", "3", "0"), totals
     assert text.startswith("# Conformance gate: FAILED\n"), text[:100]
@@ -136,11 +136,11 @@ def test_a_case_that_ran_no_example_is_no_pass_in_any_report(tmp_path):
 
 
 def test_an_errored_case_says_error_for_every_check_that_did_not_fail(tmp_path):
-    errored = _case("c", ("gluon",), error="RankTimeout: rank 1 hung")  # one check failed, then a rank hung
-    assert not errored.ok and errored.problem == "RankTimeout: rank 1 hung"
+    errored = _case("c", ("gluon",), error="RankDied: rank 1 died")  # one check failed, then a rank died
+    assert not errored.ok and errored.problem == "RankDied: rank 1 died" and errored.status == "error"
     records, table, outcomes, totals, _ = _reports(tmp_path, [errored])
     assert (records[0]["ok"], records[0]["verdict"], records[0]["error"]) == (
-        False, {"triton": "error", "gluon": "FAIL", "triton vs gluon": "error"}, "RankTimeout: rank 1 hung")
+        False, {"triton": "error", "gluon": "FAIL", "triton vs gluon": "error"}, "RankDied: rank 1 died")
     assert table[2].split()[2:5] == ["ERROR", "ERROR", "ERROR"], table
     assert [o.status for o in outcomes] == ["error", "error", "error"]
     assert gate.compare([errored], {"cpu-c-2r": records[0]}) == ([], [])  # against itself: nothing new, nothing fixed
@@ -204,3 +204,83 @@ def test_a_case_under_two_tools_is_a_record_each_and_a_known_divergence_applies_
                                                                    "triton vs gluon")], []), (newly, fixed)
     (tmp_path / "old.json").write_text(json.dumps({"cases": [{"case_id": "cpu-b-2r", "error": ""}]}))
     assert list(gate.load_baseline(tmp_path / "old.json")) == ["cpu-b-2r"], "a results.json before record ids"
+
+
+def _hung(scenario: str = "h", failing: tuple[str, ...] = ()) -> CaseResult:
+    """A case whose second example hung on rank 1 (as ``run_case`` leaves it), replayed and hung again."""
+    c = _case(scenario, failing)
+    c.examples, c.started, c.seconds = 1, 2, 21.5
+    replay = f"python -m conformance run --scenario {scenario} --ranks 2 --backend cpu --chunk 3 --params '{{\"n\":1}}'"
+    c.hang = Hang([0, 1], {0: f"{scenario}: barrier after the kernels", 1: f"{scenario}: launch (triton kernel)"},
+                  20.0, replay)
+    c.replay, c.replay_outcome = replay, "reproduced"
+    c.error = f"hang: {c.hang.summary()}\nRankTimeout: RankPool(2 ranks, cpu, generation 1): ...\nreplay: {replay}"
+    return c
+
+
+HUNG = ("hang: ranks 0, 1 did not finish within the example's budget of 20 s (rank 0 at: h: barrier after the "
+        "kernels; rank 1 at: h: launch (triton kernel))")
+HUNG_REPLAY = "python -m conformance run --scenario h --ranks 2 --backend cpu --chunk 3 --params '{\"n\":1}'"
+
+
+def test_a_hang_is_its_own_verdict_in_every_report(tmp_path):
+    hung = _hung()
+    assert (hung.ok, hung.status, hung.problem.splitlines()[0]) == (False, "hang", HUNG)
+    assert hung.reported_verdict == {"triton": "hang", "gluon": "hang", "triton vs gluon": "hang"}
+    records, table, outcomes, totals, text = _reports(tmp_path, [hung, _case("b")])
+    record = records[0]
+    assert (record["ok"], record["status"], record["verdict"], record["error"].splitlines()[0]) == (
+        False, "hang", {"triton": "hang", "gluon": "hang", "triton vs gluon": "hang"}, HUNG)
+    assert record["hang"] == {"ranks": [0, 1], "doing": {"0": "h: barrier after the kernels",
+                                                          "1": "h: launch (triton kernel)"},
+                              "timeout": 20.0, "replay": HUNG_REPLAY}, record["hang"]
+    assert (records[1]["status"], records[1]["hang"]) == ("pass", None)
+    assert table[2].split() == ["h", "2", "HANG", "HANG", "HANG", "1", "21.5", "-", "-/-"], table
+    assert table[-1] == "1 passed, 1 failed (1 hung)", table
+    assert [(o.check, o.status, o.message) for o in outcomes[:3]] == [
+        (check, "hang", f"{HUNG} (reproduced on replay); replay: {HUNG_REPLAY}")
+        for check in ("triton vs model", "gluon vs model", "triton vs gluon")]
+    assert outcomes[0].detail == hung.error + "\nreplayed once: reproduced"
+    assert gate.counts(outcomes) == {"passed": 3, "failed": 0, "xfailed": 0, "xpassed": 0, "error": 0, "hang": 3}
+    assert not gate.passes(outcomes)
+    assert (totals["tests"], totals["failures"], totals["errors"], totals["skipped"]) == ("6", "3", "0", "0"), totals
+    assert text.startswith("# Conformance gate: FAILED\n"), text[:100]
+    assert ("| passed | failed | expected failures | strict XPASS | errors | hangs |\n"
+            "| --- | --- | --- | --- | --- | --- |\n| 3 | 0 | 0 | 0 | 0 | 3 |\n") in text, text
+    assert (f"## Hangs\n\n| case | ranks that did not finish | where each was | budget | replayed | replay |\n"
+            f"| --- | --- | --- | --- | --- | --- |\n| `cpu-h-2r` | 0, 1 | rank 0: h: barrier after the kernels; "
+            f"rank 1: h: launch (triton kernel) | 20 s | reproduced | `{HUNG_REPLAY}` |\n") in text, text
+    assert f"| `cpu-h-2r` | triton vs model | **HANG** | {HUNG} (reproduced on replay); replay: " in text, text
+    assert "| `cpu-h-2r` | **HANG** | **HANG** | **HANG** | 1 | 21.5 |" in text, text
+    assert "## Hangs" not in _reports(tmp_path, [_case("b")])[4]
+
+
+def test_a_hang_is_a_junit_failure_of_type_hang():
+    from conformance.report import junit
+
+    root = junit.junit_tree(gate.judge([_hung()], {}, "known.toml"), "2024-01-01T00:00:00+00:00", 1.0).getroot()
+    elements = [(tc.get("name"), [(e.tag, e.get("type"), e.get("message")) for e in tc])
+                for tc in root.iter("testcase")]
+    assert elements == [(check, [("failure", "hang", f"{HUNG} (reproduced on replay); replay: {HUNG_REPLAY}")])
+                        for check in ("triton vs model", "gluon vs model", "triton vs gluon")], elements
+
+
+def test_a_hang_fails_the_gate_listed_or_not_and_after_a_divergence_too():
+    known = {("cpu-h-2r", check): Known("cpu-h-2r", check, "why", "link") for check in
+             ("triton vs model", "gluon vs model", "triton vs gluon")}
+    assert [o.status for o in gate.judge([_hung()], known, "known.toml")] == ["hang"] * 3
+    diverged = _hung(failing=("gluon",))  # an example failed gluon vs model, then another hung
+    assert diverged.reported_verdict == {"triton": "hang", "gluon": "FAIL", "triton vs gluon": "hang"}
+    assert [o.status for o in gate.judge([diverged], {}, "known.toml")] == ["hang"] * 3
+
+
+def test_a_hang_against_a_baseline_fails_every_check_there_and_here(tmp_path):
+    from conformance.report.output import write_results
+
+    passing = {"verdict": {"triton": "pass", "gluon": "pass", "triton vs gluon": "pass"}, "error": ""}
+    newly, fixed = gate.compare([_hung()], {"cpu-h-2r": passing})
+    assert (newly, fixed) == ([("cpu-h-2r", c) for c in ("triton vs model", "gluon vs model", "triton vs gluon")], [])
+    write_results(tmp_path / "results.json", [_hung()], {})
+    baseline = gate.load_baseline(tmp_path / "results.json")
+    assert gate.compare([_case("h")], baseline) == ([], [("cpu-h-2r", c) for c in
+                                                         ("triton vs model", "gluon vs model", "triton vs gluon")])
