@@ -188,6 +188,6 @@ def _observed(rank: int, lg: dict[str, np.ndarray], counts: np.ndarray, chunk: i
 def exported(records: TraceRecords) -> ExportedTrace:
     """What ``conformance.check.exported.read`` gives for the file ``tracing.export`` writes of ``records``."""
     ids, name = np.unique(records["event_id"], return_inverse=True)
-    values = {"name": name, "kind": records["kind"], **{f: records[f] for f in INT_COLUMNS}}
+    values = {"name": name, "kind": records["kind"].copy(), **{f: records[f].copy() for f in INT_COLUMNS}}
     columns = ExportedColumns(tuple(event_name(i) for i in ids.tolist()), values)
     return ExportedTrace(events=len(records), dropped=records.dropped, columns=columns)

@@ -22,7 +22,7 @@ import numpy as np
 from conformance.check.model import LOGICAL_FIELDS, Addr, Event
 
 # An address as four columns: what it is (``ADDRESS_*``), then the Addr's heap rank, buffer (a code) and index, or
-# (a raw address) 0, 0 and the address itself.
+# (a raw address) 0, 0 and the address itself; None is 0, 0, 0.
 ADDRESS_NONE, ADDRESS_ADDR, ADDRESS_RAW = 0, 1, 2
 ADDRESS_COLUMNS = ("address_tag", "address_heap", "address_buffer", "address_index")
 COLUMNS: tuple[str, ...] = tuple(c for f in LOGICAL_FIELDS for c in (ADDRESS_COLUMNS if f == "address" else (f,)))
@@ -53,7 +53,7 @@ class Codes:
         """The code of every value."""
         for value in set(values):
             self.code(value)
-        return int_column(map(self._codes.__getitem__, values))
+        return np.fromiter(map(self._codes.__getitem__, values), dtype=np.int64, count=len(values))
 
     def table(self, values: Sequence) -> np.ndarray:
         """The codes of ``values`` as an array indexed like them (a lookup table)."""
@@ -62,7 +62,7 @@ class Codes:
 
 def address_columns(addresses: list, codes: Codes) -> dict[str, np.ndarray]:
     """The four ``ADDRESS_COLUMNS`` of addresses given as values: ``Addr`` (or a 3-tuple, which equals one), ``None``
-    or an int (a raw address no buffer holds)."""
+    or a raw address no buffer holds (an int; any other value is compared as it is)."""
     n = len(addresses)
     kinds = set(map(type, addresses))
     tag = np.zeros(n, dtype=np.int64)
@@ -78,30 +78,27 @@ def address_columns(addresses: list, codes: Codes) -> dict[str, np.ndarray]:
         present = tag == ADDRESS_ADDR
         addrs = [a for a, t in zip(addresses, tags, strict=True) if t == ADDRESS_ADDR]
         raw = [a for a, t in zip(addresses, tags, strict=True) if t == ADDRESS_RAW]
-    out = {"address_tag": tag}
-    for name, at, values in (("address_heap", 0, None), ("address_buffer", 1, None), ("address_index", 2, raw)):
-        part = list(map(itemgetter(at), addrs))
-        column = codes.of(part) if name == "address_buffer" else int_column(part)
-        filled = np.zeros(n, dtype=column.dtype)
-        filled[present] = column
-        if values:
-            filled = _with(filled, tag == ADDRESS_RAW, int_column(values))
-        out[name] = filled
-    return out
+    index = _placed(int_column(list(map(itemgetter(2), addrs))), present)
+    return {"address_tag": tag, "address_heap": _placed(int_column(list(map(itemgetter(0), addrs))), present),
+            "address_buffer": _placed(codes.of(list(map(itemgetter(1), addrs))), present),
+            "address_index": _with(index, tag == ADDRESS_RAW, int_column(raw)) if raw else index}
 
 
 def _address_tag(address) -> int:
+    """What ``address`` is; anything but ``None`` and a 3-tuple (an ``Addr`` or equal to one) is compared as itself,
+    as a raw address."""
     if address is None:
         return ADDRESS_NONE
-    if isinstance(address, tuple) and len(address) == 3:
-        return ADDRESS_ADDR
-    if isinstance(address, (int, np.integer)):
-        return ADDRESS_RAW
-    raise TypeError(f"address={address!r}; expected an Addr, None or an int (a raw address)")
+    return ADDRESS_ADDR if isinstance(address, tuple) and len(address) == 3 else ADDRESS_RAW
+
+
+def _placed(values: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """A column as long as ``where`` holding ``values`` where it is true, 0 elsewhere."""
+    return _with(np.zeros(len(where), dtype=values.dtype), where, values)
 
 
 def _with(column: np.ndarray, where: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """``column`` with ``values`` at ``where``, widened to object dtype if either is."""
+    """``column`` with ``values`` at ``where``, widened to object dtype if their dtypes differ."""
     if values.dtype != column.dtype:
         column = column.astype(object)
     column[where] = values
@@ -129,12 +126,9 @@ class EventColumns:
             event = _reordered(event, order)
         pid = columns["pid"]
         n = len(pid)
-        starts = np.flatnonzero(np.concatenate(([n > 0], pid[1:] != pid[:-1]))) if n else np.zeros(0, np.int64)
+        starts = np.flatnonzero(np.concatenate(([True], pid[1:] != pid[:-1]))) if n else np.zeros(0, np.int64)
         counts = np.diff(np.append(starts, n))
         return cls(columns, pid[starts], starts, counts, event)
-
-    def __len__(self) -> int:
-        return len(self.columns["pid"])
 
 
 def _reordered(event: Callable[[int], Event], order: np.ndarray) -> Callable[[int], Event]:

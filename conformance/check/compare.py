@@ -1,9 +1,12 @@
 """Three-way comparison of one example: Triton vs model, Gluon vs model, Triton vs Gluon.
 
-Observed events are normalized first: to logical ``Event``s (``conformance.check.model``), addresses to (heap
-rank, buffer, index), keys to program order. Events are keyed by ``(cur_rank, pid, k)`` where ``k`` is the
-event's position within its program (programs claim slots in program order, so sorting a program's events by
-``op_index`` gives it).
+Observed events are normalized first (``conformance.check.normalize``): to the logical fields of ``Event``s
+(``conformance.check.model``), addresses to (heap rank, buffer, index), keys to program order. Events are keyed by
+``(cur_rank, pid, k)`` where ``k`` is the event's position within its program (programs claim slots in program
+order, so sorting a program's events by ``op_index`` gives it). Each side is a set of numpy columns
+(``conformance.check.columns.EventColumns``), compared all at once: ``Event``s and a ``Divergence`` are made only
+for the first row that differs, so a million events compare in well under a second
+(``benchmarks/bench_compare.py``).
 
 Logical fields must be equal; physical fields (timestamps, durations, SM/CU/XCC ids) must be valid:
 inside the launch window, ordered, in range for the device. ``op_index`` must be the slot the event
@@ -13,10 +16,8 @@ start. What the host reports is checked too: every host view of the counters (``
 ``attempted`` and ``dropped``, ``tracing.attempted``, ``tracing.dropped``, ``tracing.claimed``,
 ``tracing.trace_counter``), every word of the guard slot past ``max_events``, which no kernel may write
 (``tracing.guard_changes()``), and the exported trace file's counts and events (``conformance.check.exported``),
-against the model and each other.
-Memory is compared exactly. Each
-divergence names the check, rank, program, event, field and both values, and carries the first
-diverging event of each side.
+against the model and each other. Memory is compared exactly. Each divergence names the check, rank, program,
+event, field and both values, and carries the first diverging event of each side.
 """
 
 from __future__ import annotations
@@ -302,8 +303,10 @@ def _guard(check: str, rank: int, changes: tuple[GuardWord, ...], max_events: in
 
 
 def _host_reports(check: str, rank: int, obs: RankObservation, api: str, want: EventColumns, prefix_only: bool,
-                  expected_dropped: int, addresses: AddressMap, codes: Codes) -> list[Divergence]:
-    """What the host's exported trace file holds: its counts and events."""
+                  expected_dropped: int, addresses: AddressMap, codes: Codes, recorded: EventColumns
+                  ) -> list[Divergence]:
+    """What the host's exported trace file holds: its counts and events (``recorded``: the records' own
+    ``EventColumns``, which the trace's are where it holds the same rows)."""
     kept = len(obs.apis[api].records)
     out = []
     exported = obs.apis[api].exported
@@ -312,7 +315,7 @@ def _host_reports(check: str, rank: int, obs: RankObservation, api: str, want: E
     if exported.events != kept or len(exported) != kept:
         out.append(Divergence(check, rank, "exported trace", "events", (exported.events, len(exported)),
                               (kept, kept)))
-    got = exported_columns(exported, addresses, codes)
+    got = exported_columns(exported, addresses, codes, (obs.apis[api].records, recorded))
     return out + _compare_programs(check, rank, got, want, prefix_only=prefix_only, where_prefix="exported trace, ")
 
 
@@ -347,7 +350,7 @@ def compare(model: Model, observations: list[RankObservation], apis: tuple[str, 
             out += _op_indices(check, r, records, max_events, chunk)
             out += _physical(api, r, records, obs)
             out += _memory(check, r, a.memory, model.memory.get(r, {}))
-            out += _host_reports(check, r, obs, api, want, overflow, dropped, addresses, codes)
+            out += _host_reports(check, r, obs, api, want, overflow, dropped, addresses, codes, got)
         if len(apis) == 2:
             x, y = apis
             check = between(x, y)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 
@@ -101,28 +102,22 @@ def read(path: str) -> ExportedTrace:
         raise ValueError(f"{path}: expected the processes of one rank and API, found {sorted(processes.values())}")
     (process,) = processes.values()
     rank = int(_PROCESS.match(process).group(2))
-    programs: dict[tuple, int] = {}  # the pid of each track holding an event
+    slices = [e for e in events if e["ph"] == "X" or e["ph"] == "i"]  # a pass per field below, not per event
+    arguments = [e["args"] for e in slices]
+    phases = [e["ph"] for e in slices]
+    unfinished = [ph == "X" and bool(a.get("unfinished")) for ph, a in zip(phases, arguments, strict=True)]
     names: dict[str, int] = {}
-    name, kind, pid = [], [], []
-    args: dict[str, list] = {a: [] for a in ARGS}
-    for e in events:
-        ph = e["ph"]
-        if ph != "X" and ph != "i":
-            continue
-        a = e["args"]
-        unfinished = ph == "X" and bool(a.get("unfinished"))
-        n = e["name"][: -len(UNFINISHED)] if unfinished and e["name"].endswith(UNFINISHED) else e["name"]
-        name.append(names.setdefault(n, len(names)))
-        kind.append(KIND_INSTANT if ph == "i" else KIND_UNFINISHED if unfinished else KIND_RANGE)
-        track = (e["pid"], e["tid"])
-        if track not in programs:
-            programs[track] = int(_TRACK.match(tracks[track]).group(1))
-        pid.append(programs[track])
-        for k, column in args.items():
-            column.append(int(a[k]))
+    name = [names.setdefault(n[: -len(UNFINISHED)] if u and n.endswith(UNFINISHED) else n, len(names))
+            for n, u in zip([e["name"] for e in slices], unfinished, strict=True)]
+    kind = [KIND_INSTANT if ph == "i" else KIND_UNFINISHED if u else KIND_RANGE
+            for ph, u in zip(phases, unfinished, strict=True)]
+    programs: dict[tuple, int] = {}  # the pid of each track holding an event
+    for track in {(e["pid"], e["tid"]) for e in slices}:
+        programs[track] = int(_TRACK.match(tracks[track]).group(1))
     values = {"name": np.array(name, dtype=np.int64), "kind": np.array(kind, dtype=np.int8),
-              "pid": int_column(pid), "cur_rank": np.full(len(pid), rank, dtype=np.int64),
-              **{k: int_column(column) for k, column in args.items()}}
+              "pid": int_column([programs[(e["pid"], e["tid"])] for e in slices]),
+              "cur_rank": np.full(len(slices), rank, dtype=np.int64),
+              **{k: int_column(list(map(int, map(itemgetter(k), arguments)))) for k in ARGS}}
     order = np.argsort(values["op_index"], kind="stable")
     columns = ExportedColumns(tuple(names), {k: v[order] for k, v in values.items()})
     meta = trace["metadata"]

@@ -25,7 +25,7 @@ from iris.tracing.events import event_name
 from iris.tracing.records import KIND_NAMES, TraceRecords
 
 if TYPE_CHECKING:
-    from conformance.check.exported import ExportedTrace
+    from conformance.check.exported import ExportedColumns, ExportedTrace
 
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 # The int columns of an event (``Event``'s fields but the name, kind and address), read from a record or a row.
@@ -132,13 +132,17 @@ def records_columns(records: TraceRecords, addresses: AddressMap, codes: Codes) 
                                 lambda i: to_event(record_row(records, i), addresses))
 
 
-def exported_columns(trace: ExportedTrace, addresses: AddressMap, codes: Codes) -> EventColumns:
+def exported_columns(trace: ExportedTrace, addresses: AddressMap, codes: Codes,
+                     recorded: tuple[TraceRecords, EventColumns] | None = None) -> EventColumns:
     """The events of an API's exported trace on one rank as ``EventColumns`` (from its columns, or from its rows
-    where it holds rows)."""
+    where it holds rows); ``recorded``: the API's records on that rank and their ``EventColumns``, given back where
+    the trace holds the very same rows (a correct export)."""
     if trace.columns is not None:
         held = trace.columns
         columns = {"name": codes.table(held.names)[held.values["name"]],
                    "kind": codes.table(KINDS)[held.values["kind"]], **{f: held.values[f] for f in INT_COLUMNS}}
+        if recorded is not None and _same_rows(held, columns["name"], recorded[0], codes):
+            return recorded[1]
 
         def event(i: int) -> Event:
             return to_event(held.row(i), addresses)
@@ -152,3 +156,11 @@ def exported_columns(trace: ExportedTrace, addresses: AddressMap, codes: Codes) 
     op_index = columns.pop("op_index")
     columns |= addresses.columns(columns.pop("address"), codes)
     return EventColumns.ordered(columns, program_order(columns["pid"], op_index), event)
+
+
+def _same_rows(held: ExportedColumns, names: np.ndarray, records: TraceRecords, codes: Codes) -> bool:
+    """Whether ``held`` holds, row for row, the fields of ``records`` that an ``Event`` and its order take (then
+    both give the same ``EventColumns``); ``names``: the codes of ``held``'s names."""
+    return (len(held) == len(records) and np.array_equal(held.values["kind"], records["kind"])
+            and all(np.array_equal(held.values[f], records[f]) for f in INT_COLUMNS)
+            and np.array_equal(names, _name_codes(records["event_id"], codes)))

@@ -99,10 +99,23 @@ def _mutate_records(data: st.DataObject, example: synthetic_example.Example) -> 
 def _mutate_exported(data: st.DataObject, example: synthetic_example.Example) -> None:
     r = data.draw(st.integers(0, len(example.observations) - 1), label="rank")
     trace = example.observations[r].apis[data.draw(st.sampled_from(APIS), label="api")].exported
-    how = data.draw(st.sampled_from(["field", "drop", "repeat", "counts"]), label="exported")
+    how = data.draw(st.sampled_from(["column", "field", "drop", "repeat", "counts"]), label="exported")
     if how == "counts":
         trace.events += data.draw(st.integers(-2, 2))
         trace.dropped += data.draw(st.integers(-2, 2))
+        return
+    if how == "column" and trace.columns is not None and len(trace):  # as read() gives it
+        held = trace.columns
+        i = data.draw(st.integers(0, len(held) - 1), label="row")
+        f = data.draw(st.sampled_from(sorted(held.values)), label="field")
+        if f == "name":
+            held.names = (*held.names, data.draw(st.sampled_from([*EVENT_IDS, "unknown(9999)"])))
+            held.values[f][i] = data.draw(st.integers(0, len(held.names) - 1))
+        elif f == "kind":
+            held.values[f][i] = data.draw(st.integers(0, 2))
+        else:
+            around = _addresses(example, r) if f == "address" else []
+            held.values[f][i] = _value(data, int(held.values[f][i]), around)
         return
     rows = trace.rows  # from here on the trace is its rows
     if not rows:
@@ -132,7 +145,8 @@ def _model_value(data: st.DataObject, field: str, old):
         heap = data.draw(st.integers(0, 3))
         return data.draw(st.sampled_from([None, 0, 12345, Addr(heap, "src", 3), Addr(heap, "dst", 0),
                                           Addr(heap, "flags", 1023), Addr(heap, "nosuch", 0), (heap, "src", 3),
-                                          Addr(heap, "src", 3.0), Addr(heap, "src", 2.5)]))
+                                          Addr(heap, "src", 3.0), Addr(heap, "src", 2.5), [heap, "src", 3],
+                                          12345.0, "12345"]))
     if field == "pid":
         return data.draw(st.one_of(st.integers(-1, 5), st.just(1 << 70)))
     if data.draw(st.booleans()):
