@@ -33,8 +33,10 @@ EVENT_FIELDS = tuple(f.name for f in dataclasses.fields(Event))
 
 
 def _value(data: st.DataObject, old: int, around: list[int] = ()) -> int:
-    """A value to put where ``old`` was: a neighbour, a small one, an extreme of int64 or one of ``around``."""
-    choices = [st.sampled_from([old - 1, old + 1]), st.integers(-3, 70), st.sampled_from(INT64)]
+    """A value to put where ``old`` was (an int64): a neighbour, a small one, an extreme of int64 or one of
+    ``around``."""
+    neighbours = [v for v in (old - 1, old + 1) if INT64[0] <= v <= INT64[1]]
+    choices = [st.sampled_from(neighbours), st.integers(-3, 70), st.sampled_from(INT64)]
     if around:
         choices.append(st.sampled_from(around))
     return data.draw(st.one_of(*choices))
@@ -133,7 +135,8 @@ def _mutate_exported(data: st.DataObject, example: synthetic_example.Example) ->
             rows[i][f] = data.draw(st.sampled_from(["range", "instant", "unfinished", "other"]))
         else:
             around = _addresses(example, r) if f == "address" else []
-            rows[i][f] = 1 << 70 if data.draw(st.booleans()) else _value(data, rows[i][f], around)
+            old = rows[i][f] if INT64[0] <= rows[i][f] <= INT64[1] else 0
+            rows[i][f] = 1 << 70 if data.draw(st.booleans()) else _value(data, old, around)
 
 
 def _model_value(data: st.DataObject, field: str, old):
@@ -149,6 +152,7 @@ def _model_value(data: st.DataObject, field: str, old):
                                           12345.0, "12345"]))
     if field == "pid":
         return data.draw(st.one_of(st.integers(-1, 5), st.just(1 << 70)))
+    old = old if type(old) is int and INT64[0] <= old <= INT64[1] else 0  # an earlier edit may have left another
     if data.draw(st.booleans()):
         return data.draw(st.sampled_from([float(old), old + 0.5, 1 << 70, True, str(old)]))
     return _value(data, old)
