@@ -1,9 +1,12 @@
 """Three-way comparison of one example: Triton vs model, Gluon vs model, Triton vs Gluon.
 
-Observed events are normalized first: to logical ``Event``s (``conformance.check.model``), addresses to (heap
-rank, buffer, index), keys to program order. Events are keyed by ``(cur_rank, pid, k)`` where ``k`` is the
-event's position within its program (programs claim slots in program order, so sorting a program's events by
-``op_index`` gives it).
+Observed events are normalized first (``conformance.check.normalize``): to the logical fields of ``Event``s
+(``conformance.check.model``), addresses to (heap rank, buffer, index), keys to program order. Events are keyed by
+``(cur_rank, pid, k)`` where ``k`` is the event's position within its program (programs claim slots in program
+order, so sorting a program's events by ``op_index`` gives it). Each side is a set of numpy columns
+(``conformance.check.columns.EventColumns``), compared all at once: ``Event``s and a ``Divergence`` are made only
+for the first row that differs, so a million events compare in well under a second
+(``benchmarks/bench_compare.py``).
 
 Logical fields must be equal; physical fields (timestamps, durations, SM/CU/XCC ids) must be valid:
 inside the launch window, ordered, in range for the device. ``op_index`` must be the slot the event
@@ -13,166 +16,223 @@ start. What the host reports is checked too: every host view of the counters (``
 ``attempted`` and ``dropped``, ``tracing.attempted``, ``tracing.dropped``, ``tracing.claimed``,
 ``tracing.trace_counter``), every word of the guard slot past ``max_events``, which no kernel may write
 (``tracing.guard_changes()``), and the exported trace file's counts and events (``conformance.check.exported``),
-against the model and each other.
-Memory is compared exactly. Each
-divergence names the check, rank, program, event, field and both values, and carries the first
-diverging event of each side.
+against the model and each other. Memory is compared exactly. Each divergence names the check, rank, program,
+event, field and both values, and carries the first diverging event of each side.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
 
-from conformance.check.model import Addr, Event, Model
+import numpy as np
+
+from conformance.check.columns import COLUMNS, Codes, EventColumns, model_columns
+from conformance.check.model import Model
+from conformance.check.normalize import AddressMap, exported_columns, records_columns
 from conformance.results import Divergence, between, vs_model
 from iris.tracing.events import PHYSICAL_FIELDS
 from iris.tracing.guard import word_fields
 from iris.tracing.hw import XCC_ID_LIMIT
+from iris.tracing.records import KIND_RANGE
 
 if TYPE_CHECKING:
     from conformance.harness.observation import ApiObservation, RankObservation
     from iris.tracing.guard import GuardWord
+    from iris.tracing.records import TraceRecords
 
-# ---------------------------------------------------------------------------------------------- normalization
-
-
-class AddressMap:
-    """Maps a raw address seen on one rank to ``Addr`` using that rank's heap bases and buffer layout."""
-
-    def __init__(self, heap_bases: list[int], layout: dict[str, tuple[int, int, int]], heap_bytes: int) -> None:
-        self.heap_bases = heap_bases
-        self.layout = layout
-        self.heap_bytes = heap_bytes
-
-    def __call__(self, address: int) -> Addr | int | None:
-        """``Addr`` for an address inside a named buffer, ``None`` for 0, the raw int otherwise."""
-        if address == 0:
-            return None
-        for heap_rank, base in enumerate(self.heap_bases):
-            offset = address - base
-            if 0 <= offset < self.heap_bytes:
-                for name, (start, elem, numel) in self.layout.items():
-                    if start <= offset < start + elem * numel and (offset - start) % elem == 0:
-                        return Addr(heap_rank, name, (offset - start) // elem)
-        return address
-
-
-def to_event(row: dict, addresses: AddressMap) -> Event:
-    """The logical ``Event`` of one decoded trace row."""
-    return Event(
-        name=row["name"], kind=row["kind"], pid=row["pid"], pid_m=row["pid_m"], pid_n=row["pid_n"],
-        cur_rank=row["cur_rank"], target_rank=row["target_rank"], address=addresses(row["address"]),
-        payload_size=row["payload_size"], payload=row["payload"],
-    )  # fmt: skip
-
-
-def by_program(events: list[Event], order: list[int]) -> dict[int, list[Event]]:
-    """``{pid: events in program order}`` given each event's ``op_index`` in ``order``."""
-    programs: dict[int, list[tuple[int, Event]]] = {}
-    for op_index, ev in zip(order, events, strict=True):
-        programs.setdefault(ev.pid, []).append((op_index, ev))
-    return {pid: [ev for _, ev in sorted(evs, key=lambda x: x[0])] for pid, evs in sorted(programs.items())}
-
-
-def expected_by_program(events: list[Event]) -> dict[int, list[Event]]:
-    """A model's events grouped per program, keeping their listed order."""
-    programs: dict[int, list[Event]] = {}
-    for ev in events:
-        programs.setdefault(ev.pid, []).append(ev)
-    return dict(sorted(programs.items()))
-
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 # ------------------------------------------------------------------------------------------------ comparison
 
 
-def observed_events(rank_obs: RankObservation, api: str, heap_bytes: int, source: str = "rows"
-                    ) -> tuple[dict[int, list[Event]], list[dict]]:
-    """``({pid: events in program order}, raw rows)`` of one API on one rank: the decoded slots
-    (``source="rows"``: its records, a dict per event) or the events of its exported trace file (``"exported"``)."""
-    a = rank_obs.apis[api]
-    amap = AddressMap(rank_obs.heap_bases, a.layout, heap_bytes)
-    rows = a.records.rows() if source == "rows" else a.exported.rows
-    events = [to_event(r, amap) for r in rows]
-    return by_program(events, [r["op_index"] for r in rows]), rows
+def _compare_programs(check: str, rank: int, got: EventColumns, want: EventColumns, prefix_only: bool = False,
+                      where_prefix: str = "") -> list[Divergence]:
+    """The first divergence between two sides' events, program by program (pids in order) and event by event in
+    each (``prefix_only``: ``got``'s programs may be prefixes of ``want``'s): the first logical field that differs,
+    or else a program with another number of events."""
+    same_pids = len(got.pids) == len(want.pids) and bool(np.all(got.pids == want.pids))
+    pids = got.pids if same_pids else np.union1d(got.pids, want.pids)
+    g_start, g_count = _programs(got, pids, same_pids)
+    w_start, w_count = _programs(want, pids, same_pids)
+    common = np.minimum(g_count, w_count)
+    ends = np.cumsum(common)
+    if np.array_equal(g_count, w_count):  # row i of one side against row i of the other
+        g_rows = w_rows = None
+    else:
+        k = np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - common, common)
+        g_rows, w_rows = np.repeat(g_start, common) + k, np.repeat(w_start, common) + k
+    pair = _first_difference(got, want, g_rows, w_rows)
+    counted = np.flatnonzero((g_count != w_count) & ~(prefix_only & (g_count < w_count)))
+    program = None if pair is None else int(np.searchsorted(ends, pair, side="right"))
+    if program is not None and (not len(counted) or program <= counted[0]):
+        i, j = (pair, pair) if g_rows is None else (int(g_rows[pair]), int(w_rows[pair]))
+        left, right = got.event(i), want.event(j)
+        fields = left.diff(right)
+        assert fields, f"their columns differ, the events do not: {left} vs {right}"
+        where = f"{where_prefix}pid {pids[program]} event {i - int(g_start[program])}"
+        return [Divergence(check, rank, where, fields[0], getattr(left, fields[0]), getattr(right, fields[0]), left,
+                           right)]
+    if not len(counted):
+        return []
+    p = int(counted[0])
+    k = int(common[p])  # the first event one side has and the other has not
+    left = got.event(int(g_start[p]) + k) if k < g_count[p] else None
+    right = want.event(int(w_start[p]) + k) if k < w_count[p] else None
+    return [Divergence(check, rank, f"{where_prefix}pid {pids[p]}", "events in program", int(g_count[p]),
+                       int(w_count[p]), left, right)]
 
 
-def _compare_programs(check, rank, got, want, prefix_only=False, where_prefix="") -> list[Divergence]:
-    """First divergence between two ``{pid: [Event]}`` maps (``prefix_only``: ``got`` may be a prefix)."""
-    for pid in sorted(set(got) | set(want)):
-        g, w = got.get(pid, []), want.get(pid, [])
-        for k in range(max(len(g), len(w))):
-            left = g[k] if k < len(g) else None
-            right = w[k] if k < len(w) else None
-            if left is None and prefix_only:
-                break
-            where = f"{where_prefix}pid {pid} event {k}"
-            if left is None or right is None:
-                count = (len(g), len(w))
-                return [Divergence(check, rank, f"{where_prefix}pid {pid}", "events in program", count[0], count[1],
-                                   left, right)]
-            fields = left.diff(right)
-            if fields:
-                f = fields[0]
-                return [Divergence(check, rank, where, f, getattr(left, f), getattr(right, f), left, right)]
-    return []
+def _programs(side: EventColumns, pids: np.ndarray, same: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The first row and the number of events of each of ``pids`` on ``side`` (0 where it has none); ``same``:
+    ``pids`` are the side's own."""
+    if same:
+        return side.starts, side.counts
+    start, count = np.zeros(len(pids), dtype=np.int64), np.zeros(len(pids), dtype=np.int64)
+    if len(side.pids):
+        at = np.searchsorted(side.pids, pids)
+        found = at < len(side.pids)
+        found[found] = side.pids[at[found]] == pids[found]
+        start[found], count[found] = side.starts[at[found]], side.counts[at[found]]
+    return start, count
 
 
-def _valid_timestamp(r: dict, obs: RankObservation, t0: int, t1: int) -> str | None:
-    return None if t0 <= r["timestamp"] <= t1 else f"within launch window [{t0}, {t1}]"
+def _first_difference(got: EventColumns, want: EventColumns, g_rows: np.ndarray | None,
+                      w_rows: np.ndarray | None) -> int | None:
+    """The first pair (row i of both sides, or ``g_rows[i]`` against ``w_rows[i]``) whose columns differ."""
+    differ = None
+    for c in COLUMNS:
+        a, b = got.columns[c], want.columns[c]
+        if g_rows is not None:
+            a, b = a[g_rows], b[w_rows]
+        d = a != b
+        differ = d if differ is None else np.logical_or(differ, d, out=differ)
+    at = np.flatnonzero(differ) if differ is not None else ()
+    return int(at[0]) if len(at) else None
 
 
-def _valid_duration(r: dict, obs: RankObservation, t0: int, t1: int) -> str | None:
-    bound = t1 - r["timestamp"]
-    return None if r["kind"] != "range" or 0 <= r["duration_cycles"] <= bound else f"in [0, {bound}]"
+class PhysicalCheck(NamedTuple):
+    """The validity of one physical field: ``valid(columns, obs, t0, t1)`` marks every record that holds a valid
+    value (the records' columns, the rank's observation, the launch window); ``expected(columns, i, obs, t0, t1)``
+    says what record i should hold."""
+
+    valid: Callable[..., np.ndarray]
+    expected: Callable[..., str]
 
 
-def _valid_cu_id(r: dict, obs: RankObservation, t0: int, t1: int) -> str | None:
-    return None if 0 <= r["cu_id"] < obs.cu_limit else f"in [0, {obs.cu_limit})"
+def _timestamp_valid(c: dict, obs: RankObservation, t0: int, t1: int) -> np.ndarray:
+    return (c["timestamp"] >= t0) & (c["timestamp"] <= t1)
 
 
-def _valid_xcc_id(r: dict, obs: RankObservation, t0: int, t1: int) -> str | None:
-    limit = XCC_ID_LIMIT[obs.backend]
-    return None if 0 <= r["xcc_id"] < limit else f"in [0, {limit})"
+def _timestamp_expected(c: dict, i: int, obs: RankObservation, t0: int, t1: int) -> str:
+    return f"within launch window [{t0}, {t1}]"
+
+
+def _duration_valid(c: dict, obs: RankObservation, t0: int, t1: int) -> np.ndarray:
+    d = c["duration_cycles"]
+    return (c["kind"] != KIND_RANGE) | ((d >= 0) & _at_most(d, t1, c["timestamp"]))
+
+
+def _duration_expected(c: dict, i: int, obs: RankObservation, t0: int, t1: int) -> str:
+    return f"in [0, {t1 - int(c['timestamp'][i])}]"
+
+
+def _at_most(x: np.ndarray, high: int, low: np.ndarray) -> np.ndarray:
+    """``x <= high - low``, exact: where the difference leaves int64, those records are compared as Python ints."""
+    out = x <= high - low
+    wide = (low < high - _INT64_MAX) | (low > high - _INT64_MIN)
+    if wide.any():
+        out[wide] = [v <= high - w for v, w in zip(x[wide].tolist(), low[wide].tolist(), strict=True)]
+    return out
+
+
+def _cu_id_valid(c: dict, obs: RankObservation, t0: int, t1: int) -> np.ndarray:
+    return (c["cu_id"] >= 0) & (c["cu_id"] < obs.cu_limit)
+
+
+def _cu_id_expected(c: dict, i: int, obs: RankObservation, t0: int, t1: int) -> str:
+    return f"in [0, {obs.cu_limit})"
+
+
+def _xcc_id_valid(c: dict, obs: RankObservation, t0: int, t1: int) -> np.ndarray:
+    return (c["xcc_id"] >= 0) & (c["xcc_id"] < XCC_ID_LIMIT[obs.backend])
+
+
+def _xcc_id_expected(c: dict, i: int, obs: RankObservation, t0: int, t1: int) -> str:
+    return f"in [0, {XCC_ID_LIMIT[obs.backend]})"
 
 
 # The validity check of every physical field of ``events.FIELDS`` (tests/cpu_unit/test_compare.py: one each).
-PHYSICAL_CHECKS = {"timestamp": _valid_timestamp, "duration_cycles": _valid_duration, "cu_id": _valid_cu_id,
-                   "xcc_id": _valid_xcc_id}
+PHYSICAL_CHECKS: dict[str, PhysicalCheck] = {
+    "timestamp": PhysicalCheck(_timestamp_valid, _timestamp_expected),
+    "duration_cycles": PhysicalCheck(_duration_valid, _duration_expected),
+    "cu_id": PhysicalCheck(_cu_id_valid, _cu_id_expected),
+    "xcc_id": PhysicalCheck(_xcc_id_valid, _xcc_id_expected),
+}
 
 
-def _physical(api: str, rank: int, rows: list[dict], obs: RankObservation) -> list[Divergence]:
+def _physical(api: str, rank: int, records: TraceRecords, obs: RankObservation) -> list[Divergence]:
+    """The first record (in slot order) with a physical field out of range, and its first such field."""
+    if not len(records):
+        return []
     t0, t1 = obs.apis[api].window
-    check = vs_model(api)
-    for r in rows:
-        for name in PHYSICAL_FIELDS:
-            expected = PHYSICAL_CHECKS[name](r, obs, t0, t1)
-            if expected is not None:
-                return [Divergence(check, rank, f"pid {r['pid']} op_index {r['op_index']}", name, r[name], expected)]
-    return []
+    c = records.columns
+    invalid = {name: ~PHYSICAL_CHECKS[name].valid(c, obs, t0, t1) for name in PHYSICAL_FIELDS}
+    at = np.flatnonzero(np.logical_or.reduce(list(invalid.values())))
+    if not len(at):
+        return []
+    i = int(at[0])
+    name = next(n for n in PHYSICAL_FIELDS if invalid[n][i])
+    return [Divergence(vs_model(api), rank, f"pid {int(c['pid'][i])} op_index {int(c['op_index'][i])}", name,
+                       int(c[name][i]), PHYSICAL_CHECKS[name].expected(c, i, obs, t0, t1))]
 
 
-def _op_indices(check: str, rank: int, rows: list[dict], max_events: int, chunk: int) -> list[Divergence]:
+def _op_indices(check: str, rank: int, records: TraceRecords, max_events: int, chunk: int) -> list[Divergence]:
     """Every event's op_index is the slot it was found in (so unique per rank), below the max_events; and the
     slots fill whole chunks, each chunk one program's: a program id's lowest slot starts a chunk (a program's
     first record takes the first slot of the chunk it claimed at initialize), and no chunk holds the records of
-    two program ids (programs that share a cursor, or a chunk handed out twice, break one or the other)."""
-    owner: dict[int, int] = {}
-    lowest: dict[int, int] = {}
-    for r in rows:
-        where = f"slot {r['slot']} (pid {r['pid']})"
-        if r["op_index"] != r["slot"]:
-            return [Divergence(check, rank, where, "op_index", r["op_index"], r["slot"])]
-        if not 0 <= r["slot"] < max_events:
-            return [Divergence(check, rank, where, "slot", r["slot"], f"in [0, {max_events})")]
-        first = owner.setdefault(r["slot"] // chunk, r["pid"])
-        if first != r["pid"]:
-            return [Divergence(check, rank, where, "chunk owner", r["pid"], f"pid {first} (chunk {chunk})")]
-        lowest[r["pid"]] = min(lowest.get(r["pid"], r["slot"]), r["slot"])
-    for pid, slot in sorted(lowest.items()):
-        if slot % chunk:
-            return [Divergence(check, rank, f"slot {slot} (pid {pid})", "first slot", slot,
-                               f"a multiple of the chunk {chunk}")]
+    two program ids (programs that share a cursor, or a chunk handed out twice, break one or the other). Records
+    are taken in slot order; the first that breaks a rule is reported."""
+    c = records.columns
+    if not len(records):
+        return []
+    op_index, slot, pid = c["op_index"], c["slot"], c["pid"]
+    moved = op_index != slot
+    outside = (slot < 0) | (slot >= max_events)
+    owner = pid[_first_of_each(slot // chunk)]  # the program of each record's chunk's first record
+    shared = pid != owner
+    at = np.flatnonzero(moved | outside | shared)
+    if len(at):
+        i = int(at[0])
+        where = f"slot {int(slot[i])} (pid {int(pid[i])})"
+        if moved[i]:
+            return [Divergence(check, rank, where, "op_index", int(op_index[i]), int(slot[i]))]
+        if outside[i]:
+            return [Divergence(check, rank, where, "slot", int(slot[i]), f"in [0, {max_events})")]
+        return [Divergence(check, rank, where, "chunk owner", int(pid[i]), f"pid {int(owner[i])} (chunk {chunk})")]
+    pids, lowest = _lowest(pid, slot)
+    off = np.flatnonzero(lowest % chunk)
+    if len(off):
+        p, s = int(pids[off[0]]), int(lowest[off[0]])
+        return [Divergence(check, rank, f"slot {s} (pid {p})", "first slot", s, f"a multiple of the chunk {chunk}")]
     return []
+
+
+def _first_of_each(keys: np.ndarray) -> np.ndarray:
+    """For each element, the index of the first element with its key."""
+    if len(keys) < 2 or bool(np.all(keys[1:] >= keys[:-1])):  # in order (records in slot order): runs
+        starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+        return np.repeat(starts, np.diff(np.append(starts, len(keys))))
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return first[inverse]
+
+
+def _lowest(pid: np.ndarray, slot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each program id (sorted) and its lowest slot."""
+    order = np.lexsort((slot, pid))
+    pid, slot = pid[order], slot[order]
+    first = np.flatnonzero(np.concatenate(([True], pid[1:] != pid[:-1])))
+    return pid[first], slot[first]
 
 
 def _memory(check: str, rank: int, got: dict, want: dict) -> list[Divergence]:
@@ -201,7 +261,7 @@ def _flatten(x) -> list:
     return list(x)
 
 
-def _host_counters(check: str, rank: int, a: ApiObservation, rows: list[dict], attempted: int, dropped: int,
+def _host_counters(check: str, rank: int, a: ApiObservation, records: TraceRecords, attempted: int, dropped: int,
                    claimed: int | None, chunk: int, max_events: int) -> list[Divergence]:
     """Every host view of the counters (``a``: one API's observation) against the model: ``attempted`` and
     ``dropped`` as ``events()`` reports them and as ``tracing.attempted`` and ``tracing.dropped`` do; the claimed
@@ -220,7 +280,7 @@ def _host_counters(check: str, rank: int, a: ApiObservation, rows: list[dict], a
     if claimed is not None:
         return out
     got = host.claimed
-    top = max((r["slot"] for r in rows), default=-1)
+    top = int(records["slot"].max()) if len(records) else -1
     if host.trace_counter != got:
         out.append(Divergence(check, rank, "whole launch", "tracing.trace_counter", host.trace_counter,
                               f"{got} (tracing.claimed)"))
@@ -242,18 +302,20 @@ def _guard(check: str, rank: int, changes: tuple[GuardWord, ...], max_events: in
                        f"{c.expected} (written at enable/reset; no kernel writes past the end)") for c in changes]
 
 
-def _host_reports(check: str, rank: int, obs: RankObservation, api: str, want, prefix_only: bool,
-                  expected_dropped: int, heap_bytes: int) -> list[Divergence]:
-    """What the host's exported trace file holds: its counts and events."""
+def _host_reports(check: str, rank: int, obs: RankObservation, api: str, want: EventColumns, prefix_only: bool,
+                  expected_dropped: int, addresses: AddressMap, codes: Codes, recorded: EventColumns
+                  ) -> list[Divergence]:
+    """What the host's exported trace file holds: its counts and events (``recorded``: the records' own
+    ``EventColumns``, which the trace's are where it holds the same rows)."""
     kept = len(obs.apis[api].records)
     out = []
     exported = obs.apis[api].exported
     if exported.dropped != expected_dropped:
         out.append(Divergence(check, rank, "exported trace", "dropped", exported.dropped, expected_dropped))
-    if exported.events != kept or len(exported.rows) != kept:
-        out.append(Divergence(check, rank, "exported trace", "events", (exported.events, len(exported.rows)),
+    if exported.events != kept or len(exported) != kept:
+        out.append(Divergence(check, rank, "exported trace", "events", (exported.events, len(exported)),
                               (kept, kept)))
-    got, _ = observed_events(obs, api, heap_bytes, source="exported")
+    got = exported_columns(exported, addresses, codes, (obs.apis[api].records, recorded))
     return out + _compare_programs(check, rank, got, want, prefix_only=prefix_only, where_prefix="exported trace, ")
 
 
@@ -262,36 +324,38 @@ def compare(model: Model, observations: list[RankObservation], apis: tuple[str, 
     """Every divergence of one example (at most one per check, rank and kind of evidence); ``chunk`` and
     ``max_events``: what the ranks enabled tracing with (``ExampleSettings``)."""
     out: list[Divergence] = []
-    seen: dict[str, list[dict[int, list[Event]]]] = {api: [] for api in apis}
+    codes = Codes()  # one table of names, kinds and buffers for every side of the example
     for obs in observations:
         r = obs.rank
-        want = expected_by_program(model.events.get(r, []))
+        want = model_columns(model.events.get(r, []), codes)
+        seen: dict[str, EventColumns] = {}
         for api in apis:
             check = vs_model(api)
-            got, rows = observed_events(obs, api, heap_bytes)
-            seen[api].append(got)
             a = obs.apis[api]
+            addresses = AddressMap(obs.heap_bases, a.layout, heap_bytes)
+            got = seen[api] = records_columns(a.records, addresses, codes)
+            records = a.records
             overflow = model.max_events is not None and model.max_events < model.attempted(r)
-            if overflow and len(rows) > model.max_events:
-                out.append(Divergence(check, r, "whole launch", "kept events", len(rows), f"<= {model.max_events}"))
-            if model.kept is not None and len(rows) != model.kept[r]:
-                out.append(Divergence(check, r, "whole launch", "kept events", len(rows), model.kept[r]))
+            if overflow and len(records) > model.max_events:
+                out.append(Divergence(check, r, "whole launch", "kept events", len(records),
+                                      f"<= {model.max_events}"))
+            if model.kept is not None and len(records) != model.kept[r]:
+                out.append(Divergence(check, r, "whole launch", "kept events", len(records), model.kept[r]))
             # v2: under overflow, how many are kept depends on which programs claimed first (and on holes); every
             # record is kept or dropped, never both, so the drops are what the model attempted less what was kept
-            dropped = model.attempted(r) - len(rows) if overflow else 0
+            dropped = model.attempted(r) - len(records) if overflow else 0
             claimed = None if model.claimed is None else model.claimed[r]
-            out += _host_counters(check, r, a, rows, model.attempted(r), dropped, claimed, chunk, max_events)
+            out += _host_counters(check, r, a, records, model.attempted(r), dropped, claimed, chunk, max_events)
             out += _compare_programs(check, r, got, want, prefix_only=overflow)
-            out += _op_indices(check, r, rows, max_events, chunk)
-            out += _physical(api, r, rows, obs)
+            out += _op_indices(check, r, records, max_events, chunk)
+            out += _physical(api, r, records, obs)
             out += _memory(check, r, a.memory, model.memory.get(r, {}))
-            out += _host_reports(check, r, obs, api, want, overflow, dropped, heap_bytes)
+            out += _host_reports(check, r, obs, api, want, overflow, dropped, addresses, codes, got)
         if len(apis) == 2:
             x, y = apis
             check = between(x, y)
-            gx, gy = seen[x][-1], seen[y][-1]
             if model.max_events is None or model.max_events >= model.attempted(r):
-                out += _compare_programs(check, r, gx, gy)
+                out += _compare_programs(check, r, seen[x], seen[y])
             mx, my = obs.apis[x].memory, obs.apis[y].memory
             out += _memory(check, r, mx, my)
     return out

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchmarks import bench_tracing_host, stress_traced_loops
+from benchmarks import bench_compare, bench_tracing_host, stress_traced_loops
 from conformance.kit.scenario import known_scenarios
 from examples import run as examples_run
 
@@ -26,7 +26,8 @@ pytestmark = pytest.mark.cpu_unit
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ("trace_store_triton", "trace_store_gluon", "message_passing_triton", "message_passing_gluon")
 # where each script would start running: replaced by a function that fails the test
-STARTS = {"benchmarks.bench_conformance": "rows", "benchmarks.bench_tracing_device": "launch",
+STARTS = {"benchmarks.bench_compare": "bench", "benchmarks.bench_conformance": "rows",
+          "benchmarks.bench_tracing_device": "launch",
           "benchmarks.bench_tracing_host": "bench", "benchmarks.stress_traced_loops": "launch"}
 WARPS = ", ".join(map(str, stress_traced_loops.num_warps_allowed()))
 LOOPS = ("expected a comma list of integers from 1 to 2146435008 (loop lengths: the trace holds an event per "
@@ -45,7 +46,25 @@ def _world_size(value: str) -> str:
             "processes one host runs)")
 
 
+CAPACITY = "expected a comma list of integers from 1 to 100 (percent of the events a rank records), such as 100,95"
+
+
 CASES = [
+    ("benchmarks.bench_compare", ["--events", "0"], _at_least("--events", "0")),
+    ("benchmarks.bench_compare", ["--events", "1e6"], _at_least("--events", "1e6")),
+    ("benchmarks.bench_compare", ["--ranks", "0"], _world_size("0")),
+    ("benchmarks.bench_compare", ["--ranks", "65"], _world_size("65")),
+    ("benchmarks.bench_compare", ["--programs", "0"], _at_least("--programs", "0")),
+    *[("benchmarks.bench_compare", ["--chunk", value],
+       f"argument --chunk: --chunk '{value}': expected an integer from 1 to 1048576 (slots a program claims at a "
+       "time: tracing.enable's chunk)") for value in ("0", "2000000")],
+    *[("benchmarks.bench_compare", ["--capacity", value], f"argument --capacity: --capacity '{value}': {CAPACITY}")
+      for value in ("0", "101", "100,x", "")],
+    ("benchmarks.bench_compare", ["--repeat", "0"], _at_least("--repeat", "0")),
+    ("benchmarks.bench_compare", ["--seed", "-1"], _at_least("--seed", "-1", 0)),
+    ("benchmarks.bench_compare", ["--events", "3999", "--ranks", "4", "--programs", "1000"],
+     "--events 3999: fewer than --ranks 4 x --programs 1000; expected at least 4000 (every program records an "
+     "event)"),
     ("benchmarks.bench_conformance", ["--scenario", "nosuch"],
      f"unknown scenario 'nosuch'; {known_scenarios()}"),
     ("benchmarks.bench_conformance", ["--examples", "-1"], _at_least("--examples", "-1")),
@@ -191,6 +210,17 @@ def test_more_events_than_the_memory_holds_are_refused(tmp_path, capsys, monkeyp
     _nothing_written(tmp_path)
 
 
+def test_more_events_to_compare_than_the_memory_holds_are_refused(tmp_path, capsys, monkeypatch):
+    """100,000,000 events need about 149 GiB at the run's peak (the model's events alone are Python objects)."""
+    _setup(tmp_path)
+    monkeypatch.setattr(bench_compare, "physical_memory", lambda: 64 << 30)
+    code, err = _refused("benchmarks.bench_compare", ["--events", "100000000"], monkeypatch, tmp_path, capsys)
+    assert code == 2, (code, err)
+    assert err == ("python -m benchmarks.bench_compare: --events 100000000: a run holds about 149 GiB at its peak "
+                   "(1600 bytes per event), this machine has 64 GiB of memory; expected at most 42949672 events\n"), err
+    _nothing_written(tmp_path)
+
+
 def test_num_warps_are_the_powers_of_two_of_a_1024_thread_program(monkeypatch):
     monkeypatch.setattr(torch.version, "hip", None)
     assert stress_traced_loops.num_warps_allowed() == (1, 2, 4, 8, 16, 32)
@@ -205,6 +235,7 @@ def _as_a_user(tmp_path: Path, module: str, *argv: str) -> subprocess.CompletedP
 
 
 USER = [
+    ("benchmarks.bench_compare", ["--capacity", "0"], f"argument --capacity: --capacity '0': {CAPACITY}"),
     ("benchmarks.bench_conformance", ["--scenario", "nosuch"], "unknown scenario 'nosuch'; known scenarios: "),
     ("benchmarks.bench_conformance", ["--examples", "-1"], _at_least("--examples", "-1")),
     ("benchmarks.bench_tracing_host", ["--out", "afile"], f"argument --out: --out 'afile': exists and is not a "

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import bench_compare as compare_bench
 from benchmarks import bench_tracing_device as device_bench
 from benchmarks import stress_traced_loops as stress
 from iris import layout
@@ -27,7 +28,9 @@ pytestmark = pytest.mark.cpu_interpret
 
 ROOT = Path(__file__).resolve().parents[2]
 PAIRS, CHUNK, EVENTS = 4, 3, 1000
+COMPARED = ("--events", "2000", "--ranks", "2", "--programs", "10", "--repeat", "1", "--capacity", "100,90")
 CPU_RUNS: dict[str, list[str] | str] = {
+    "bench_compare": list(COMPARED),
     "bench_conformance": "tests/conformance/test_bench_conformance.py",  # bench_conformance.main, 1 cpu rank
     "bench_tracing_device": ["--backend", "cpu", "--pairs", str(PAIRS), "--chunk", str(CHUNK), "--auto"],
     "bench_tracing_host": ["--events", str(EVENTS), "--repeat", "1", "--device", "cpu"],
@@ -63,6 +66,24 @@ def test_every_benchmark_has_a_cpu_run():
 def test_benchmark_run_by_another_test_module(name):
     text = (ROOT / CPU_RUNS[name]).read_text()
     assert f"from benchmarks import {name} as bench" in text and 'bench.main(["--backend", "cpu"' in text
+
+
+def test_bench_compare_prints_a_row_per_capacity_and_the_exported_trace():
+    """2,000 events on 2 ranks: every record kept at 100% (both APIs: 4,000), at most 900 slots a rank at 90%; no
+    divergence either way; rank 0's exported trace holds its 1,000 events."""
+    out = run("bench_compare")
+    assert out[:2] == ["compare: 2,000 events, 2 ranks x 10 programs, chunk 64, 2 APIs; median of 1",
+                       compare_bench.HEADER], out
+    rows = [line.split() for line in out[2:4]]
+    assert [r[0] for r in rows] == ["100%", "90%"], rows
+    for r in rows:
+        seconds, rate, model, peak = (finite(x) for x in r[1:5])
+        assert seconds > 0 and rate > 0 and 0 <= model and peak > 0 and r[6] == "0", r
+    kept = [int(r[5].replace(",", "")) for r in rows]
+    assert kept[0] == 4000 and 0 < kept[1] <= 2 * 2 * 900, kept
+    exported = re.fullmatch(rf"exported trace of one rank and API \(1,000 events\), written and read back on its "
+                            rf"rank: JSON write {NUMBER} s, read {NUMBER} s, {NUMBER} MB \({NUMBER} B/event\)", out[4])
+    assert exported and all(finite(x) > 0 for x in exported.groups()) and len(out) == 5, out
 
 
 def test_bench_tracing_device_prints_both_apis_on_the_cpu():
