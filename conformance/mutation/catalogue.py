@@ -42,7 +42,8 @@ _LOCKSTEP = ("the interpreter runs a rank's programs one after another and a blo
 
 # Where a mutant's bug can show (``Mutant.backends``): the CPU interpreter, any GPU, or one vendor's code path only.
 PLATFORMS = ("cpu", "gpu", "gpu-cuda", "gpu-hip")
-# The scales a mutant's cases may run at besides the backend's own (``Mutant.scale``): the GPU scale of --scale gpu.
+# The scales a mutant's cases may run at besides the backend's own (``Mutant.scale``), by their names in
+# conformance.kit.scale: the GPU scale (what run and gate draw with --scale gpu).
 SCALES = ("gpu",)
 
 
@@ -213,8 +214,8 @@ _TRACING_TWINS: tuple[Mutant, ...] = (
     *_twins("refill-cursor-unmasked",
             "{m}.store(cursor + zero, _chunk_cursor(base, chunk + zero, max_events + zero), mask=first)",
             "{m}.store(cursor + zero, _chunk_cursor(base, chunk + zero, max_events + zero))",
-            "every thread stores the refilled cursor, each from its own element of the claim masked to thread 0 (not "
-            "a claim): the cursor points where the last store says, not at the chunk thread 0 claimed",
+            "every thread stores the refilled cursor, each made from its own element of the claim (masked to thread 0: "
+            "the others claimed nothing): the cursor points where the last store leaves it, not at thread 0's chunk",
             "chunked_claims@1", "two_views@1"),
     *_twins("cursor-shared",
             "cursor = cursors + (base.to({m}.int32) // chunk.to({m}.int32)) * L.CURSOR_WORDS", "cursor = cursors",

@@ -59,8 +59,13 @@ def _check_imports(root: Path) -> None:
 
 
 def scale_options(spec: dict) -> dict:
-    """``run_case``'s keywords for the spec's ``scale``: none at the backend's own scale."""
-    return {"scale": spec["scale"]} if spec.get("scale") else {}
+    """``run_case``'s keywords for the spec's ``scale``, a scale's name (``conformance.kit.scale``): none at the
+    backend's own scale."""
+    if not spec.get("scale"):
+        return {}
+    from conformance.kit.scale import scale_named
+
+    return {"scale": scale_named(spec["scale"])}
 
 
 def run_one(pools, name: str, world_size: int, spec: dict, compiler=None) -> dict:

@@ -229,13 +229,19 @@ def test_a_scaled_mutant_runs_at_its_scale_against_a_baseline_at_that_scale(monk
 
 
 @pytest.mark.cpu_unit
-@pytest.mark.parametrize(("scale", "passed"), [(None, {}), ("gpu", {"scale": "gpu"})])
+@pytest.mark.parametrize(("scale", "passed"), [(None, {}), ("gpu", {"scale": ("the scale named", "gpu")})])
 def test_the_probe_runs_a_case_at_the_spec_scale(monkeypatch, scale, passed):
-    from types import SimpleNamespace
+    """The spec's scale name becomes run_case's ``scale``, the scale of that name (conformance.kit.scale, stood in
+    for here); no scale, no keyword."""
+    import sys
+    from types import ModuleType, SimpleNamespace
 
     from conformance.harness import host_side
     from conformance.mutation import probe
 
+    kit_scale = ModuleType("conformance.kit.scale")
+    kit_scale.scale_named = lambda name: ("the scale named", name)
+    monkeypatch.setitem(sys.modules, "conformance.kit.scale", kit_scale)
     seen = []
 
     def run_case(pools, scenario, world_size, backend, settings, **kwargs):
