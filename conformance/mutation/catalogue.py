@@ -10,12 +10,15 @@ Adding a mutant is adding one entry below. The two tracing implementations get t
 killers, so a bug in either one alone must show; tests/conformance/test_mutate.py requires one per trace field
 and one per word of the guard slot past max_events (``_guard_twins``) for each. A mutant whose bug the CPU
 interpreter cannot show (it runs a launch's programs one after another) lists ``backends=("gpu",)``: ``mutate`` on
-the CPU skips it and says why; ``mutate --backend gpu`` runs it.
+the CPU skips it and says why (``why_skipped``); ``mutate --backend gpu`` runs it. A bug in one vendor's code path
+(``iris/tracing/hw.py`` branches on the target) lists ``gpu-cuda`` or ``gpu-hip``: a GPU of the other vendor skips it.
+A concurrency mutant (``_concurrent_twins``) runs its cases at the GPU scale (``scale="gpu"``: the draws of
+``--scale gpu``), and ``dimension`` says which drawn dimension kills it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from iris import layout_constexpr as L
 from iris.parity import twin_file
@@ -33,6 +36,15 @@ TIMELINE = "iris/tracing/timeline.py"
 CHROME_JSON = "iris/tracing/chrome_json.py"
 # Why the read-back path's mutants need a GPU: only there does Tracing.events split the records on the device.
 _ON_GPU = "on the CPU events() splits records with numpy (decode_words); unpack_slots runs on a GPU"
+# Why a concurrency mutant needs a GPU.
+_LOCKSTEP = ("the interpreter runs a rank's programs one after another and a block's lanes in lockstep: no two "
+             "programs or warps race, no lane diverges, and a load and store is as good as an atomic")
+
+# Where a mutant's bug can show (``Mutant.backends``): the CPU interpreter, any GPU, or one vendor's code path only.
+PLATFORMS = ("cpu", "gpu", "gpu-cuda", "gpu-hip")
+# The scales a mutant's cases may run at besides the backend's own (``Mutant.scale``), by their names in
+# conformance.kit.scale: the GPU scale (what run and gate draw with --scale gpu).
+SCALES = ("gpu",)
 
 
 @dataclass(frozen=True)
@@ -45,23 +57,37 @@ class Mutant:
     new: str
     breaks: str
     killers: tuple[str, ...] = ()
-    backends: tuple[str, ...] = ("cpu", "gpu")  # where the bug can show (see the module docstring)
-    why_not_cpu: str = ""
+    backends: tuple[str, ...] = ("cpu", "gpu")  # where the bug can show: PLATFORMS (see the module docstring)
+    why_skipped: str = ""  # why a platform it does not list cannot show the bug (printed when it is skipped)
+    scale: str | None = None  # the scale its cases run at: None, the backend's own; "gpu", the GPU scale (SCALES)
+    dimension: str = ""  # the drawn dimension that kills it, where only a scaled draw does
+
+    def shows_on(self, platform: str) -> bool:
+        """Whether the bug can show on ``platform`` (``cpu``, ``gpu-cuda`` or ``gpu-hip``): listed by name, or a GPU
+        platform by ``gpu``."""
+        return platform in self.backends or (platform.startswith("gpu-") and "gpu" in self.backends)
 
 
 def _m(name, file, old, new, breaks, *killers) -> Mutant:
     return Mutant(name, file, old, new, breaks, tuple(killers))
 
 
-def _gpu_only(name, file, old, new, breaks, why_not_cpu, *killers) -> Mutant:
-    """A mutant whose bug only a GPU run can show (``mutate`` on the CPU skips it, saying ``why_not_cpu``)."""
-    return Mutant(name, file, old, new, breaks, tuple(killers), backends=("gpu",), why_not_cpu=why_not_cpu)
+def _gpu_only(name, file, old, new, breaks, why_skipped, *killers) -> Mutant:
+    """A mutant whose bug only a GPU run can show (``mutate`` on the CPU skips it, saying ``why_skipped``)."""
+    return Mutant(name, file, old, new, breaks, tuple(killers), backends=("gpu",), why_skipped=why_skipped)
 
 
 def _twins(name, old, new, breaks, *killers) -> tuple[Mutant, Mutant]:
     """The same bug in each tracing implementation alone: ``{m}`` in ``old``/``new`` is ``tl`` or ``gl``."""
     return tuple(Mutant(f"{api}-trace-{name}", file, old.format(m=m), new.format(m=m), breaks, tuple(killers))
                  for api, file, m in (("triton", TRITON_TRACING, "tl"), ("gluon", GLUON_TRACING, "gl")))
+
+
+def _concurrent_twins(name, old, new, breaks, dimension, *killers) -> tuple[Mutant, Mutant]:
+    """``_twins`` of a concurrency bug: GPU only (``_LOCKSTEP``), their cases at the GPU scale, ``dimension`` the
+    drawn dimension that kills them."""
+    return tuple(replace(m, backends=("gpu",), why_skipped=_LOCKSTEP, scale="gpu", dimension=dimension)
+                 for m in _twins(name, old, new, breaks, *killers))
 
 
 def _guard_twins(constant: str) -> tuple[Mutant, Mutant]:
@@ -185,6 +211,12 @@ _TRACING_TWINS: tuple[Mutant, ...] = (
             "_refill(self.counters, self.chunk, self.max_events, self.cursor)\n                cursor = (",
             "after claiming a new chunk the record takes the used-up cursor's slot (the first of the next chunk, "
             "another program's) instead of the new chunk's first", "two_views@1", "chunked_claims@1"),
+    *_twins("refill-cursor-unmasked",
+            "{m}.store(cursor + zero, _chunk_cursor(base, chunk + zero, max_events + zero), mask=first)",
+            "{m}.store(cursor + zero, _chunk_cursor(base, chunk + zero, max_events + zero))",
+            "every thread stores the refilled cursor, each made from its own element of the claim (masked to thread 0: "
+            "the others claimed nothing): the cursor points where the last store leaves it, not at thread 0's chunk",
+            "chunked_claims@1", "two_views@1"),
     *_twins("cursor-shared",
             "cursor = cursors + (base.to({m}.int32) // chunk.to({m}.int32)) * L.CURSOR_WORDS", "cursor = cursors",
             "every cursor is the same cell: views or programs that record at once take each other's slots",
@@ -209,6 +241,85 @@ _TRACING_TWINS: tuple[Mutant, ...] = (
             "payload_size: 1- and 8-byte elements count 0 bytes (2- and 4-byte ones are right)", "call_shapes@1",
             "store@1"),
 )
+
+# Concurrency: bugs only programs and warps that run at once show, each in one place, each killed by a draw of the GPU
+# scale (``dimension``). The twins are written the same way in both tracings; the cursor read is shared (hw.py), with
+# one code path per vendor. Not here: the same cursor mask dropped from _refill's store (every thread then stores the
+# cursor of its own element of the masked claim), which the interpreter shows too: refill-cursor-unmasked above.
+_HW = "iris/tracing/hw.py"
+_WARPS_AND_LOOPS = ("num_warps >= 4 and a run-time traced loop of >= 128 calls, so that chunks refill inside the "
+                    "loop (chunked_claims, overflow at the GPU scale): a launch hangs, killed as an error")
+_CONCURRENT: tuple[Mutant, ...] = (
+    Mutant("hw-load_lane0-cuda-plain-load", _HW,
+           'return _asm(name, "load_lane0", _semantic, _semantic.cast(pointer, tl.int64))',
+           "return tl.load(pointer, _semantic=_semantic)",
+           "every lane reads the trace cursor with a plain load (cuda): ptxas keeps it in a warp's uniform registers "
+           "and a half-warp can take the other side of the refill branch (the hang of the last release)",
+           ("chunked_claims@1", "overflow@1"), backends=("gpu-cuda",), scale="gpu", dimension=_WARPS_AND_LOOPS,
+           why_skipped="the interpreter and AMD GPUs do not take load_lane0's cuda path (and the interpreter runs a "
+           "block's lanes in lockstep)"),
+    Mutant("hw-load_lane0-hip-no-readlane", _HW,
+           "return _semantic.or_(_semantic.shl(_semantic.cast(hi, tl.int64), _semantic.to_tensor(32)), low_bits)",
+           "return x",
+           "every lane takes its own load of the trace cursor (hip): the two v_readlane of lane 0's halves are left "
+           "unused, so a wave's lanes may branch apart on the refill",
+           ("chunked_claims@1", "overflow@1"), backends=("gpu-hip",), scale="gpu", dimension=_WARPS_AND_LOOPS,
+           why_skipped="the interpreter and NVIDIA GPUs do not take load_lane0's hip path (and the interpreter runs a "
+           "block's lanes in lockstep)"),
+    *_concurrent_twins(
+        "first-claim-not-atomic", 'base = {m}.atomic_add(counters + L.COUNTER_CLAIMED, chunk, sem="relaxed")',
+        "base = {m}.load(counters + L.COUNTER_CLAIMED)\n                {m}.store(counters + L.COUNTER_CLAIMED, "
+        "base + chunk)",
+        "initialize claims its first chunk with a load and a store instead of an atomic: programs that initialize at "
+        "once take the same chunk and its cursor",
+        "many programs initializing at once: grids of several waves of SMs (chunked_claims at the GPU scale, two "
+        "launches on two streams): claimed falls short of the model and one chunk holds two programs' records",
+        "chunked_claims@1", "overflow@1"),
+    *_concurrent_twins(
+        "refill-not-atomic",
+        'base = {m}.atomic_add(counters + L.COUNTER_CLAIMED + zero, chunk + zero, mask=first, sem="relaxed")',
+        "base = {m}.load(counters + L.COUNTER_CLAIMED + zero, mask=first)\n    "
+        "{m}.store(counters + L.COUNTER_CLAIMED + zero, base + chunk, mask=first)",
+        "a refill claims its chunk with a load and a store instead of an atomic: programs that refill at once take "
+        "the same chunk",
+        "many programs refilling at once: a grid of many programs x run-time loops of hundreds of traced calls a "
+        "program with a small chunk (1 or 3), so chunks refill many times (chunked_claims, overflow at the GPU "
+        "scale)", "chunked_claims@1", "overflow@1"),
+    Mutant("triton-trace-cursor-every-thread", TRITON_TRACING, "tl.store(self.cursor, cursor + 1,",
+           "tl.store(self.cursor + tl.arange(0, MAX_THREADS) * 0, cursor + 1,",
+           "every thread stores the cursor's advance (a block store of the one cell without _refill's mask to thread "
+           "0), each warp its own view: a warp behind or ahead of warp 0 moves the cursor back or skips slots",
+           ("chunked_claims@1", "two_views@1"), backends=("gpu",), why_skipped=_LOCKSTEP, scale="gpu",
+           dimension="num_warps >= 2 and a run-time traced loop with no block reduction between records, so warps "
+           "drift apart (chunked_claims's scalar-address instants at the GPU scale)"),
+    Mutant("gluon-trace-cursor-every-thread", GLUON_TRACING, "gl.store(self.cursor, cursor + 1,",
+           "gl.store(self.cursor + gl.arange(0, MAX_THREADS, layout=_thread_layout(warp_size(), gl.num_warps())) * 0, "
+           "cursor + 1,",
+           "every thread stores the cursor's advance (a block store of the one cell without _refill's mask to thread "
+           "0), each warp its own view: a warp behind or ahead of warp 0 moves the cursor back or skips slots",
+           ("chunked_claims@1", "two_views@1"), backends=("gpu",), why_skipped=_LOCKSTEP, scale="gpu",
+           dimension="num_warps >= 2 and a run-time traced loop with no block reduction between records, so warps "
+           "drift apart (chunked_claims's scalar-address instants at the GPU scale)"),
+    *_concurrent_twins(
+        "refill-slot-uncapped", "return _halves({m}.minimum(base, max_events),", "return _halves(base,",
+        "a chunk claimed at or past max_events keeps its first slot uncapped (next slot > end): the record is neither "
+        "written nor counted dropped, nor any later record of its program (on the CPU no refill comes after the "
+        "last chunk: programs run one at a time)",
+        "trace capacity near the attempts with many programs recording at once, so programs race for the last "
+        "chunks and a refill comes after the buffer filled (overflow at the GPU scale): attempted falls short",
+        "overflow@1"),
+    *_concurrent_twins(
+        "dropped-not-atomic",
+        'if _used_up(cursor):\n                {m}.atomic_add(self.counters + L.COUNTER_DROPPED, 1, sem="relaxed")',
+        "if _used_up(cursor):\n                dropped = {m}.load(self.counters + L.COUNTER_DROPPED)\n"
+        "                {m}.store(self.counters + L.COUNTER_DROPPED, dropped + 1)",
+        "a record that finds the buffer full counts its drop with a load and a store instead of an atomic: drops "
+        "of programs that drop at once are lost",
+        "many programs recording past a full buffer at once: several waves of programs with long run-time loops "
+        "and a capacity below the attempts (overflow at the GPU scale): dropped and attempted fall short",
+        "overflow@1"),
+)
+
 
 def _op_twins(name, old, new, breaks, *killers) -> tuple[Mutant, Mutant]:
     """The same auto-tracing bug in each device context alone (``{m}``: ``tl`` or ``gl``), as ``_twins``."""
@@ -248,6 +359,7 @@ CATALOGUE: tuple[Mutant, ...] = (
     *_TRACING_TWINS,
     *_GUARD_TWINS,
     *_AUTO_TWINS,
+    *_CONCURRENT,
     # ---- one implementation's own text (the twins differ in how they are written)
     # Gluon only: Triton's source names no layout (its compiler picks one). Under the CPU interpreter layouts are
     # erased, so this bug keys on what the interpreter keeps of a layout: elements per thread of the CTA.

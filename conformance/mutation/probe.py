@@ -2,12 +2,12 @@
 
 ``python -m conformance.mutation.probe SPEC.json RESULT.json``, started with the copy's root as working
 directory. SPEC holds ``root`` (the copy), ``cases`` (``[scenario, world size]`` pairs), ``stop_at_first``,
-``seed``, ``profile``, ``job_timeout`` and ``backend``. Every case runs on that backend (the CPU interpreter
-by default) with the profile's example
-count, a fixed seed, no shrinking and no constants taken from the (mutated) sources, so the same cases see the
-same examples in every copy. RESULT.json is rewritten after each case (a parent that times out still reads the
-finished ones): one record per case with ``ok``, the ``checks`` that failed (``triton vs model``, ``gluon vs
-model``, ``triton vs gluon``; ``hang`` when an example's ranks did not finish within its budget, capped by
+``seed``, ``profile``, ``job_timeout``, ``backend`` and ``scale``. Every case runs on that backend (the CPU
+interpreter by default), at that scale (null: the backend's own; ``"gpu"``: the draws of ``--scale gpu``), with the
+profile's example count, a fixed seed, no shrinking and no constants taken from the (mutated) sources, so the same
+cases see the same examples in every copy. RESULT.json is rewritten after each case (a parent that times out still
+reads the finished ones): one record per case with ``ok``, the ``checks`` that failed (``triton vs model``, ``gluon
+vs model``, ``triton vs gluon``; ``hang`` when an example's ranks did not finish within its budget, capped by
 ``job_timeout``; ``error`` for any other problem) and the first divergence, hang or error as ``detail``.
 """
 
@@ -59,6 +59,16 @@ def _check_imports(root: Path) -> None:
                                "run the probe with the copy as working directory and on PYTHONPATH")
 
 
+def scale_options(spec: dict) -> dict:
+    """``run_case``'s keywords for the spec's ``scale``, a scale's name (``conformance.kit.scale``): none at the
+    backend's own scale."""
+    if not spec.get("scale"):
+        return {}
+    from conformance.kit.scale import scale_named
+
+    return {"scale": scale_named(spec["scale"])}
+
+
 def run_one(pools, name: str, world_size: int, spec: dict, compiler=None) -> dict:
     """Run one case; its record (never raises)."""
     from conformance.harness.host_side import run_case
@@ -75,7 +85,7 @@ def run_one(pools, name: str, world_size: int, spec: dict, compiler=None) -> dic
     try:
         case, _ = run_case(pools, load(name), world_size, spec.get("backend", "cpu"), probe_settings(spec["profile"]),
                            on_example=seen, fixed_seed=spec["seed"], timeout=spec["job_timeout"],
-                           compiler=compiler)
+                           compiler=compiler, **scale_options(spec))
         record["examples"] = case.examples
         if case.problem:  # a hang, an error, or no example ran to a verdict
             record.update(ok=False, checks=["hang" if case.hang is not None else "error"], detail=case.problem)

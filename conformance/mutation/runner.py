@@ -10,16 +10,19 @@ other case, stopping at the first case that fails. The mutant is
               triton vs gluon; ``hang`` when the mutant hung a rank: it did not finish within the example's
               budget, capped by ``JOB_TIMEOUT_S``; ``error`` when it crashed one)
     survived  every case passed: a hole in the suite
-    skipped   the backend cannot show the bug (``Mutant.backends``; the CPU interpreter runs programs one at a time)
+    skipped   the backend cannot show the bug (``Mutant.backends``; the CPU interpreter runs programs one at a time,
+              and a GPU takes one vendor's code path of ``iris/tracing/hw.py``)
     stale     its old text is not exactly once in its file (the catalogue needs updating)
     timeout   the per-mutant time limit ran out before any case failed
     error     the child itself failed, or the unmutated copy fails the killing case too
 
 A baseline run of the unmutated copy comes first: a case that fails without any mutant is an error, never a kill.
+A mutant with a ``scale`` runs its cases at that scale, and has a baseline at that scale.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -162,10 +165,12 @@ class ProbeRun:
 
 
 def run_probe(tree: Path, cases: list[Case], *, stop_at_first: bool, profile: str, timeout: float,
-              job_timeout: float, echo: Callable[[str], None], backend: str = "cpu") -> ProbeRun:
-    """Run ``cases`` in a child process on the copy at ``tree``; kills the child's process group on timeout."""
+              job_timeout: float, echo: Callable[[str], None], backend: str = "cpu",
+              scale: str | None = None) -> ProbeRun:
+    """Run ``cases`` in a child process on the copy at ``tree`` (at ``scale``: ``Mutant.scale``); kills the child's
+    process group on timeout."""
     spec = {"root": str(tree), "cases": cases, "stop_at_first": stop_at_first, "seed": SEED, "profile": profile,
-            "job_timeout": job_timeout, "backend": backend}
+            "job_timeout": job_timeout, "backend": backend, "scale": scale}
     spec_path, result_path, log_path = tree / "probe-spec.json", tree / "probe-result.json", tree / "probe.log"
     spec_path.write_text(json.dumps(spec))
     env = dict(os.environ, PYTHONPATH=str(tree), IRIS_HYPOTHESIS_DB="none")
@@ -204,7 +209,7 @@ class Baseline:
         todo = [c for c in cases if c not in self.records]
         if not todo:
             return
-        result = self._run(self.tree, todo, stop_at_first=False, label="baseline")
+        result = self._run(self.tree, todo, stop_at_first=False)
         for r in result.records:
             self.records[(r["scenario"], r["world_size"])] = r
         missing = [c for c in todo if c not in self.records]
@@ -220,22 +225,34 @@ class Baseline:
 # -------------------------------------------------------------------------------------------------- the run
 
 
+def platform(backend: str) -> str:
+    """What a run on ``backend`` can show bugs of (``Mutant.backends``): ``cpu``, or the GPU's vendor path,
+    ``gpu-hip`` where torch is built for ROCm (``torch.version.hip``), else ``gpu-cuda``."""
+    if backend != "gpu":
+        return backend
+    import torch
+
+    return "gpu-hip" if torch.version.hip else "gpu-cuda"
+
+
 def run_mutants(mutants: list[Mutant], *, root: Path = ROOT, scenarios: list[str] | None = None,
                 ranks: tuple[int, ...] | None = None, matrix: bool = False, profile: str = "dev",
                 timeout: float = MUTANT_TIMEOUT_S, job_timeout: float = JOB_TIMEOUT_S, keep: Path | None = None,
                 backend: str = "cpu", echo: Callable[[str], None] = print) -> list[Outcome]:
     """Apply and run every mutant; the outcome of each, in order. Raises MutationError if the baseline fails.
 
-    A mutant whose bug ``backend`` cannot show (``Mutant.backends``) is skipped, with the reason as its message."""
+    A mutant whose bug ``backend`` cannot show (``Mutant.backends``, against ``platform(backend)``) is skipped,
+    with the reason as its message. A mutant's cases run at its ``scale``, checked against a baseline at that scale."""
     outcomes = [Outcome(m.name, m.file, m.breaks) for m in mutants]
     live = []
+    here = platform(backend)
     for m, o in zip(mutants, outcomes, strict=True):
         reason = stale_reason(m, root)
         if reason:
             o.status, o.message = "stale", reason
             echo(reason)
-        elif backend not in m.backends:
-            o.status, o.message = "skipped", f"not on {backend}: {m.why_not_cpu}"
+        elif not m.shows_on(here):
+            o.status, o.message = "skipped", f"not on {here}: {m.why_skipped}"
             echo(f"skip {m.name}: {o.message}")
         else:
             live.append((m, o))
@@ -248,26 +265,31 @@ def run_mutants(mutants: list[Mutant], *, root: Path = ROOT, scenarios: list[str
         keep.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="iris-mutate-", dir=keep))
 
-    def probe(tree, todo, *, stop_at_first, label=""):
+    def probe(tree, todo, *, stop_at_first, scale=None, label=""):
         def tagged(line: str) -> None:
             echo(f"  ({label}) {line.strip()}" if label else line)
 
         return run_probe(tree, todo, stop_at_first=stop_at_first, profile=profile, timeout=timeout,
-                         job_timeout=job_timeout, backend=backend, echo=tagged)
+                         job_timeout=job_timeout, backend=backend, scale=scale, echo=tagged)
 
     try:
-        baseline = Baseline(copy_tree(workdir / "baseline", root), probe)
-        first = cases if matrix else list(dict.fromkeys(c for m, _ in live for c in killer_cases(m, cases)))
-        echo(f"baseline: {len(first)} case(s) on the unmutated copy, more later where a mutant dies elsewhere")
-        baseline.verify(first)
+        unmutated = copy_tree(workdir / "baseline", root)
+        baselines: dict[str | None, Baseline] = {}
+        for scale in dict.fromkeys(m.scale for m, _ in live):  # one baseline per scale, the cases its mutants name
+            label = "baseline" + (f" at scale {scale}" if scale else "")
+            baselines[scale] = Baseline(unmutated, functools.partial(probe, scale=scale, label=label))
+            first = cases if matrix else list(dict.fromkeys(
+                c for m, _ in live if m.scale == scale for c in killer_cases(m, cases)))
+            echo(f"{label}: {len(first)} case(s) on the unmutated copy, more later where a mutant dies elsewhere")
+            baselines[scale].verify(first)
         for i, (m, o) in enumerate(live, 1):
-            echo(f"[{i}/{len(live)}] {m.name} ({m.file}): {m.breaks}")
+            echo(f"[{i}/{len(live)}] {m.name} ({m.file}){' at scale ' + m.scale if m.scale else ''}: {m.breaks}")
             tree = copy_tree(workdir / m.name, root)
             apply(m, tree)
             start = time.perf_counter()
-            result = probe(tree, plan(m, cases), stop_at_first=not matrix)
+            result = probe(tree, plan(m, cases), stop_at_first=not matrix, scale=m.scale)
             o.seconds = round(time.perf_counter() - start, 1)
-            _judge(o, result, baseline)
+            _judge(o, result, baselines[m.scale])
             echo(f"    -> {o.status}{' by ' + o.killed_by if o.kills else ''}{': ' + o.message if o.message else ''}"
                  f" ({o.cases_run} case(s), {o.seconds:.0f} s)")
             if keep is None:

@@ -18,7 +18,7 @@ from conformance import cli
 from conformance.kit.scenario import names
 from conformance.mutation import report as mutation_report
 from conformance.mutation import runner as mutation
-from conformance.mutation.catalogue import CATALOGUE, TRITON_TRACING, Mutant
+from conformance.mutation.catalogue import CATALOGUE, PLATFORMS, SCALES, TRITON_TRACING, Mutant
 from iris.layout import RECORD_WORDS
 from iris.tracing.events import FIELDS, LOGICAL
 
@@ -137,7 +137,7 @@ def test_a_mutant_the_backend_cannot_show_is_skipped_with_the_reason(capsys, mon
     passes, and the report says why."""
     gpu_only = Mutant("probe-gpu-only", TRITON_TRACING, "Triton device tracing:", "Triton device tracing (gpu):",
                       "a bug only concurrent programs show", ("store@1",), backends=("gpu",),
-                      why_not_cpu="programs run one after another under the interpreter")
+                      why_skipped="programs run one after another under the interpreter")
     monkeypatch.setattr(mutation, "CATALOGUE", (gpu_only,))
     out = tmp_path / "mutate.json"
     assert cli.main(["mutate", "--out", str(out)]) == 0
@@ -150,9 +150,111 @@ def test_a_mutant_the_backend_cannot_show_is_skipped_with_the_reason(capsys, mon
 @pytest.mark.cpu_unit
 def test_every_gpu_only_mutant_says_why():
     for m in CATALOGUE:
-        assert set(m.backends) <= {"cpu", "gpu"} and m.backends, (m.name, m.backends)
-        if "cpu" not in m.backends:
-            assert m.why_not_cpu, f"{m.name}: a mutant skipped on the CPU must say why (why_not_cpu)"
+        assert set(m.backends) <= set(PLATFORMS) and m.backends, (m.name, m.backends)
+        if set(m.backends) != {"cpu", "gpu"}:
+            assert m.why_skipped, f"{m.name}: a mutant skipped on some platform must say why (why_skipped)"
+
+
+@pytest.mark.cpu_unit
+def test_every_scaled_mutant_names_its_scale_and_the_dimension_that_kills_it():
+    scaled = [m for m in CATALOGUE if m.scale is not None]
+    assert len(scaled) >= 12, [m.name for m in scaled]
+    for m in scaled:
+        assert m.scale in SCALES, (m.name, m.scale)
+        assert m.dimension, f"{m.name}: a mutant run at scale {m.scale} must say which drawn dimension kills it"
+        assert not m.shows_on("cpu"), f"{m.name}: the CPU has no scale but its own"
+
+
+@pytest.mark.cpu_unit
+def test_every_mutant_leaves_its_file_valid_python():
+    for m in CATALOGUE:
+        text = (mutation.ROOT / m.file).read_text()
+        compile(text.replace(m.old, m.new, 1), m.file, "exec")  # a SyntaxError names the mutant's file and line
+
+
+def _fake_probe(calls: list, *, mutants_fail: bool):
+    """A stand-in for ``run_probe`` that notes each call (copy, cases, stop_at_first, scale): the unmutated copy
+    passes every case; a mutated one fails its first case (``mutants_fail``) or passes every one."""
+
+    def probe(tree, cases, *, stop_at_first, scale=None, **_):
+        calls.append((tree.name, [tuple(c) for c in cases], stop_at_first, scale))
+        ok = tree.name == "baseline" or not mutants_fail
+        records = [{"scenario": n, "world_size": w, "ok": ok, "checks": [] if ok else ["triton vs model"],
+                    "detail": "" if ok else "differs"} for n, w in (cases if ok else cases[:1])]
+        return mutation.ProbeRun(records, False, 0, "")
+
+    return probe
+
+
+@pytest.mark.cpu_unit
+@pytest.mark.parametrize(("hip", "platform", "runs", "skipped"), [
+    (None, "gpu-cuda", "probe-cuda", "probe-hip"),
+    ("6.4.0", "gpu-hip", "probe-hip", "probe-cuda"),
+])
+def test_a_gpu_skips_the_mutants_of_the_other_vendors_path(monkeypatch, hip, platform, runs, skipped):
+    """A mutant of one vendor's code path (hw.py branches on the target) is skipped on a GPU of the other vendor
+    (told apart by torch.version.hip), with its reason; one of any GPU's path runs on both."""
+    import torch
+
+    monkeypatch.setattr(torch.version, "hip", hip)
+    assert mutation.platform("gpu") == platform and mutation.platform("cpu") == "cpu"
+    probes = [Mutant(f"probe-{vendor}", TRITON_TRACING, "Triton device tracing:", "Triton device tracing (x):",
+                     "nothing", ("store@1",), backends=(f"gpu-{vendor}",), why_skipped=f"only {vendor} takes it")
+              for vendor in ("cuda", "hip")]
+    ran = []
+    monkeypatch.setattr(mutation, "run_probe", _fake_probe(ran, mutants_fail=False))
+    lines = []
+    outcomes = {o.name: o for o in mutation.run_mutants(probes, scenarios=["store"], ranks=(1,), backend="gpu",
+                                                        echo=lines.append)}
+    vendor = skipped.removeprefix("probe-")
+    assert (outcomes[skipped].status, outcomes[skipped].message) == ("skipped", f"not on {platform}: only {vendor} "
+                                                                                f"takes it")
+    assert f"skip {skipped}: not on {platform}: only {vendor} takes it" in lines
+    assert outcomes[runs].status == "survived" and len(ran) == 2  # its baseline, then the mutant itself
+    assert [m.shows_on(platform) for m in (Mutant("any", "f", "a", "b", "x", backends=("gpu",)),
+                                           Mutant("cpu", "f", "a", "b", "x", backends=("cpu",)))] == [True, False]
+
+
+@pytest.mark.cpu_unit
+def test_a_scaled_mutant_runs_at_its_scale_against_a_baseline_at_that_scale(monkeypatch):
+    """Each scale gets its own baseline of the cases its mutants name; each mutant's probe runs at its scale."""
+    plain = Mutant("probe-plain", TRITON_TRACING, "Triton device tracing:", "Triton device tracing (a):", "nothing",
+                   ("store@1",))
+    scaled = Mutant("probe-scaled", TRITON_TRACING, "Triton device tracing:", "Triton device tracing (b):",
+                    "nothing", ("store@1",), scale="gpu")
+    calls = []
+    monkeypatch.setattr(mutation, "run_probe", _fake_probe(calls, mutants_fail=True))
+    outcomes = mutation.run_mutants([plain, scaled], scenarios=["store"], ranks=(1,), echo=lambda line: None)
+    assert calls == [("baseline", [("store", 1)], False, None), ("baseline", [("store", 1)], False, "gpu"),
+                     ("probe-plain", [("store", 1)], True, None), ("probe-scaled", [("store", 1)], True, "gpu")]
+    assert [(o.name, o.status, o.killed_by) for o in outcomes] == [
+        ("probe-plain", "killed", "store@1 (triton vs model)"), ("probe-scaled", "killed", "store@1 (triton vs model)")]
+
+
+@pytest.mark.cpu_unit
+@pytest.mark.parametrize(("scale", "passed"), [(None, {}), ("gpu", {"scale": ("the scale named", "gpu")})])
+def test_the_probe_runs_a_case_at_the_spec_scale(monkeypatch, scale, passed):
+    """The spec's scale name becomes run_case's ``scale``, the scale of that name (conformance.kit.scale, stood in
+    for here); no scale, no keyword."""
+    import sys
+    from types import ModuleType, SimpleNamespace
+
+    from conformance.harness import host_side
+    from conformance.mutation import probe
+
+    kit_scale = ModuleType("conformance.kit.scale")
+    kit_scale.scale_named = lambda name: ("the scale named", name)
+    monkeypatch.setitem(sys.modules, "conformance.kit.scale", kit_scale)
+    seen = []
+
+    def run_case(pools, scenario, world_size, backend, settings, **kwargs):
+        seen.append({k: v for k, v in kwargs.items() if k == "scale"})
+        return SimpleNamespace(examples=1, problem=None), None
+
+    monkeypatch.setattr(host_side, "run_case", run_case)
+    spec = {"backend": "cpu", "profile": "dev", "seed": 1, "job_timeout": 5.0, "scale": scale}
+    record = probe.run_one(None, "store", 1, spec)
+    assert (record["ok"], record["checks"], seen) == (True, [], [passed])
 
 
 @pytest.mark.cpu_unit

@@ -6,7 +6,9 @@
 ``TARGETS`` and returns its text stages: ``ttir``, ``ttgir``, ``llir`` and the machine code (``ptx`` for
 cuda, ``amdgcn`` for hip; ``MACHINE_CODE``), plus ``sass`` for cuda when asked (disassembled with the
 ``cuobjdump`` bundled in the Triton wheel).
-``compile_function(api, fn, target_name, constexprs, signature)`` does the same for any jit function.
+``compile_function(api, fn, target_name, constexprs, signature)`` does the same for any jit function, and
+``compile_scenario(scenario, api, target_name)`` for a conformance scenario's kernel, as the first launch of its
+simplest example (``simplest_launches``, typed by ``launch_signature``) compiles it.
 
 Triton's on-disk cache key hashes the ``@jit`` functions a kernel calls but not the
 ``__triton_builtin__`` helpers it calls (``iris/tracing/hw.py``, ``iris/_builtins.py``,
@@ -22,15 +24,19 @@ import functools
 import hashlib
 import importlib
 import importlib.util
+import inspect
 import os
 import re
 from pathlib import Path
 
+import torch
 import triton
+from hypothesis import Phase, find, settings
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 import iris
+from conformance.harness.stand_in import captured_launches
 from tests.ops.op_jobs import NUM_WARPS
 
 APIS = ("triton", "gluon")
@@ -199,6 +205,59 @@ def compile_function(api: str, fn, target_name: str, constexprs: dict, signature
 
         asm["sass"] = get_sass(_CUBINS[key])
     return dict(asm)
+
+
+# ---- conformance scenarios' kernels ------------------------------------------------------------------------
+
+SCENARIO_WORLD = 2  # the world size of the captured launches
+_SIMPLEST = settings(database=None, max_examples=1, phases=(Phase.generate,))  # the first example generated
+_TYPES = {torch.int8: "i8", torch.int16: "i16", torch.int32: "i32", torch.int64: "i64", torch.float16: "fp16",
+          torch.bfloat16: "bf16", torch.float32: "fp32", torch.float64: "fp64"}
+
+
+def _scalar_type(value) -> str:
+    if isinstance(value, bool):
+        return "i1"
+    if isinstance(value, float):
+        return "fp32"
+    return "i32" if -(2**31) <= value < 2**31 else "i64"
+
+
+def launch_signature(fn, args: tuple, kwargs: dict) -> tuple[dict, dict]:
+    """(signature, constexprs) of one captured launch of the jit function ``fn``."""
+    params = inspect.signature(getattr(fn, "fn", fn)).parameters
+    bound = dict(zip(params, args, strict=False)) | {k: v for k, v in kwargs.items() if k in params}
+    signature, constexprs = {}, {}
+    for name, param in params.items():
+        value = bound.get(name, param.default)
+        if "constexpr" in str(param.annotation):
+            signature[name], constexprs[name] = "constexpr", value
+        elif isinstance(value, torch.Tensor):
+            signature[name] = "*" + _TYPES[value.dtype]
+        else:
+            signature[name] = _scalar_type(value)
+    return signature, constexprs
+
+
+def simplest_launches(scenario, api: str, rank: int = 0) -> list[tuple[tuple, dict]]:
+    """(args, kwargs) of every launch ``scenario``'s ``api`` kernel makes on ``rank`` of ``SCENARIO_WORLD`` in
+    Hypothesis's simplest example: the first one it generates (tests/cpu_unit/test_strategies.py), without shrinking
+    or the explain phase, which ran the strategy a hundred more times (30 of the 32 s an atomic scenario's case
+    took)."""
+    params = find(scenario.params(SCENARIO_WORLD), lambda p: True, settings=_SIMPLEST)
+    launches = captured_launches(scenario, api, params, rank, SCENARIO_WORLD)
+    assert launches, f"{scenario.name}: launch() launched nothing"
+    return [(launch.args, launch.kwargs) for launch in launches]
+
+
+def compile_scenario(scenario, api: str, target_name: str) -> dict[str, str]:
+    """Text stages of ``scenario``'s ``api`` kernel compiled for ``TARGETS[target_name]`` as the first launch of its
+    simplest example compiles it (its arguments' types, its constexprs and its ``num_warps``)."""
+    args, kwargs = simplest_launches(scenario, api)[0]
+    kernel = scenario.kernel(api)
+    signature, constexprs = launch_signature(kernel, args, kwargs)
+    return compile_function(api, kernel, target_name, constexprs, signature,
+                            num_warps=kwargs.get("num_warps", NUM_WARPS))
 
 
 # ---- machine-code text -------------------------------------------------------------------------------

@@ -12,64 +12,24 @@ compile serves both.
 
 from __future__ import annotations
 
-import inspect
-
 import pytest
-import torch
-from hypothesis import Phase, find, settings
 from triton.compiler import make_backend
 from triton.runtime.jit import create_function_from_signature
 
-from conformance.harness.stand_in import captured_launches
 from conformance.kit.scenario import APIS, WORLD_CONSTEXPRS, all_scenarios, world_constexprs
-from tests.cpu_compile.compile_helpers import MACHINE_CODE, TARGETS, compile_function
+from tests.cpu_compile.compile_helpers import (
+    MACHINE_CODE,
+    SCENARIO_WORLD,
+    TARGETS,
+    compile_function,
+    launch_signature,
+    simplest_launches,
+)
 
 pytestmark = pytest.mark.cpu_compile
 
 COMPILE_TARGETS = ("sm_90", "gfx942")
-WORLD = 2
-_TYPES = {torch.int8: "i8", torch.int16: "i16", torch.int32: "i32", torch.int64: "i64", torch.float16: "fp16",
-          torch.bfloat16: "bf16", torch.float32: "fp32", torch.float64: "fp64"}
-
-
-def _scalar_type(value) -> str:
-    if isinstance(value, bool):
-        return "i1"
-    if isinstance(value, float):
-        return "fp32"
-    return "i32" if -(2**31) <= value < 2**31 else "i64"
-
-
-def _signature(fn, args: tuple, kwargs: dict) -> tuple[dict, dict]:
-    """(signature, constexprs) of one captured launch of the jit function ``fn``."""
-    params = inspect.signature(getattr(fn, "fn", fn)).parameters
-    bound = dict(zip(params, args, strict=False)) | {k: v for k, v in kwargs.items() if k in params}
-    signature, constexprs = {}, {}
-    for name, param in params.items():
-        value = bound.get(name, param.default)
-        if "constexpr" in str(param.annotation):
-            signature[name], constexprs[name] = "constexpr", value
-        elif isinstance(value, torch.Tensor):
-            signature[name] = "*" + _TYPES[value.dtype]
-        else:
-            signature[name] = _scalar_type(value)
-    return signature, constexprs
-
-
-# Hypothesis's simplest example: the first one it generates (tests/cpu_unit/test_strategies.py), without shrinking
-# or the explain phase, which ran the strategy a hundred more times (30 of the 32 s an atomic scenario's case took).
-_SIMPLEST = settings(database=None, max_examples=1, phases=(Phase.generate,))
-
-
-def _launches(scenario, api: str, rank: int = 0) -> list[tuple[tuple, dict]]:
-    params = find(scenario.params(WORLD), lambda p: True, settings=_SIMPLEST)
-    launches = captured_launches(scenario, api, params, rank, WORLD)
-    assert launches, f"{scenario.name}: launch() launched nothing"
-    return [(launch.args, launch.kwargs) for launch in launches]
-
-
-def _captured(scenario, api: str):
-    return _launches(scenario, api)[0]
+WORLD = SCENARIO_WORLD
 
 
 # Each scenario on one target, alternating NVIDIA and AMD along the sorted names (both APIs on that target): every
@@ -80,9 +40,9 @@ CASES = [pytest.param(s, api, COMPILE_TARGETS[i % 2], id=f"{s.name}-{api}-{COMPI
 
 @pytest.mark.parametrize(("scenario", "api", "target"), CASES)
 def test_scenario_kernel_compiles(scenario, api, target):
-    args, kwargs = _captured(scenario, api)
+    args, kwargs = simplest_launches(scenario, api)[0]
     kernel = scenario.kernel(api)
-    signature, constexprs = _signature(kernel, args, kwargs)
+    signature, constexprs = launch_signature(kernel, args, kwargs)
     asm = compile_function(api, kernel, target, constexprs, signature)
     code = MACHINE_CODE[TARGETS[target].backend]
     assert asm.get(code), f"{scenario.name} ({api}) on {target}: no {code} in the compile's stages {sorted(asm)}"
@@ -94,7 +54,7 @@ def _rank_dependent(scenario, api: str, target: str) -> list[str]:
     kernel = scenario.kernel(api)
     binder = create_function_from_signature(kernel.signature, kernel.params, make_backend(TARGETS[target]))
     names = list(kernel.signature.parameters)
-    ranks = [_launches(scenario, api, r) for r in (0, 1)]
+    ranks = [simplest_launches(scenario, api, r) for r in (0, 1)]
     assert len(ranks[0]) == len(ranks[1]), f"{scenario.name} ({api}): ranks 0 and 1 launch different counts"
     differ = set()
     for (args0, kwargs0), (args1, kwargs1) in zip(*ranks, strict=True):

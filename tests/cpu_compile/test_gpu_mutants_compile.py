@@ -1,0 +1,82 @@
+"""cpu-compile tier: every GPU-only mutant of the device tracing code cross-compiles, and changes the machine code
+of its first killer's kernels.
+
+Such a mutant only ever runs on a GPU: one that did not compile there would be killed for the wrong reason (an
+error, not its bug), and one that left the machine code as it was could not be killed at all. Each is applied to a
+copy of the packages (``conformance.mutation.runner``) and compiled in a child process that imports the copy
+(``tests.cpu_compile.mutant_machine_code``), for sm_90, or gfx942 for a mutant of the hip path only; the unmutated
+kernels compile here. A harmless mutant (a docstring) leaves the machine code as it was: "changed" is the mutant's
+doing, not the copy's paths.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.kit.scenario import APIS
+from conformance.mutation.catalogue import CATALOGUE, GLUON_TRACING, TRITON_TRACING, Mutant
+from conformance.mutation.runner import ROOT, apply, copy_tree
+from tests.cpu_compile.compile_helpers import first_difference
+from tests.cpu_compile.mutant_machine_code import machine_code
+
+pytestmark = [pytest.mark.cpu_compile, pytest.mark.long]
+
+HW = "iris/tracing/hw.py"
+DEVICE_FILES = {TRITON_TRACING: ("triton",), GLUON_TRACING: ("gluon",), HW: APIS}  # the APIs a file's mutant changes
+GPU_MUTANTS = [m for m in CATALOGUE if not m.shows_on("cpu") and m.file in DEVICE_FILES]
+HARMLESS = Mutant("probe-harmless-docstring", TRITON_TRACING, "Triton device tracing:",
+                  "Triton device tracing (a probe):", "changes the module docstring only", ("chunked_claims@1",))
+CHILD_TIMEOUT_S = 900.0
+
+
+def _target(mutant: Mutant) -> str:
+    return "sm_90" if mutant.shows_on("gpu-cuda") else "gfx942"
+
+
+def _killer(mutant: Mutant) -> str:
+    return mutant.killers[0].partition("@")[0]
+
+
+def _mutated_code(mutant: Mutant, tmp_path: Path, apis: tuple[str, ...]) -> dict[str, list[str]]:
+    """The machine code of ``mutant``'s first killer's ``apis`` kernels, compiled from a mutated copy."""
+    tree = copy_tree(tmp_path / "copy")
+    apply(mutant, tree)
+    out = tmp_path / "code.json"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), str(ROOT)]))
+    env.pop("TRITON_INTERPRET", None)
+    proc = subprocess.run([sys.executable, "-m", "tests.cpu_compile.mutant_machine_code", _killer(mutant),
+                           _target(mutant), str(out), *apis], cwd=tree, env=env, capture_output=True, text=True,
+                          timeout=CHILD_TIMEOUT_S)
+    assert proc.returncode == 0, f"{mutant.name} does not compile for {_target(mutant)}:\n{proc.stderr[-4000:]}"
+    data = json.loads(out.read_text())
+    assert Path(data["iris"]) == tree / "iris", f"the child compiled {data['iris']}, not the mutated copy"
+    return data["code"]
+
+
+def test_the_catalogue_has_gpu_only_device_mutants():
+    names = {m.name for m in GPU_MUTANTS}
+    assert {"hw-load_lane0-cuda-plain-load", "hw-load_lane0-hip-no-readlane"} <= names, sorted(names)
+    for api in ("triton", "gluon"):
+        assert any(n.startswith(f"{api}-trace-") for n in names), f"no GPU-only {api} tracing mutant"
+
+
+@pytest.mark.parametrize("mutant", GPU_MUTANTS, ids=lambda m: m.name)
+def test_a_gpu_only_mutant_compiles_and_changes_the_machine_code(mutant, tmp_path):
+    apis = DEVICE_FILES[mutant.file]
+    mutated = _mutated_code(mutant, tmp_path, apis)
+    for api in apis:
+        here = machine_code(_killer(mutant), api, _target(mutant))
+        assert mutated[api] != here, (f"{mutant.name}: {_killer(mutant)}'s {api} kernel compiles to the same "
+                                      f"{_target(mutant)} machine code as without it (an equivalent mutant)")
+
+
+def test_a_harmless_mutant_leaves_the_machine_code_as_it_was(tmp_path):
+    mutated = _mutated_code(HARMLESS, tmp_path, ("triton",))
+    here = machine_code("chunked_claims", "triton", "sm_90")
+    assert mutated["triton"] == here, first_difference(here, mutated["triton"], ("here", "mutated copy"))
