@@ -1,11 +1,12 @@
 """The host side of one case and of each of its examples: draw params, launch the ranks, model, compare.
 
 ``run_case`` runs one scenario x world size under Hypothesis (the loop shared by the CLI and the pytest entry):
-each example's params and the harness's settings beside them (``ExampleSettings``: the trace chunk and slots) are
-drawn here, and ``run_example`` sends ``rank_side.run_example`` to every rank of the pool for ``(world_size,
-backend)`` (from the run's :class:`iris.ranks.Pools`), builds the model on the host and returns an
-``ExampleResult`` (``conformance.results``) with every divergence (``conformance.check.compare``), which the case
-folds into its ``CaseResult``.
+each example's params (at the case's scale, ``conformance.kit.scale``) and the harness's settings beside them
+(``ExampleSettings``: the trace chunk and slots, and at the GPU scale ``num_warps``) are drawn here, and
+``run_example`` sends ``rank_side.run_example`` to every rank of the pool for ``(world_size, backend)`` (from
+the run's :class:`iris.ranks.Pools`), builds the model on the host and returns an ``ExampleResult``
+(``conformance.results``) with every divergence (``conformance.check.compare``), which the case folds into its
+``CaseResult``.
 A hung or dead rank fails that example with the pool's message; the pool rebuilds itself.
 """
 
@@ -15,7 +16,7 @@ import os
 import random
 import time
 import traceback
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from hypothesis import HealthCheck, Phase, given, note, seed, settings
 from hypothesis import strategies as st
@@ -25,11 +26,16 @@ from hypothesis.errors import HypothesisException
 from conformance.check.compare import compare
 from conformance.harness.compile_ahead import Compiler
 from conformance.harness.observation import RankObservation
-from conformance.harness.rank_side import HEAP_BYTES
+from conformance.harness.rank_side import heap_bytes
+from conformance.harness.sizing import sized
 from conformance.kit.example_settings import ExampleSettings
+from conformance.kit.scale import SMALL, Scale, drawing_at
 from conformance.kit.scenario import APIS, Scenario, ScenarioError
 from conformance.results import CaseResult, ExampleResult, replay_command
 from iris.ranks import Pools, RankDied, RankError, RankTimeout
+
+if TYPE_CHECKING:
+    from conformance.check.model import Model
 
 JOB_TIMEOUT_S = 300.0
 # The trace chunk every example draws (slots a program claims at a time, a run-time value): 3 first, so that the
@@ -85,25 +91,47 @@ def detect_backend() -> str:
 
 
 class Example(NamedTuple):
-    """One example to run: the params its scenario's strategy drew, and the harness's settings beside them."""
+    """One example to run: the params its scenario's strategy drew, the harness's settings beside them, and the
+    model where sizing its trace buffers built it already (``sizing.sized``; None: ``run_example`` builds it)."""
 
     params: dict
     settings: ExampleSettings
+    model: Model | None = None
 
 
 @st.composite
-def examples(draw: st.DrawFn, scenario: Scenario, world_size: int, chunk: int | None = None) -> Example:
-    """A strategy of one example (what ``run_case`` draws): ``scenario.params(world_size)`` under the label
-    "params", and the trace chunk of its settings under "chunk" (one of ``CHUNK_SIZES``, or ``chunk`` if given)."""
-    data = draw(st.data())  # the test's data object: a failing example prints both draws under their labels
-    p = data.draw(scenario.params(world_size), label="params")
+def examples(draw: st.DrawFn, scenario: Scenario, world_size: int, chunk: int | None = None,
+             scale: Scale = SMALL, num_warps: int | None = None, sizing: bool = True) -> Example:
+    """A strategy of one example (what ``run_case`` draws): ``scenario.params(world_size)`` drawn at ``scale``
+    under the label "params", the trace chunk of its settings under "chunk" (one of ``CHUNK_SIZES``, or ``chunk``
+    if given) and, at a scale that draws it (or given), ``num_warps`` under "num_warps" (one of
+    ``scale.num_warps``); its trace slots are sized for ``scale`` (``sizing.sized``) unless ``sizing`` is False
+    (then they are the declared ones: what compiling ahead needs, as it runs nothing)."""
+    data = draw(st.data())  # the test's data object: a failing example prints every draw under its label
+    with drawing_at(scale):
+        p = data.draw(scenario.params(world_size), label="params")
     drawn_chunk = data.draw(st.sampled_from(CHUNK_SIZES) if chunk is None else st.just(chunk), label="chunk")
-    return Example(p, scenario.settings(p, drawn_chunk))
+    warps = num_warps
+    if num_warps is not None or scale.num_warps:  # SMALL draws nothing here: its examples stay what they were
+        warps = data.draw(st.sampled_from(scale.num_warps) if num_warps is None else st.just(num_warps),
+                          label="num_warps")
+    return example_of(scenario, world_size, p, drawn_chunk, warps, scale, sizing)
+
+
+def example_of(scenario: Scenario, world_size: int, params: dict, chunk: int | None = None,
+               num_warps: int | None = None, scale: Scale = SMALL, sizing: bool = True) -> Example:
+    """The example of ``params`` drawn at ``scale`` on ``world_size`` ranks, run with trace chunk ``chunk`` (None:
+    the replay default) and ``num_warps``: its settings, trace slots sized for ``scale`` unless ``sizing`` is
+    False (``sizing.sized``, which may build its model)."""
+    settings = scenario.settings(params, chunk, num_warps=num_warps, scale=scale.name)
+    return Example(params, *sized(scenario, world_size, params, settings)) if sizing else Example(params, settings)
 
 
 def drawn_examples(scenario: Scenario, world_size: int, profile: settings, case_seed: int,
-                   chunk: int | None = None) -> list[Example]:
-    """The examples ``run_case`` draws under ``case_seed`` (and ``chunk``), drawn without running them.
+                   chunk: int | None = None, scale: Scale = SMALL, num_warps: int | None = None,
+                   sizing: bool = True) -> list[Example]:
+    """The examples ``run_case`` draws under ``case_seed`` (and ``chunk``, ``scale``, ``num_warps``), drawn
+    without running them (``sizing``: as ``examples``).
 
     Those Hypothesis generates; an example it replays from its database first is not among them.
     """
@@ -111,7 +139,7 @@ def drawn_examples(scenario: Scenario, world_size: int, profile: settings, case_
 
     @seed(case_seed)
     @settings(profile, database=None, phases=(Phase.explicit, Phase.generate))
-    @given(example=examples(scenario, world_size, chunk))
+    @given(example=examples(scenario, world_size, chunk, scale, num_warps, sizing))
     def draw(example):
         drawn.append(example)
 
@@ -126,18 +154,22 @@ class ConformanceFailure(AssertionError):
 def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, profile: settings,
              params: dict | None = None, on_example=None, *, chunk: int | None = None, fixed_seed: int | None = None,
              timeout: float = JOB_TIMEOUT_S, compiler: Compiler | None = None,
-             max_runs: int | None = None) -> tuple[CaseResult, ExampleResult | None]:
+             max_runs: int | None = None, scale: Scale = SMALL,
+             num_warps: int | None = None) -> tuple[CaseResult, ExampleResult | None]:
     """Run the case and return its summary and last example (for its trace); never raises for a divergence.
 
     Every example also draws the trace chunk of its settings (one of ``CHUNK_SIZES``: slots a program claims at a
-    time, a run-time value), unless ``chunk`` fixes it; its replay command sets it with ``--chunk``. Hypothesis
+    time, a run-time value), unless ``chunk`` fixes it; its replay command sets it with ``--chunk``. Its params
+    are drawn at ``scale`` (``conformance.kit.scale``; the replay command says ``--scale`` past ``SMALL``), which
+    may also draw ``num_warps`` for launches that give none, unless ``num_warps`` fixes it (``--num-warps``). Hypothesis
     shrinks a failing example; ``case.failure`` holds the report of the smallest one.
     A hung or dead rank, a broken scenario, or any other exception while an example runs sets ``case.error`` (with
     the example's replay command) and skips the remaining examples; so does a strategy that raises, or Hypothesis
     refusing to run the case (``Unsatisfiable``, a failed health check). A case that ran no example has no verdict
     (``CaseResult.problem``): it is never a pass.
     ``params`` runs exactly that example instead of drawing (with ``chunk``, by default ``DEFAULT_CHUNK``: what
-    ``Scenario.settings`` gives). ``on_example(result)`` sees each example.
+    ``Scenario.settings`` gives, and ``num_warps``; params drawn past ``SMALL`` run with their ``scale``).
+    ``on_example(result)`` sees each example.
     ``fixed_seed`` makes the drawn examples the same on every run; ``timeout``: seconds one example may take on the
     ranks before they are killed and the case fails. ``compiler`` (GPU only): the examples are drawn first and
     every kernel variant they launch is compiled ahead, in parallel (``compile_ahead``), before the first runs.
@@ -151,9 +183,13 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
     failed: list[str] = []  # the report of the last failing example run: the smallest so far
     runs = 0
 
+    def replay_of(example: Example) -> str:
+        return replay_command(ref, world_size, backend, example.params, example.settings.chunk,
+                              example.settings.num_warps, example.settings.scale)
+
     def failed_on(example: Example) -> None:
         case.failing_params, case.failing_settings = example.params, example.settings
-        case.replay = replay_command(ref, world_size, backend, example.params, example.settings.chunk)
+        case.replay = replay_of(example)
 
     def one(example: Example | None) -> None:
         nonlocal runs
@@ -173,7 +209,7 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
         case.drew(example.params, example.settings)
         try:
             result = run_example(pools, scenario, world_size, example.params, backend, timeout=timeout,
-                                 settings=example.settings)
+                                 settings=example.settings, model=example.model)
             case.add(result, scenario.compile_key(example.params))
             if on_example is not None:
                 on_example(result)
@@ -192,7 +228,7 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
     def guarded(draw: st.DrawFn) -> Example | None:
         """``examples``, or None once a draw raised (not Hypothesis's own control flow): ``case.error`` says what."""
         try:
-            return draw(examples(scenario, world_size, chunk))
+            return draw(examples(scenario, world_size, chunk, scale, num_warps))
         except HypothesisException:
             raise
         except Exception as e:
@@ -203,21 +239,22 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
 
     try:
         if params is not None:
-            one(Example(params, scenario.settings(params, chunk)))
+            one(example_of(scenario, world_size, params, chunk, num_warps, scale))
         else:
 
             @settings(profile)
             @given(example=guarded())
             def check(example):
                 if example is not None:
-                    note(f"replay: {replay_command(ref, world_size, backend, example.params, example.settings.chunk)}")
+                    note(f"replay: {replay_of(example)}")
                 one(example)
 
             case_seed = fixed_seed
             if compiler is not None and compiler.workers and backend == "gpu":
                 case_seed = random.getrandbits(64) if fixed_seed is None else fixed_seed
-                drawn = drawn_examples(scenario, world_size, profile, case_seed, chunk)
-                ahead = compiler.ahead(ref, world_size, [e.params for e in drawn], APIS, tuple(range(world_size)))
+                drawn = drawn_examples(scenario, world_size, profile, case_seed, chunk, scale, num_warps, sizing=False)
+                ahead = compiler.ahead(ref, world_size, [e.params for e in drawn], APIS, tuple(range(world_size)),
+                                       [e.settings.num_warps for e in drawn])
                 case.ahead_variants, case.ahead_compiled = ahead.variants, ahead.compiled
                 case.ahead_seconds, case.ahead_error = ahead.seconds, ahead.error
                 case.seconds += ahead.seconds
@@ -245,9 +282,10 @@ class _Spent(BaseException):
 
 def run_example(pools: Pools, scenario: Scenario, world_size: int, params: dict, backend: str | None = None,
                 apis: tuple[str, ...] = APIS, timeout: float = JOB_TIMEOUT_S,
-                settings: ExampleSettings | None = None) -> ExampleResult:
+                settings: ExampleSettings | None = None, model: Model | None = None) -> ExampleResult:
     """Run ``params`` through every API on a pooled world of ``world_size`` ranks and compare; ``settings``: the
-    harness's settings of the example (default: ``scenario.settings(params)``)."""
+    harness's settings of the example (default: ``scenario.settings(params)``); ``model``: its model where it
+    was built already (``Example.model``), else built here."""
     from conformance.harness.rank_side import run_example as rank_job
 
     backend = backend or detect_backend()
@@ -262,11 +300,11 @@ def run_example(pools: Pools, scenario: Scenario, world_size: int, params: dict,
     observations = pool.run(rank_job, ref, params, settings, apis, timeout=timeout)
     job = time.perf_counter()
     try:
-        model = scenario.expected(params, world_size, settings)
+        model = scenario.expected(params, world_size, settings) if model is None else model
     except Exception as e:
         raise ScenarioError(f"{scenario.where or ref}: model raised {type(e).__name__}: {e}") from e
     modelled = time.perf_counter()
-    divergences = compare(model, observations, apis, HEAP_BYTES, settings.chunk, settings.max_events)
+    divergences = compare(model, observations, apis, heap_bytes(backend), settings.chunk, settings.max_events)
     timings = _breakdown(observations, job - start, modelled - job, time.perf_counter() - modelled)
     compiles = {api: sum(o.apis[api].compiles for o in observations) for api in apis}
     variants = {api: variants_per_config(observations, api) for api in apis}

@@ -77,6 +77,12 @@ CASES = [
     (["--examples", "many"], {}, "argument --examples: --examples 'many': expected an integer >= 1"),
     (["--sanitize", "--backend", "cpu"], {}, "--sanitize checks GPU memory accesses; backend cpu runs kernels under "
                                              "the interpreter"),
+    # the GPU scale runs on a GPU only: the interpreter would take hours over its examples
+    (["--scale", "gpu", "--backend", "cpu"], {}, "--scale gpu: backend cpu runs every program of a rank one after "
+                                                 "another under the interpreter, and an example at this scale "
+                                                 "(hundreds of programs, thousands of events) would take hours there; "
+                                                 "use --backend gpu on a GPU host, or --scale small"),
+    (["--scale", "huge"], {}, "argument --scale: invalid choice: 'huge' (choose from 'small', 'gpu')"),
     # --out is checked when the arguments are parsed: nothing made, no traceback at the first write
     (["--out", FILE], {}, "argument --out: --out '{tmp}/afile': exists and is not a folder; expected a folder (new "
                           "or existing) that can be written"),
@@ -110,6 +116,22 @@ RUN_ONLY = [
      "argument --chunk: --chunk '5': expected one of 3, 1, 16, 64 (the trace chunks examples draw)"),
     (["--chunk", "many"], {}, "argument --chunk: --chunk 'many': expected one of 3, 1, 16, 64 (the trace chunks "
                               "examples draw)"),
+    # num_warps is drawn at the GPU scale only: fixing it means nothing at small, where launches keep their own
+    (["--num-warps", "8", "--backend", "cpu"], {}, "--num-warps 8: only with --scale gpu (at scale small every "
+                                                   "launch runs with its own num_warps)"),
+    (["--num-warps", "3", "--scale", "gpu", "--backend", "gpu"], {}, "argument --num-warps: --num-warps '3': "
+                                                                      "expected one of 1, 2, 4, 8, 16 (the num_warps "
+                                                                      "examples draw at scale gpu)"),
+    (["--scenario", "store", "--ranks", "1", "--params", _STORE[:-1] + ',"num_warps":8}'], {},
+     f"--params for store on 1 rank(s): unknown key 'num_warps'=8; expected the keys {_KEYS} (num_warps is a harness "
+     "setting, not a param: --num-warps N)"),
+    # params drawn at the GPU scale replay with --scale gpu only (checked before anything runs)
+    (["--scenario", "store", "--ranks", "1", "--backend", "gpu", "--params", _STORE.replace('"BLOCK":32',
+                                                                                             '"BLOCK":1024')], {},
+     "--params for store on 1 rank(s): BLOCK=1024; expected one of [32, 64]"),
+    (["--scenario", "store", "--ranks", "1", "--params", _STORE.replace(_BITS, '{"pattern":"zigzag","length":32}')],
+     {}, "--params: pattern 'zigzag'; expected one of on, off, periodic, runs, random, constant, ramp, uniform, "
+         "differ"),
     # ... and each value against what the strategy draws there (its bounds, sets and sizes)
     (["--scenario", "store", "--ranks", "1", "--params", _STORE.replace('"n":5', '"n":-5')], {},
      "--params for store on 1 rank(s): n=-5; expected an int in 1..300"),
