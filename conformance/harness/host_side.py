@@ -90,12 +90,16 @@ def detect_backend() -> str:
     return "gpu" if torch.cuda.is_available() else "cpu"
 
 
-class Example(NamedTuple):
-    """One example to run: the params its scenario's strategy drew, the harness's settings beside them, and the
-    model where sizing its trace buffers built it already (``sizing.sized``; None: ``run_example`` builds it)."""
-
+class _Drawn(NamedTuple):
     params: dict
     settings: ExampleSettings
+
+
+class Example(_Drawn):
+    """One example to run: the params its scenario's strategy drew and the harness's settings beside them (it
+    unpacks as ``params, settings``), and ``model``, the model where sizing its trace buffers built it already
+    (``sizing.sized``; None: ``run_example`` builds it)."""
+
     model: Model | None = None
 
 
@@ -124,7 +128,12 @@ def example_of(scenario: Scenario, world_size: int, params: dict, chunk: int | N
     the replay default) and ``num_warps``: its settings, trace slots sized for ``scale`` unless ``sizing`` is
     False (``sizing.sized``, which may build its model)."""
     settings = scenario.settings(params, chunk, num_warps=num_warps, scale=scale.name)
-    return Example(params, *sized(scenario, world_size, params, settings)) if sizing else Example(params, settings)
+    if not sizing:
+        return Example(params, settings)
+    settings, model = sized(scenario, world_size, params, settings)
+    example = Example(params, settings)
+    example.model = model
+    return example
 
 
 def drawn_examples(scenario: Scenario, world_size: int, profile: settings, case_seed: int,

@@ -25,7 +25,7 @@ from conformance.kit import call_shapes, patterns
 from conformance.kit import strategies as S
 from conformance.kit.helpers import cdiv
 from conformance.kit.scale import GPU, SMALL, current, drawing_at, scale_named
-from conformance.kit.scenario import APIS, all_scenarios, load
+from conformance.kit.scenario import APIS, all_scenarios, load, names
 from conformance.results import replay_command
 
 pytestmark = pytest.mark.cpu_unit
@@ -293,6 +293,13 @@ def test_gpu_replay_lines_stay_short_and_replay_the_same_params(scenario):
         assert f"--scale gpu --chunk {e.settings.chunk} --num-warps {e.settings.num_warps} --params '" in line
         text = line.split("--params ", 1)[1].strip("'")
         assert patterns.expand(json.loads(text)) == e.params
+
+
+@pytest.mark.parametrize("name", [n for n in names() if load(n).refusal(3) is None])
+def test_every_gpu_example_replays_at_the_gpu_scale(name):
+    scenario = load(name)
+    for params, drawn in drawn_examples(scenario, 3, FEW, 17, scale=GPU, sizing=False):
+        replay_params.check(scenario, 3, params, drawn.chunk, GPU, drawn.num_warps)  # raises what it refuses
 
 
 def _store_at_gpu(n: int = 5000) -> dict:
