@@ -217,8 +217,9 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
         """Run one example; the report of its divergences, or None when it passed or it raised (``case.error``)."""
         case.drew(example.params, example.settings)
         try:
+            built = {} if example.model is None else {"model": example.model}  # at small none: the call as it was
             result = run_example(pools, scenario, world_size, example.params, backend, timeout=timeout,
-                                 settings=example.settings, model=example.model)
+                                 settings=example.settings, **built)
             case.add(result, scenario.compile_key(example.params))
             if on_example is not None:
                 on_example(result)
