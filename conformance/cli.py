@@ -162,6 +162,8 @@ def _parser() -> argparse.ArgumentParser:
                      "the interpreter); mutants the backend cannot show are skipped")
     mut.add_argument("--profile", choices=sorted(PROFILES), default=DEFAULT_PROFILE,
                      help=f"Hypothesis profile (default {DEFAULT_PROFILE})")
+    mut.add_argument("--scale", choices=tuple(SCALES), default=SMALL.name, help="what the cases' examples are drawn "
+                     "at (default small; gpu with --backend gpu only: README \"Scale\")")
     mut.add_argument("--timeout", type=_timeout, default=MUTANT_TIMEOUT_S, help=f"seconds per mutant, at most "
                      f"{MAX_TIMEOUT_S:g} (default {MUTANT_TIMEOUT_S:g})")
     mut.add_argument("--out", type=_out_file, default=str(Path("conformance-out") / "mutate.json"),
@@ -412,21 +414,22 @@ def _mutate(args) -> int:
 
     try:
         refuse_unknown(args.scenario or [])
+        _check_scale(scale_named(args.scale), args.backend, None)
         mutants = mutation.select(args.only)
         if args.list:
             for m in mutants:
                 print(f"{m.name:34s} {m.file:32s} {m.breaks}")
             return 0
-        print(f"mutate: {len(mutants)} mutant(s), backend {args.backend}, profile {args.profile}, seed "
-              f"{mutation.SEED}")
+        print(f"mutate: {len(mutants)} mutant(s), backend {args.backend}{_scale_said(args)}, profile {args.profile}, "
+              f"seed {mutation.SEED}")
         start = time.perf_counter()
         outcomes = mutation.run_mutants(mutants, scenarios=args.scenario, ranks=args.ranks, matrix=args.matrix,
                                         profile=args.profile, timeout=args.timeout,
-                                        keep=args.keep, backend=args.backend)
+                                        keep=args.keep, backend=args.backend, scale=args.scale)
     except (mutation.MutationError, SelectionError) as e:
         print(f"mutate: {e}", file=sys.stderr)
         return 2
-    meta = {"backend": args.backend, "profile": args.profile, "seed": mutation.SEED,
+    meta = {"backend": args.backend, "scale": args.scale, "profile": args.profile, "seed": mutation.SEED,
             "seconds": time.perf_counter() - start, "scenarios": args.scenario, "ranks": args.ranks,
             "matrix": args.matrix, "argv": sys.argv[1:]}
     mutation_report.write_report(args.out, outcomes, meta)

@@ -61,6 +61,7 @@ def _check_imports(root: Path) -> None:
 def run_one(pools, name: str, world_size: int, spec: dict, compiler=None) -> dict:
     """Run one case; its record (never raises)."""
     from conformance.harness.host_side import run_case
+    from conformance.kit.scale import scale_named
     from conformance.kit.scenario import load
 
     record = {"scenario": name, "world_size": world_size, "ok": True, "checks": [], "detail": "", "examples": 0}
@@ -74,7 +75,7 @@ def run_one(pools, name: str, world_size: int, spec: dict, compiler=None) -> dic
     try:
         case, _ = run_case(pools, load(name), world_size, spec.get("backend", "cpu"), probe_settings(spec["profile"]),
                            on_example=seen, fixed_seed=spec["seed"], timeout=spec["job_timeout"],
-                           compiler=compiler)
+                           compiler=compiler, scale=scale_named(spec.get("scale", "small")))
         record["examples"] = case.examples
         if case.problem:  # an error, or no example ran to a verdict
             record.update(ok=False, checks=["error"], detail=case.problem)

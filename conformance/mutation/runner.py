@@ -161,10 +161,11 @@ class ProbeRun:
 
 
 def run_probe(tree: Path, cases: list[Case], *, stop_at_first: bool, profile: str, timeout: float,
-              job_timeout: float, echo: Callable[[str], None], backend: str = "cpu") -> ProbeRun:
-    """Run ``cases`` in a child process on the copy at ``tree``; kills the child's process group on timeout."""
+              job_timeout: float, echo: Callable[[str], None], backend: str = "cpu", scale: str = "small") -> ProbeRun:
+    """Run ``cases`` in a child process on the copy at ``tree``, their examples drawn at ``scale``; kills the
+    child's process group on timeout."""
     spec = {"root": str(tree), "cases": cases, "stop_at_first": stop_at_first, "seed": SEED, "profile": profile,
-            "job_timeout": job_timeout, "backend": backend}
+            "job_timeout": job_timeout, "backend": backend, "scale": scale}
     spec_path, result_path, log_path = tree / "probe-spec.json", tree / "probe-result.json", tree / "probe.log"
     spec_path.write_text(json.dumps(spec))
     env = dict(os.environ, PYTHONPATH=str(tree), IRIS_HYPOTHESIS_DB="none")
@@ -222,10 +223,11 @@ class Baseline:
 def run_mutants(mutants: list[Mutant], *, root: Path = ROOT, scenarios: list[str] | None = None,
                 ranks: tuple[int, ...] | None = None, matrix: bool = False, profile: str = "dev",
                 timeout: float = MUTANT_TIMEOUT_S, job_timeout: float = JOB_TIMEOUT_S, keep: Path | None = None,
-                backend: str = "cpu", echo: Callable[[str], None] = print) -> list[Outcome]:
+                backend: str = "cpu", scale: str = "small", echo: Callable[[str], None] = print) -> list[Outcome]:
     """Apply and run every mutant; the outcome of each, in order. Raises MutationError if the baseline fails.
 
-    A mutant whose bug ``backend`` cannot show (``Mutant.backends``) is skipped, with the reason as its message."""
+    A mutant whose bug ``backend`` cannot show (``Mutant.backends``) is skipped, with the reason as its message.
+    ``scale``: what the cases' examples are drawn at (``conformance.kit.scale``; ``gpu`` on a GPU only)."""
     outcomes = [Outcome(m.name, m.file, m.breaks) for m in mutants]
     live = []
     for m, o in zip(mutants, outcomes, strict=True):
@@ -252,7 +254,7 @@ def run_mutants(mutants: list[Mutant], *, root: Path = ROOT, scenarios: list[str
             echo(f"  ({label}) {line.strip()}" if label else line)
 
         return run_probe(tree, todo, stop_at_first=stop_at_first, profile=profile, timeout=timeout,
-                         job_timeout=job_timeout, backend=backend, echo=tagged)
+                         job_timeout=job_timeout, backend=backend, scale=scale, echo=tagged)
 
     try:
         baseline = Baseline(copy_tree(workdir / "baseline", root), probe)

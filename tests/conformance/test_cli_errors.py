@@ -228,6 +228,8 @@ MUTATE = [
     (["--only", " , "], "python -m conformance mutate: argument --only: --only ' , ': no mutant named"),
     (["--scenario", "os.path", "--only", "nope"], "mutate: unknown scenario 'os.path'; known scenarios: all_scatter, "),
     (["--ranks", "2,2"], "python -m conformance mutate: argument --ranks: --ranks '2,2': world size 2 is repeated"),
+    (["--scale", "gpu", "--only", "triton-trace-event_id"], "mutate: --scale gpu: backend cpu runs every program of a "
+                                                            "rank one after another under the interpreter"),
     # not the default (``--timeout 0`` was read as no timeout given), and refused here, not by the suite
     *[(["--timeout", t], "python -m conformance mutate: " + _TIMEOUT.format(t)) for t in ("0", "-5", "inf", "1e10")],
 ]

@@ -435,3 +435,21 @@ def test_gpu_draws_float16_only_where_every_value_is_exact(name, room):
     assert size(_gpu_find(params, lambda p: p["dtype"] == "float16" and size(p) > room // 2)) <= room
     with pytest.raises(hypothesis.errors.NoSuchExample):
         find(_at_gpu(params), lambda p: p["dtype"] == "float16" and size(p) > room, settings=FEW_HUNDRED)
+
+
+def test_a_mutation_probe_draws_its_cases_at_the_runs_scale(monkeypatch):
+    from conformance.harness import host_side
+    from conformance.mutation import probe
+    from conformance.results import CaseResult
+
+    seen = []
+
+    def run_case(pools, scenario, world_size, backend, profile, **options):
+        seen.append((scenario.name, world_size, backend, options["scale"]))
+        return CaseResult(scenario.name, world_size, backend), None
+
+    monkeypatch.setattr(host_side, "run_case", run_case)
+    spec = {"backend": "gpu", "profile": "dev", "seed": 1, "job_timeout": 9.0}
+    probe.run_one(None, "store", 2, spec | {"scale": "gpu"})
+    probe.run_one(None, "store", 1, spec)  # a spec of before scales: small
+    assert seen == [("store", 2, "gpu", GPU), ("store", 1, "gpu", SMALL)]
