@@ -205,8 +205,10 @@ def test_representative_mutants_are_killed_by_their_check(representative):
 @reads_representative
 def test_report_has_the_documented_fields(representative):
     _, report, _, _ = representative
-    assert set(report["meta"]) == {"backend", "profile", "seed", "seconds", "scenarios", "ranks", "matrix", "argv"}
-    assert (report["meta"]["backend"], report["meta"]["seed"]) == ("cpu", mutation.SEED)
+    assert set(report["meta"]) == {"backend", "scale", "profile", "seed", "seconds", "scenarios", "ranks", "matrix",
+                                   "argv"}
+    assert (report["meta"]["backend"], report["meta"]["scale"], report["meta"]["seed"]) == ("cpu", "small",
+                                                                                           mutation.SEED)
     for m in report["mutants"]:
         assert set(m) == REPORT_FIELDS, sorted(m)
         assert m["cases_run"] >= 1 and m["seconds"] > 0
