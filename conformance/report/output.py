@@ -11,6 +11,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+from conformance.kit.patterns import compact
 from conformance.results import CaseResult, ExampleResult
 from iris.tracing.export import write_trace
 from iris.tracing.timeline import RankTrace
@@ -49,8 +50,10 @@ def write_results(path: Path, cases: list[CaseResult], meta: dict, extra: dict[s
     """JSON results: run metadata and one record per case (plus ``extra[case_id]``), plus ``top``'s keys.
 
     A record's ``verdict`` is the case's ``reported_verdict`` and its ``error`` the case's ``problem``: a case that
-    errored or ran no example says ``error`` for every check that did not fail, never ``pass``."""
+    errored or ran no example says ``error`` for every check that did not fail, never ``pass``; its
+    ``failing_params`` are written as its replay line writes them (a list drawn as a pattern as its spec)."""
     records = [{"case_id": c.case_id} | {k: v for k, v in asdict(c).items() if k != "seen"}
+               | {"failing_params": compact(c.failing_params)}
                | {"verdict": c.reported_verdict, "error": c.problem, "ok": c.ok}
                | (extra or {}).get(c.case_id, {}) for c in cases]
     path.write_text(json.dumps({"meta": meta, "cases": records} | (top or {}), indent=2))

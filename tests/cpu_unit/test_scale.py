@@ -453,3 +453,14 @@ def test_a_mutation_probe_draws_its_cases_at_the_runs_scale(monkeypatch):
     probe.run_one(None, "store", 2, spec | {"scale": "gpu"})
     probe.run_one(None, "store", 1, spec)  # a spec of before scales: small
     assert seen == [("store", 2, "gpu", GPU), ("store", 1, "gpu", SMALL)]
+
+
+def test_results_json_writes_failing_params_as_the_replay_line_does(tmp_path):
+    from conformance.report.output import write_results
+    from conformance.results import CaseResult
+
+    case = CaseResult("store", 2, "gpu")
+    case.failing_params = {"n": 3, "bits": [patterns.make({"pattern": "on", "length": 4}), [0, 1, 1, 0]]}
+    write_results(tmp_path / "results.json", [case], {"scale": "gpu"})
+    (record,) = json.loads((tmp_path / "results.json").read_text())["cases"]
+    assert record["failing_params"] == {"n": 3, "bits": [{"pattern": "on", "length": 4}, [0, 1, 1, 0]]}
