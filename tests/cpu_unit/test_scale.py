@@ -107,12 +107,12 @@ def test_gpu_examples_draw_every_num_warps(num_warps):
 
 
 def test_gpu_grids_pass_several_waves_of_the_sms():
-    store = _gpu_find(lambda: load("store").params(2), lambda p: cdiv(p["n"], p["BLOCK"]) > 2 * 132)
+    store = _gpu_find(lambda: load("store").params(1), lambda p: cdiv(p["n"], p["BLOCK"]) > 2 * 132)
     assert cdiv(store["n"], store["BLOCK"]) > 2 * 132
     assert _gpu_find(lambda: S.grid_size(), lambda g: g == 3 * 132) == 396  # the bound: 3 waves
-    chunked = _gpu_find(lambda: load("chunked_claims").params(2), lambda p: p["programs_a"] + p["programs_b"] > 1000)
+    chunked = _gpu_find(lambda: load("chunked_claims").params(1), lambda p: p["programs_a"] + p["programs_b"] > 1000)
     assert len(chunked["counts"]) == chunked["programs_a"] + chunked["programs_b"] > 1000
-    tiles = _gpu_find(lambda: load("tile_2d").params(2), lambda p: cdiv(p["M"], p["BM"]) * cdiv(p["N"], p["BN"]) > 132)
+    tiles = _gpu_find(lambda: load("tile_2d").params(1), lambda p: cdiv(p["M"], p["BM"]) * cdiv(p["N"], p["BN"]) > 132)
     assert cdiv(tiles["M"], tiles["BM"]) * cdiv(tiles["N"], tiles["BN"]) > 132
 
 
