@@ -10,8 +10,8 @@ chunks). Run with ``python -m conformance run --scale gpu`` (or ``gate``; ``READ
 
 A scenario's strategy draws at the scale the harness sets around its draws (``drawing_at``); the strategies of
 ``conformance.kit.strategies`` read it (``current``), so every scenario built on them draws scale without code of
-its own. A bound a scenario gives a strategy is its bound at ``SMALL``; a larger scale widens it by that
-dimension's factor (``Scale.widen``), so SMALL draws stay exactly what they were. Compile-time sets stay small
+its own. A bound a scenario gives a strategy is its bound at ``SMALL``; a larger scale multiplies it by that
+dimension's factor, so SMALL draws stay exactly what they were. Compile-time sets stay small
 (each value is a compile): the GPU scale adds one large block size, and loop trip counts stay run-time values.
 """
 
@@ -39,14 +39,10 @@ class Scale:
     near_full: bool  # an overflow's trace capacity drawn close to the events attempted (``trace_max_events``)
     sized_by_model: bool  # trace slots from the example's own events and programs (``harness.sizing``)
 
-    def widen(self, bound: int, factor: int) -> int:
-        """``bound`` (a scenario's bound at ``SMALL``) at this scale: ``bound * factor``."""
-        return bound * factor
-
     def loop_bound(self, bound: int, programs: int) -> int:
         """The largest trip count of a run-time trace loop that ``programs`` programs each run: ``bound`` widened by
         ``events``, within ``loop_budget`` shared among the programs (at least 1)."""
-        widened = self.widen(bound, self.events)
+        widened = bound * self.events
         if self.loop_budget is None:
             return widened
         return max(1, min(widened, self.loop_budget // max(1, programs)))

@@ -65,17 +65,15 @@ def exact_dtypes(largest: int, options=DATA_DTYPES) -> tuple[str, ...]:
 
 def element_count(max_value: int = 300, scaled: bool = True) -> st.SearchStrategy[int]:
     """How many elements the launch covers: run time, so any value (tails and single elements included);
-    ``max_value`` at ``SMALL``, widened by the scale's ``elements``, unless ``scaled=False``: a bound made of
+    ``max_value`` at ``SMALL``, times the scale's ``elements``, unless ``scaled=False``: a bound made of
     other draws, which the scale widened already (``programs * BLOCK``), kept at every scale."""
-    scale = current()
-    return st.integers(1, scale.widen(max_value, scale.elements) if scaled else max_value)
+    return st.integers(1, max_value * current().elements if scaled else max_value)
 
 
 def axis_length(max_value: int) -> st.SearchStrategy[int]:
-    """Elements along one axis of a 2-D launch (run time); ``max_value`` at ``SMALL``, widened by the scale's
+    """Elements along one axis of a 2-D launch (run time); ``max_value`` at ``SMALL``, times the scale's
     ``axis`` (the elements grow by its square)."""
-    scale = current()
-    return st.integers(1, scale.widen(max_value, scale.axis))
+    return st.integers(1, max_value * current().axis)
 
 
 def rank_offset(world_size: int, after: int = 0) -> st.SearchStrategy[int]:
@@ -121,9 +119,8 @@ def payloads(length: int) -> st.SearchStrategy[list[int]]:
 
 
 def grid_size(max_value: int = 4) -> st.SearchStrategy[int]:
-    """Programs along one grid axis; ``max_value`` at ``SMALL``, widened by the scale's ``programs``."""
-    scale = current()
-    return st.integers(1, scale.widen(max_value, scale.programs))
+    """Programs along one grid axis; ``max_value`` at ``SMALL``, times the scale's ``programs``."""
+    return st.integers(1, max_value * current().programs)
 
 
 TILE_SIZES = (16, 32)
@@ -162,7 +159,7 @@ def trace_max_events(max_value: int = 20, attempts: int | None = None) -> st.Sea
     simplest at half the attempts: capacity close to the attempts, so that many programs race for the last chunks."""
     scale = current()
     if not scale.near_full or attempts is None:
-        top = scale.widen(max_value, scale.events)
+        top = max_value * scale.events
         return st.integers(1, top if attempts is None else max(1, min(top, attempts - 1)))
     return st.one_of(st.integers(max(1, attempts // 2), max(1, attempts - 1)), st.integers(1, max(1, attempts - 1)))
 
