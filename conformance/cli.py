@@ -27,6 +27,7 @@ from conformance.harness.host_side import (
 )
 from conformance.harness.suite import SelectionError, parse_params, plan, refuse_unknown, run_cases
 from conformance.kit.scaffold import scaffold
+from conformance.kit.scale import GPU, SCALES, SMALL, scale_named
 from conformance.kit.scenario import all_scenarios, default_world_sizes
 from conformance.mutation.runner import MUTANT_TIMEOUT_S
 from conformance.report.output import summary_table, write_example_trace, write_results
@@ -85,16 +86,24 @@ _examples = int_at_least("--examples", 1)
 _timeout = positive_number("--timeout", maximum=MAX_TIMEOUT_S)  # what a rank pool waits for at most (ranks/pool.py)
 
 
-def _chunk(text: str) -> int:
-    """An argparse type: ``--chunk``, one of the trace chunks examples draw (``host_side.CHUNK_SIZES``)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = None
-    if value not in CHUNK_SIZES:
-        raise argparse.ArgumentTypeError(f"--chunk {text!r}: expected one of {', '.join(map(str, CHUNK_SIZES))} "
-                                         "(the trace chunks examples draw)")
-    return value
+def _one_of(option: str, values: tuple[int, ...], what: str):
+    """An argparse type: an integer out of ``values`` (``what`` they are), refused in one line naming ``option``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value not in values:
+            raise argparse.ArgumentTypeError(f"{option} {text!r}: expected one of {', '.join(map(str, values))} "
+                                             f"({what})")
+        return value
+
+    return parse
+
+
+_chunk = _one_of("--chunk", CHUNK_SIZES, "the trace chunks examples draw")
+_num_warps = _one_of("--num-warps", tuple(sorted(GPU.num_warps)), "the num_warps examples draw at scale gpu")
 
 
 _out_folder = folder("--out")
@@ -111,6 +120,10 @@ def _selection_options(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument("--backend", choices=("cpu", "gpu"), default=None, help="default: gpu if one is visible")
     p.add_argument("--profile", choices=sorted(PROFILES), default=None, help="Hypothesis profile "
                    "(default: IRIS_CONFORMANCE_PROFILE or dev)")
+    p.add_argument("--scale", choices=tuple(SCALES), default=SMALL.name, help="what the examples are drawn at "
+                   "(README \"Scale\"): small (default: the CPU interpreter and the pull-request gate) or gpu "
+                   "(num_warps 1 to 16, grids of several waves of the SMs, traced loops of thousands of "
+                   "iterations, blocks of tens of thousands of elements; refused on the cpu backend)")
     p.add_argument("--examples", type=_examples, default=None, help="the most examples a case runs, shrinking a "
                    "failure included (default: the profile's count, which bounds only the examples generated: a "
                    "failing case then shrinks for as long as Hypothesis takes, often 50 to 100 examples more)")
@@ -137,10 +150,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--chunk", type=_chunk, default=None, help="the trace chunk (slots a program claims at a "
                      f"time) of every example, one of {', '.join(map(str, CHUNK_SIZES))} (default: drawn per "
                      f"example; a --params replay without it: {DEFAULT_CHUNK})")
+    run.add_argument("--num-warps", type=_num_warps, default=None, help="num_warps of every launch that gives "
+                     "none, one of " + ", ".join(map(str, sorted(GPU.num_warps))) + " (with --scale gpu; default: "
+                     "drawn per example)")
     gate = sub.add_parser("gate", help="run the suite as a CI gate: results.json, JUnit XML, summary.md, traces; "
                           "exit 0 only when every failure is a known divergence")
     _selection_options(gate, "conformance-gate")
-    gate.set_defaults(chunk=None)  # every example draws its trace chunk
+    gate.set_defaults(chunk=None, num_warps=None)  # every example draws its trace chunk (and num_warps at scale gpu)
     gate.add_argument("--known", type=Path, default=None, help="known divergences (TOML; default "
                       "ci/known_divergences.toml)")
     gate.add_argument("--baseline", type=Path, default=None, help="an earlier results.json: report newly failing "
@@ -166,6 +182,8 @@ def _parser() -> argparse.ArgumentParser:
                      "the interpreter); mutants the backend cannot show are skipped")
     mut.add_argument("--profile", choices=sorted(PROFILES), default=DEFAULT_PROFILE,
                      help=f"Hypothesis profile (default {DEFAULT_PROFILE})")
+    mut.add_argument("--scale", choices=tuple(SCALES), default=SMALL.name, help="what the cases' examples are drawn "
+                     "at (default small; gpu with --backend gpu only: README \"Scale\")")
     mut.add_argument("--timeout", type=_timeout, default=MUTANT_TIMEOUT_S, help=f"seconds per mutant, at most "
                      f"{MAX_TIMEOUT_S:g} (default {MUTANT_TIMEOUT_S:g})")
     mut.add_argument("--out", type=_out_file, default=str(Path("conformance-out") / "mutate.json"),
@@ -189,6 +207,8 @@ def _prepare(args, params_text: str | None = None):
         profile_name = chosen_profile(args.profile)
     except ValueError as e:
         raise SelectionError(str(e)) from None
+    scale = scale_named(args.scale)
+    _check_scale(scale, backend, args.num_warps)
     params = parse_params(params_text)
     if args.sanitize:
         _check_sanitizer(backend)
@@ -197,21 +217,33 @@ def _prepare(args, params_text: str | None = None):
         raise SelectionError(f"no case to run: scenarios {args.scenario or 'all'} accept none of the world sizes "
                              f"{args.ranks}")
     if params is not None:
-        _check_params(cases, params, args.chunk)
+        _check_params(cases, params, args.chunk, scale, args.num_warps)
     chosen = load_profile(profile_name)
     if args.examples is not None:
         chosen = hypothesis_settings(chosen, max_examples=args.examples)
     return backend, profile_name, chosen, params, cases, notes
 
 
-def _check_params(cases, params: dict, chunk: int | None) -> None:
-    """Replayed params must be what each selected scenario draws for its world size (``replay_params``)."""
+def _check_scale(scale, backend: str, num_warps: int | None) -> None:
+    """``--scale`` past small runs on a GPU only; ``--num-warps`` only at a scale that draws num_warps."""
+    if scale is not SMALL and backend == "cpu":
+        raise SelectionError(f"--scale {scale.name}: backend cpu runs every program of a rank one after another "
+                             "under the interpreter, and an example at this scale (hundreds of programs, thousands of "
+                             "events) would take hours there; use --backend gpu on a GPU host, or --scale small")
+    if num_warps is not None and not scale.num_warps:
+        raise SelectionError(f"--num-warps {num_warps}: only with --scale gpu (at scale {scale.name} every launch "
+                             "runs with its own num_warps)")
+
+
+def _check_params(cases, params: dict, chunk: int | None, scale, num_warps: int | None) -> None:
+    """Replayed params must be what each selected scenario draws for its world size at ``scale``
+    (``replay_params``)."""
     from conformance.harness.replay_params import ParamsError, check
 
     for case in cases:
         if case.scenario is not None:
             try:
-                check(case.scenario, case.world_size, params, chunk)
+                check(case.scenario, case.world_size, params, chunk, scale, num_warps)
             except ParamsError as e:
                 raise SelectionError(str(e)) from None
 
@@ -233,7 +265,7 @@ def _meta(args, backend: str, profile_name: str, examples: int, start: float, ca
     sizes = sorted({c.world_size for c in cases})
     seconds = time.perf_counter() - start
     ran = sum(c.examples for c in cases)
-    return {"backend": backend, "profile": profile_name, "examples": examples, "seed": args.seed,
+    return {"backend": backend, "scale": args.scale, "profile": profile_name, "examples": examples, "seed": args.seed,
             "sanitize": list(args.sanitize), "world_sizes": ",".join(map(str, sizes)), "seconds": seconds,
             "examples_run": ran, "examples_per_second": ran / seconds if seconds > 0 else 0.0,
             "jit_compiled": sum(c.jit_compiled for c in cases), "jit_loaded": sum(c.jit_loaded for c in cases),
@@ -264,7 +296,8 @@ def _execute(args, title: str, backend: str, settings, cases, notes, params: dic
         print(note)
     start = time.perf_counter()
     done = run_cases(cases, backend, settings, params=params, chunk=args.chunk, seed=args.seed,
-                     sanitize=args.sanitize, timeout=args.timeout, max_runs=args.examples)
+                     sanitize=args.sanitize, timeout=args.timeout, max_runs=args.examples,
+                     scale=scale_named(args.scale), num_warps=args.num_warps)
     return done, start
 
 
@@ -282,10 +315,15 @@ def _examples_said(args, settings) -> str:
     return f"{settings.max_examples} examples per case (more while a failure is shrunk)"
 
 
+def _scale_said(args) -> str:
+    """The scale in a title: nothing at small (what every run drew before scales existed)."""
+    return "" if args.scale == SMALL.name else f", scale {args.scale}"
+
+
 def cmd_run(args) -> int:
     backend, profile_name, settings, params, cases, notes = _prepare(args, args.params)
-    title = (f"conformance: {len(cases)} cases, backend {backend}{_under(args)}, profile {profile_name}, "
-             f"{_examples_said(args, settings)}, output {args.out}/")
+    title = (f"conformance: {len(cases)} cases, backend {backend}{_scale_said(args)}{_under(args)}, profile "
+             f"{profile_name}, {_examples_said(args, settings)}, output {args.out}/")
     done, start = _execute(args, title, backend, settings, cases, notes, params)
     traced = {}
     for case, last in done:  # one trace per scenario: the last example of its largest world
@@ -319,8 +357,8 @@ def cmd_gate(args) -> int:
     except ValueError as e:
         raise SelectionError(str(e)) from None
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    title = (f"gate: {len(cases)} cases, backend {backend}{_under(args)}, profile {profile_name}, known divergences "
-             f"{len(known)} ({known_path}), output {args.out}/")
+    title = (f"gate: {len(cases)} cases, backend {backend}{_scale_said(args)}{_under(args)}, profile {profile_name}, "
+             f"known divergences {len(known)} ({known_path}), output {args.out}/")
     done, start = _execute(args, title, backend, settings, cases, notes)
     results = [case for case, _ in done]
     traces = {}
@@ -403,21 +441,22 @@ def _mutate(args) -> int:
 
     try:
         refuse_unknown(args.scenario or [])
+        _check_scale(scale_named(args.scale), args.backend, None)
         mutants = mutation.select(args.only)
         if args.list:
             for m in mutants:
                 print(f"{m.name:34s} {m.file:32s} {m.breaks}")
             return 0
-        print(f"mutate: {len(mutants)} mutant(s), backend {args.backend}, profile {args.profile}, seed "
-              f"{mutation.SEED}")
+        print(f"mutate: {len(mutants)} mutant(s), backend {args.backend}{_scale_said(args)}, profile {args.profile}, "
+              f"seed {mutation.SEED}")
         start = time.perf_counter()
         outcomes = mutation.run_mutants(mutants, scenarios=args.scenario, ranks=args.ranks, matrix=args.matrix,
                                         profile=args.profile, timeout=args.timeout,
-                                        keep=args.keep, backend=args.backend)
+                                        keep=args.keep, backend=args.backend, scale=args.scale)
     except (mutation.MutationError, SelectionError) as e:
         print(f"mutate: {e}", file=sys.stderr)
         return 2
-    meta = {"backend": args.backend, "profile": args.profile, "seed": mutation.SEED,
+    meta = {"backend": args.backend, "scale": args.scale, "profile": args.profile, "seed": mutation.SEED,
             "seconds": time.perf_counter() - start, "scenarios": args.scenario, "ranks": args.ranks,
             "matrix": args.matrix, "argv": sys.argv[1:]}
     mutation_report.write_report(args.out, outcomes, meta)

@@ -20,6 +20,8 @@ import shlex
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
+from conformance.kit.patterns import compact
+
 if TYPE_CHECKING:
     from conformance.check.model import Event
     from conformance.harness.observation import RankObservation
@@ -68,13 +70,16 @@ def record_id(case: str, sanitizer: str = "") -> str:
 
 
 def replay_command(scenario: str, world_size: int, backend: str, params: dict, chunk: int | None = None,
-                   sanitizer: str = "") -> str:
-    """A shell command that runs exactly this example again: its params, its trace ``chunk`` where given, and the
-    compute-sanitizer tool it ran under, if any."""
+                   num_warps: int | None = None, scale: str = "small", sanitizer: str = "") -> str:
+    """A shell command that runs exactly this example again: its params (each long list drawn as a pattern
+    written as its spec, ``conformance.kit.patterns.compact``), its ``scale`` past ``small``, its trace ``chunk``
+    and ``num_warps`` where given, and the compute-sanitizer tool it ran under, if any."""
     return (f"python -m conformance run --scenario {scenario} --ranks {world_size} --backend {backend} "
+            + (f"--scale {scale} " if scale != "small" else "")
             + (f"--sanitize {sanitizer} " if sanitizer else "")
             + (f"--chunk {chunk} " if chunk is not None else "")
-            + f"--params {shlex.quote(json.dumps(params, separators=(',', ':')))}")
+            + (f"--num-warps {num_warps} " if num_warps is not None else "")
+            + f"--params {shlex.quote(json.dumps(compact(params), separators=(',', ':')))}")
 
 
 def params_digest(previous: str, params: dict, settings: ExampleSettings | None = None) -> str:
@@ -143,8 +148,11 @@ class ExampleResult:
 
     @property
     def replay(self) -> str:
-        chunk = None if self.settings is None else self.settings.chunk
-        return replay_command(self.scenario, self.world_size, self.backend, self.params, chunk, self.sanitizer)
+        if self.settings is None:
+            return replay_command(self.scenario, self.world_size, self.backend, self.params, sanitizer=self.sanitizer)
+        s = self.settings
+        return replay_command(self.scenario, self.world_size, self.backend, self.params, s.chunk, s.num_warps, s.scale,
+                              self.sanitizer)
 
     def report(self, limit: int = 6) -> str:
         """Human-readable divergence report with the replay command."""

@@ -6,7 +6,7 @@ case's seed, ``host_side.drawn_examples``); :class:`Compiler` then
 
 1. captures, on its worker processes, every launch each example makes (``stand_in.captured_launches``: the
    scenario's setup and launch on a stand-in rank, for every rank whose launch differs: one when the Triton
-   kernel reads rank and world size at run time),
+   kernel reads rank and world size at run time; with the example's ``num_warps`` where a launch gives none),
 2. keeps one launch per distinct variant (``variant_key``: the kernel and the specialization and options Triton's
    binder computes for the launch),
 3. compiles those in parallel with ``JITFunction.warmup``, which writes Triton's disk cache: the rank processes
@@ -22,6 +22,7 @@ the pool exists on GPUs only.
 from __future__ import annotations
 
 import concurrent.futures as futures
+import dataclasses
 import fcntl
 import hashlib
 import multiprocessing
@@ -85,6 +86,7 @@ class Job:
     rank: int
     world_size: int
     index: int = -1  # the launch to compile (-1: capture only)
+    num_warps: int | None = None  # the example's, for launches that give none (``ExampleSettings.num_warps``)
 
 
 @dataclass
@@ -119,7 +121,8 @@ def _launches(job: Job) -> tuple[object, list[Launch]]:
     from conformance.kit.scenario import load
 
     scenario = load(job.scenario)
-    return scenario.kernel(job.api), captured_launches(scenario, job.api, job.params, job.rank, job.world_size)
+    return scenario.kernel(job.api), captured_launches(scenario, job.api, job.params, job.rank, job.world_size,
+                                                       num_warps=job.num_warps)
 
 
 def _capture(job: Job) -> list[str]:
@@ -203,8 +206,9 @@ class Compiler:
             self._executor()
 
     def ahead(self, scenario_ref: str, world_size: int, examples: list[dict], apis: tuple[str, ...],
-              ranks: tuple[int, ...]) -> Ahead:
-        """Compile every variant ``examples`` launch through ``apis`` on ``ranks``; never raises (see ``error``)."""
+              ranks: tuple[int, ...], num_warps: list[int | None] | None = None) -> Ahead:
+        """Compile every variant ``examples`` launch through ``apis`` on ``ranks``; ``num_warps``: each example's, for
+        launches that give none (default: none); never raises (see ``error``)."""
         result = Ahead()
         if not self.workers or not examples:
             return result
@@ -218,11 +222,13 @@ class Compiler:
             pool = self._executor()
             for ready in self._ready:  # a worker that cannot start says so here, with its error
                 ready.result(timeout=left())
-            jobs = [Job(scenario_ref, api, p, r, world_size) for p in examples for api in apis for r in ranks]
+            warps = [None] * len(examples) if num_warps is None else num_warps
+            jobs = [Job(scenario_ref, api, p, r, world_size, num_warps=w)
+                    for p, w in zip(examples, warps, strict=True) for api in apis for r in ranks]
             unique: dict[str, Job] = {}
             for job, keys in zip(jobs, pool.map(_capture, jobs, timeout=left()), strict=True):
                 for i, key in enumerate(keys):
-                    unique.setdefault(key, Job(job.scenario, job.api, job.params, job.rank, job.world_size, i))
+                    unique.setdefault(key, dataclasses.replace(job, index=i))
             result.variants = len(unique)
             # first every variant nobody else is compiling; then, waiting, those another process was (now loads)
             first = {key: pool.submit(_compile, job, key, False) for key, job in unique.items()}

@@ -1,12 +1,13 @@
 """The host side of one case and of each of its examples: draw params, launch the ranks, model, compare.
 
 ``run_case`` runs one scenario x world size under Hypothesis (the loop shared by the CLI and the pytest entry):
-each example's params and the harness's settings beside them (``ExampleSettings``: the trace chunk and slots) are
-drawn here, and ``run_example`` sends ``rank_side.run_example`` to every rank of the pool for ``(world_size,
-backend)`` (from the run's :class:`iris.ranks.Pools`), builds the model on the host and returns an
-``ExampleResult`` (``conformance.results``) with every divergence (``conformance.check.compare``), which the case
-folds into its ``CaseResult``. The model is built before the ranks start: its size gives the example's budget on the
-ranks (``conformance.harness.budget``). An example whose ranks do not all answer within it is a hang (``Hang``): the
+each example's params (at the case's scale, ``conformance.kit.scale``) and the harness's settings beside them
+(``ExampleSettings``: the trace chunk and slots, and at the GPU scale ``num_warps``) are drawn here, and
+``run_example`` sends ``rank_side.run_example`` to every rank of the pool for ``(world_size, backend)`` (from
+the run's :class:`iris.ranks.Pools`), builds the model on the host and returns an ``ExampleResult``
+(``conformance.results``) with every divergence (``conformance.check.compare``), which the case folds into its
+``CaseResult``. The model is built before the ranks start: its size gives the example's budget on the ranks
+(``conformance.harness.budget``). An example whose ranks do not all answer within it is a hang (``Hang``): the
 case's verdict, with the replay line; a dead rank fails the example with the pool's message; either way the pool
 is rebuilt and the run goes on.
 """
@@ -18,7 +19,7 @@ import os
 import random
 import time
 import traceback
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from hypothesis import HealthCheck, Phase, given, note, seed, settings
 from hypothesis import strategies as st
@@ -29,12 +30,17 @@ from conformance.check.compare import compare
 from conformance.harness.budget import Size, example_budget
 from conformance.harness.compile_ahead import Compiler
 from conformance.harness.observation import RankObservation
-from conformance.harness.rank_side import HEAP_BYTES
+from conformance.harness.rank_side import heap_bytes
+from conformance.harness.sizing import sized
 from conformance.kit.example_settings import ExampleSettings
+from conformance.kit.scale import SMALL, Scale, drawing_at
 from conformance.kit.scenario import APIS, Scenario, ScenarioError
 from conformance.results import CaseResult, ExampleResult, Hang, replay_command
 from iris.ranks import Pools, RankDied, RankError, RankTimeout
 from iris.ranks.pool import START_JOB
+
+if TYPE_CHECKING:
+    from conformance.check.model import Model
 
 # The most seconds one example may take on the ranks (``--timeout``): the cap of every example's budget, which is
 # derived from its size (``conformance.harness.budget``).
@@ -91,26 +97,57 @@ def detect_backend() -> str:
     return "gpu" if torch.cuda.is_available() else "cpu"
 
 
-class Example(NamedTuple):
-    """One example to run: the params its scenario's strategy drew, and the harness's settings beside them."""
-
+class _Drawn(NamedTuple):
     params: dict
     settings: ExampleSettings
 
 
+class Example(_Drawn):
+    """One example to run: the params its scenario's strategy drew and the harness's settings beside them (it
+    unpacks as ``params, settings``), and ``model``, the model where sizing its trace buffers built it already
+    (``sizing.sized``; None: ``run_example`` builds it)."""
+
+    model: Model | None = None
+
+
 @st.composite
-def examples(draw: st.DrawFn, scenario: Scenario, world_size: int, chunk: int | None = None) -> Example:
-    """A strategy of one example (what ``run_case`` draws): ``scenario.params(world_size)`` under the label
-    "params", and the trace chunk of its settings under "chunk" (one of ``CHUNK_SIZES``, or ``chunk`` if given)."""
-    data = draw(st.data())  # the test's data object: a failing example prints both draws under their labels
-    p = data.draw(scenario.params(world_size), label="params")
+def examples(draw: st.DrawFn, scenario: Scenario, world_size: int, chunk: int | None = None,
+             scale: Scale = SMALL, num_warps: int | None = None, sizing: bool = True) -> Example:
+    """A strategy of one example (what ``run_case`` draws): ``scenario.params(world_size)`` drawn at ``scale``
+    under the label "params", the trace chunk of its settings under "chunk" (one of ``CHUNK_SIZES``, or ``chunk``
+    if given) and, at a scale that draws it (or given), ``num_warps`` under "num_warps" (one of
+    ``scale.num_warps``); its trace slots are sized for ``scale`` (``sizing.sized``) unless ``sizing`` is False
+    (then they are the declared ones: what compiling ahead needs, as it runs nothing)."""
+    data = draw(st.data())  # the test's data object: a failing example prints every draw under its label
+    with drawing_at(scale):
+        p = data.draw(scenario.params(world_size), label="params")
     drawn_chunk = data.draw(st.sampled_from(CHUNK_SIZES) if chunk is None else st.just(chunk), label="chunk")
-    return Example(p, scenario.settings(p, drawn_chunk))
+    warps = num_warps
+    if num_warps is not None or scale.num_warps:  # SMALL draws nothing here: its examples stay what they were
+        warps = data.draw(st.sampled_from(scale.num_warps) if num_warps is None else st.just(num_warps),
+                          label="num_warps")
+    return example_of(scenario, world_size, p, drawn_chunk, warps, scale, sizing)
+
+
+def example_of(scenario: Scenario, world_size: int, params: dict, chunk: int | None = None,
+               num_warps: int | None = None, scale: Scale = SMALL, sizing: bool = True) -> Example:
+    """The example of ``params`` drawn at ``scale`` on ``world_size`` ranks, run with trace chunk ``chunk`` (None:
+    the replay default) and ``num_warps``: its settings, trace slots sized for ``scale`` unless ``sizing`` is
+    False (``sizing.sized``, which may build its model)."""
+    settings = scenario.settings(params, chunk, num_warps=num_warps, scale=scale.name)
+    if not sizing:
+        return Example(params, settings)
+    settings, model = sized(scenario, world_size, params, settings)
+    example = Example(params, settings)
+    example.model = model
+    return example
 
 
 def drawn_examples(scenario: Scenario, world_size: int, profile: settings, case_seed: int,
-                   chunk: int | None = None) -> list[Example]:
-    """The examples ``run_case`` draws under ``case_seed`` (and ``chunk``), drawn without running them.
+                   chunk: int | None = None, scale: Scale = SMALL, num_warps: int | None = None,
+                   sizing: bool = True) -> list[Example]:
+    """The examples ``run_case`` draws under ``case_seed`` (and ``chunk``, ``scale``, ``num_warps``), drawn
+    without running them (``sizing``: as ``examples``).
 
     Those Hypothesis generates; an example it replays from its database first is not among them.
     """
@@ -118,7 +155,7 @@ def drawn_examples(scenario: Scenario, world_size: int, profile: settings, case_
 
     @seed(case_seed)
     @settings(profile, database=None, phases=(Phase.explicit, Phase.generate))
-    @given(example=examples(scenario, world_size, chunk))
+    @given(example=examples(scenario, world_size, chunk, scale, num_warps, sizing))
     def draw(example):
         drawn.append(example)
 
@@ -133,11 +170,14 @@ class ConformanceFailure(AssertionError):
 def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, profile: settings,
              params: dict | None = None, on_example=None, *, chunk: int | None = None, fixed_seed: int | None = None,
              timeout: float = JOB_TIMEOUT_S, compiler: Compiler | None = None,
-             max_runs: int | None = None) -> tuple[CaseResult, ExampleResult | None]:
+             max_runs: int | None = None, scale: Scale = SMALL,
+             num_warps: int | None = None) -> tuple[CaseResult, ExampleResult | None]:
     """Run the case and return its summary and last example (for its trace); never raises for a divergence.
 
     Every example also draws the trace chunk of its settings (one of ``CHUNK_SIZES``: slots a program claims at a
-    time, a run-time value), unless ``chunk`` fixes it; its replay command sets it with ``--chunk``. Hypothesis
+    time, a run-time value), unless ``chunk`` fixes it; its replay command sets it with ``--chunk``. Its params
+    are drawn at ``scale`` (``conformance.kit.scale``; the replay command says ``--scale`` past ``SMALL``), which
+    may also draw ``num_warps`` for launches that give none, unless ``num_warps`` fixes it (``--num-warps``). Hypothesis
     shrinks a failing example; ``case.failure`` holds the report of the smallest one.
     An example whose ranks do not all answer within its budget (``budget.example_budget``, at most ``timeout``) hangs
     the case: ``case.hang`` says which ranks were where, and ``case.error`` holds the pool's message and the replay
@@ -148,7 +188,8 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
     refusing to run the case (``Unsatisfiable``, a failed health check). A case that ran no example has no verdict
     (``CaseResult.problem``): it is never a pass.
     ``params`` runs exactly that example instead of drawing (with ``chunk``, by default ``DEFAULT_CHUNK``: what
-    ``Scenario.settings`` gives). ``on_example(result)`` sees each example.
+    ``Scenario.settings`` gives, and ``num_warps``; params drawn past ``SMALL`` run with their ``scale``).
+    ``on_example(result)`` sees each example.
     ``fixed_seed`` makes the drawn examples the same on every run; ``timeout``: the cap of every example's budget on
     the ranks (seconds). ``compiler`` (GPU only): the examples are drawn first and
     every kernel variant they launch is compiled ahead, in parallel (``compile_ahead``), before the first runs.
@@ -160,13 +201,16 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
     case = CaseResult(ref, world_size, backend, sanitizer=pools.sanitizer)
     last: list[ExampleResult] = []
     failed: list[str] = []  # the report of the last failing example run: the smallest so far
-    ahead: set[str] = set()  # the params (``_params_key``) whose kernels were compiled ahead
+    ahead: set[str] = set()  # the examples (``_launch_key``) whose kernels were compiled ahead
     runs = 0
+
+    def replay_of(example: Example) -> str:
+        return replay_command(ref, world_size, backend, example.params, example.settings.chunk,
+                              example.settings.num_warps, example.settings.scale, case.sanitizer)
 
     def failed_on(example: Example) -> None:
         case.failing_params, case.failing_settings = example.params, example.settings
-        case.replay = replay_command(ref, world_size, backend, example.params, example.settings.chunk,
-                                     case.sanitizer)
+        case.replay = replay_of(example)
 
     def one(example: Example | None) -> None:
         nonlocal runs
@@ -184,11 +228,12 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
     def run(example: Example) -> str | None:
         """Run one example; the report of its divergences, or None when it passed or it raised (``case.error``)."""
         case.drew(example.params, example.settings)
-        key = scenario.compile_key(example.params)
+        key = scenario.compile_key(example.params) + (example.settings.num_warps,)  # what compiles a variant
         try:
+            built = {} if example.model is None else {"model": example.model}  # at small none: the call as it was
             result = run_example(pools, scenario, world_size, example.params, backend, timeout=timeout,
                                  settings=example.settings,
-                                 compiled=key in case.seen or _params_key(example.params) in ahead)
+                                 compiled=key in case.seen or _launch_key(example) in ahead, **built)
             case.add(result, key)
             if on_example is not None:
                 on_example(result)
@@ -214,7 +259,7 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
     def guarded(draw: st.DrawFn) -> Example | None:
         """``examples``, or None once a draw raised (not Hypothesis's own control flow): ``case.error`` says what."""
         try:
-            return draw(examples(scenario, world_size, chunk))
+            return draw(examples(scenario, world_size, chunk, scale, num_warps))
         except HypothesisException:
             raise
         except Exception as e:
@@ -225,27 +270,26 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
 
     try:
         if params is not None:
-            one(Example(params, scenario.settings(params, chunk)))
+            one(example_of(scenario, world_size, params, chunk, num_warps, scale))
         else:
 
             @settings(profile)
             @given(example=guarded())
             def check(example):
                 if example is not None:
-                    replay = replay_command(ref, world_size, backend, example.params, example.settings.chunk,
-                                            case.sanitizer)
-                    note(f"replay: {replay}")
+                    note(f"replay: {replay_of(example)}")
                 one(example)
 
             case_seed = fixed_seed
             if compiler is not None and compiler.workers and backend == "gpu":
                 case_seed = random.getrandbits(64) if fixed_seed is None else fixed_seed
-                drawn = drawn_examples(scenario, world_size, profile, case_seed, chunk)
-                done = compiler.ahead(ref, world_size, [e.params for e in drawn], APIS, tuple(range(world_size)))
+                drawn = drawn_examples(scenario, world_size, profile, case_seed, chunk, scale, num_warps, sizing=False)
+                done = compiler.ahead(ref, world_size, [e.params for e in drawn], APIS, tuple(range(world_size)),
+                                      [e.settings.num_warps for e in drawn])
                 case.ahead_variants, case.ahead_compiled = done.variants, done.compiled
                 case.ahead_seconds, case.ahead_error = done.seconds, done.error
                 if not done.error:
-                    ahead.update(_params_key(e.params) for e in drawn)
+                    ahead.update(_launch_key(e) for e in drawn)
                 case.seconds += done.seconds
             if case_seed is not None:
                 check = seed(case_seed)(check)
@@ -260,9 +304,10 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
     return case, (last[0] if last else None)
 
 
-def _params_key(params: dict) -> str:
-    """``params`` as a set member: equal keys, equal params."""
-    return json.dumps(params, sort_keys=True)
+def _launch_key(example: Example) -> str:
+    """What an example launches, as a set member: its params and the ``num_warps`` the harness gives its launches
+    (equal keys, equal kernel variants)."""
+    return json.dumps([example.params, example.settings.num_warps], sort_keys=True)
 
 
 def _traceback(e: BaseException) -> str:
@@ -285,9 +330,11 @@ class ExampleHung(Exception):
 
 def run_example(pools: Pools, scenario: Scenario, world_size: int, params: dict, backend: str | None = None,
                 apis: tuple[str, ...] = APIS, timeout: float = JOB_TIMEOUT_S,
-                settings: ExampleSettings | None = None, compiled: bool = False) -> ExampleResult:
+                settings: ExampleSettings | None = None, model: Model | None = None,
+                compiled: bool = False) -> ExampleResult:
     """Run ``params`` through every API on a pooled world of ``world_size`` ranks and compare; ``settings``: the
-    harness's settings of the example (default: ``scenario.settings(params)``).
+    harness's settings of the example (default: ``scenario.settings(params)``); ``model``: its model where it
+    was built already (``Example.model``), else built here.
 
     The model comes first: its size gives the ranks' budget (``budget.example_budget``, at most ``timeout``
     seconds; ``compiled``: the example's kernels are known to be compiled, so the ranks only load them). Raises
@@ -302,7 +349,7 @@ def run_example(pools: Pools, scenario: Scenario, world_size: int, params: dict,
     ref = scenario.ref or scenario.name
     modelling = time.perf_counter()
     try:
-        model = scenario.expected(params, world_size, settings)
+        model = scenario.expected(params, world_size, settings) if model is None else model
     except Exception as e:
         raise ScenarioError(f"{scenario.where or ref}: model raised {type(e).__name__}: {e}") from e
     modelled = time.perf_counter() - modelling
@@ -318,7 +365,7 @@ def run_example(pools: Pools, scenario: Scenario, world_size: int, params: dict,
             raise
         raise ExampleHung(e, time.perf_counter() - start) from e
     job = time.perf_counter()
-    divergences = compare(model, observations, apis, HEAP_BYTES, settings.chunk, settings.max_events)
+    divergences = compare(model, observations, apis, heap_bytes(backend), settings.chunk, settings.max_events)
     timings = _breakdown(observations, job - start, modelled, time.perf_counter() - job)
     compiles = {api: sum(o.apis[api].compiles for o in observations) for api in apis}
     variants = {api: variants_per_config(observations, api) for api in apis}

@@ -26,13 +26,31 @@ from conformance.harness.observation import ApiObservation, HostCounters, RankOb
 from conformance.kit.example_settings import ExampleSettings
 from conformance.kit.scenario import APIS, ScenarioError, load, world_constexprs
 from iris.ranks import progress
-from iris.world import synchronize
+from iris.world import is_interpreter, synchronize
 
 _DTYPES = {
     "int8": torch.int8, "int16": torch.int16, "int32": torch.int32, "int64": torch.int64,
     "float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32, "float64": torch.float64,
 }  # fmt: skip
-HEAP_BYTES = 1 << 24
+# Heap bytes of every rank: the CPU's shared-memory heaps hold SMALL examples (every rank maps every rank's); a GPU
+# heap holds the largest GPU-scale example of every scenario too, both APIs' buffers at once (tests/cpu_unit/
+# test_scale.py checks it)
+HEAP_BYTES = {"cpu": 1 << 24, "gpu": 1 << 28}
+
+
+def heap_bytes(backend: str) -> int:
+    """The symmetric heap's bytes on every rank of a ``backend`` world (``cpu`` or ``gpu``)."""
+    if backend not in HEAP_BYTES:
+        raise ValueError(f"backend={backend!r}, expected one of {sorted(HEAP_BYTES)}")
+    return HEAP_BYTES[backend]
+
+
+def launch_options(kwargs: dict, num_warps: int | None) -> dict:
+    """A launch's keywords with ``num_warps`` added where the launch gives none (``ExampleSettings.num_warps``;
+    None adds nothing: the launch as written)."""
+    if num_warps is None or "num_warps" in kwargs:
+        return kwargs
+    return {**kwargs, "num_warps": num_warps}
 
 
 def torch_dtype(name: str) -> torch.dtype:
@@ -93,7 +111,7 @@ def _shmem():
     if "shmem" not in state:
         import iris
 
-        state["shmem"] = iris.iris(HEAP_BYTES)
+        state["shmem"] = iris.iris(heap_bytes("cpu" if is_interpreter() else "gpu"))
     return state["shmem"]
 
 
@@ -107,8 +125,9 @@ def _step(scenario, what: str, api: str, fn, *args):
 
 
 def run_example(name: str, params: dict, settings: ExampleSettings, apis: tuple[str, ...]) -> RankObservation:
-    """Pool job: run scenario ``name`` with ``params`` through each API on this rank, tracing as ``settings`` say
-    (``max_events`` slots in chunks of ``chunk``); what this rank observed."""
+    """Pool job: run scenario ``name`` with ``params`` through each API on this rank, tracing and launching as
+    ``settings`` say (``max_events`` slots in chunks of ``chunk``; ``num_warps`` for launches that give none); what
+    this rank observed."""
     from iris.tracing.export import device_clock
     from iris.tracing.hw import cu_id_limit
 
@@ -133,7 +152,7 @@ def run_example(name: str, params: dict, settings: ExampleSettings, apis: tuple[
         with clock("launch"), CompilerTime() as compiler:
             t0 = device_clock(shmem.device)
             compiles_before = _compiles(kernel)
-            launched = LaunchRecorder(kernel)
+            launched = LaunchRecorder(kernel, settings.num_warps)
             _step(scenario, "launch", api, scenario.launch, launched, rank, params)
         clock.move("launch", "compile", compiler.seconds)
         with clock("kernel"):
@@ -233,21 +252,23 @@ class CompilerTime:
 
 
 class LaunchRecorder:
-    """``kernel`` as a scenario's ``launch`` sees it, noting the hash of every compiled variant launched.
+    """``kernel`` as a scenario's ``launch`` sees it, noting the hash of every compiled variant launched, and
+    launching with ``num_warps`` where the launch gives none (``launch_options``).
 
     ``kernel[grid](...)`` returns the compiled kernel (``CompiledKernel.hash`` names the variant: source,
     constexprs, specialization, options, target); under the interpreter nothing is compiled and it returns None.
     """
 
-    def __init__(self, kernel) -> None:
+    def __init__(self, kernel, num_warps: int | None = None) -> None:
         self.kernel = kernel
+        self.num_warps = num_warps
         self.hashes: set[str] = set()
 
     def __getitem__(self, grid):
         launcher = self.kernel[grid]
 
         def launch(*args, **kwargs):
-            compiled = launcher(*args, **kwargs)
+            compiled = launcher(*args, **launch_options(kwargs, self.num_warps))
             variant = getattr(compiled, "hash", None)
             if variant:
                 self.hashes.add(variant)

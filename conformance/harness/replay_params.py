@@ -3,8 +3,10 @@
 A replay's params must be what the scenario's strategy draws for that world size: the same keys, each value of
 the type and nesting of a drawn one (per-rank lists with one entry per rank), each value in the strategy's own
 domain, and the scenario's model must accept them (with the trace chunk the replay runs with) and expect something
-to check. The harness's settings are not params: a ``chunk`` key is refused, naming its flag (``--chunk``). The
-first problem is one line naming the key, the value and what was expected.
+to check. The harness's settings are not params: a ``chunk``, ``num_warps`` or ``scale`` key is refused, naming
+its flag (``--chunk``, ``--num-warps``, ``--scale``). The params are checked at the scale the replay runs at
+(``conformance.kit.scale``: ``--scale gpu`` accepts what the GPU scale draws, and without it they must be what
+``SMALL`` draws). The first problem is one line naming the key, the value and what was expected.
 
 The domain is read from the strategy itself, so a scenario declares nothing: the scenario's ``@st.composite``
 params function runs again with every labelled draw whose label is a key answered by the replayed value, after
@@ -34,10 +36,11 @@ from hypothesis.strategies._internal.numbers import IntegersStrategy
 from hypothesis.strategies._internal.strategies import MappedStrategy, OneOfStrategy, SampledFromStrategy
 
 from conformance.check.model import Model
+from conformance.kit.scale import SMALL, Scale, drawing_at
 from conformance.kit.scenario import Scenario
 
 # Harness settings (``ExampleSettings``) a user sets with a flag of ``run``, never inside the params.
-SETTING_FLAGS = {"chunk": "--chunk"}
+SETTING_FLAGS = {"chunk": "--chunk N", "num_warps": "--num-warps N", "scale": "--scale NAME"}
 
 
 class ParamsError(ValueError):
@@ -85,18 +88,27 @@ def _same_shape(key: str, got, want, world_size: int, per_rank: bool) -> str | N
     return None
 
 
-def check(scenario: Scenario, world_size: int, params: dict, chunk: int | None = None) -> None:
-    """Raise :class:`ParamsError` if ``params`` are not params ``scenario`` draws on ``world_size`` ranks, or give
-    the harness nothing to check when run with trace chunk ``chunk`` (None: the replay's default)."""
+def check(scenario: Scenario, world_size: int, params: dict, chunk: int | None = None, scale: Scale = SMALL,
+          num_warps: int | None = None) -> None:
+    """Raise :class:`ParamsError` if ``params`` are not params ``scenario`` draws on ``world_size`` ranks at
+    ``scale``, or give the harness nothing to check when run with trace chunk ``chunk`` (None: the replay's
+    default) and ``num_warps``."""
+    with drawing_at(scale):
+        _check(scenario, world_size, params, chunk, scale, num_warps)
+
+
+def _check(scenario: Scenario, world_size: int, params: dict, chunk: int | None, scale: Scale,
+           num_warps: int | None) -> None:
     want = reference(scenario, world_size)
-    where = f"--params for {scenario.name} on {world_size} rank(s)"
+    where = f"--params for {scenario.name} on {world_size} rank(s)" + (f" at scale {scale.name}"
+                                                                        if scale is not SMALL else "")
     missing = [k for k in want if k not in params]
     if missing:
         raise ParamsError(f"{where}: missing key {missing[0]!r}; expected the keys {', '.join(want)}")
     unknown = [k for k in params if k not in want]
     if unknown:
         key = unknown[0]
-        flag = f" ({key} is a harness setting, not a param: {SETTING_FLAGS[key]} N)" if key in SETTING_FLAGS else ""
+        flag = f" ({key} is a harness setting, not a param: {SETTING_FLAGS[key]})" if key in SETTING_FLAGS else ""
         raise ParamsError(f"{where}: unknown key {key!r}={params[key]!r}; expected the keys {', '.join(want)}{flag}")
     for key, value in want.items():
         per_rank = isinstance(value, list) and len(value) == world_size and bool(value) and isinstance(value[0], list)
@@ -107,7 +119,8 @@ def check(scenario: Scenario, world_size: int, params: dict, chunk: int | None =
     if problem:
         raise ParamsError(f"{where}: {problem}")
     try:
-        model = scenario.expected(params, world_size, scenario.settings(params, chunk))
+        model = scenario.expected(params, world_size, scenario.settings(params, chunk, num_warps=num_warps,
+                                                                        scale=scale.name))
     except Exception as e:
         raise ParamsError(f"{where}: the model rejects them ({type(e).__name__}: {e}); draw params from the "
                           "scenario's strategy, or take them from a replay line") from None

@@ -2,22 +2,24 @@
 
 ``captured_launches(scenario, api, params, rank, world_size)`` runs the scenario's ``setup`` on a
 :class:`StandInRank` (a ``RankView`` of CPU tensors of the drawn dtypes, no heap, no world) and its ``launch``
-through a :class:`Recorder`, and returns every ``kernel[grid](*args, **kwargs)`` call it made, in order. The
-arguments give each launch's signature (pointer and scalar types) and constexprs: what Triton compiles, without a
-device. Used to compile a case's kernels ahead (``compile_ahead``) and by the cross-compile tier
-(tests/cpu_compile).
+through a :class:`Recorder`, and returns every ``kernel[grid](*args, **kwargs)`` call it made, in order, with the
+example's ``num_warps`` added where the launch gives none, as the ranks launch it. The arguments give each
+launch's signature (pointer and scalar types) and constexprs: what Triton compiles, without a device. Used to
+compile a case's kernels ahead (``compile_ahead``), to count an example's programs (``launched_programs``,
+``harness.sizing``) and by the cross-compile tier (tests/cpu_compile).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import torch
 
-from conformance.harness.rank_side import torch_dtype
+from conformance.harness.rank_side import launch_options, torch_dtype
 from conformance.kit.rank_view import RankView
-from conformance.kit.scenario import world_constexprs
+from conformance.kit.scenario import APIS, world_constexprs
 from iris import layout
 
 
@@ -80,20 +82,38 @@ class StandInRank:
 
 
 class Recorder:
-    """``kernel[grid](*args, **kwargs)`` that records the call instead of running it."""
+    """``kernel[grid](*args, **kwargs)`` that records the call instead of running it, with ``num_warps`` added
+    where the launch gives none (``rank_side.launch_options``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, num_warps: int | None = None) -> None:
+        self.num_warps = num_warps
         self.launches: list[Launch] = []
 
     def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.launches.append(Launch(grid, args, kwargs))
+        return lambda *args, **kwargs: self.launches.append(Launch(grid, args, launch_options(kwargs,
+                                                                                             self.num_warps)))
 
 
 def captured_launches(scenario, api: str, params: dict, rank: int = 0, world_size: int = 2,
-                      device: str = "cuda") -> list[Launch]:
-    """Every launch ``scenario.launch`` makes for ``params`` on ``rank`` of ``world_size``, recorded, not run."""
+                      device: str = "cuda", num_warps: int | None = None) -> list[Launch]:
+    """Every launch ``scenario.launch`` makes for ``params`` on ``rank`` of ``world_size``, recorded, not run
+    (``num_warps``: the example's, for launches that give none)."""
     stand_in: RankView = StandInRank(api, scenario.kernel(api), rank, world_size, device)
-    recorder = Recorder()
+    recorder = Recorder(num_warps)
     scenario.setup(stand_in, params)
     scenario.launch(recorder, stand_in, params)
     return recorder.launches
+
+
+def programs(launch: Launch) -> int:
+    """The program instances ``launch`` starts: the product of its grid (a grid function gets its keywords)."""
+    grid = launch.grid(launch.kwargs) if callable(launch.grid) else launch.grid
+    return math.prod(int(g) for g in (grid if isinstance(grid, (tuple, list)) else (grid,)))
+
+
+def launched_programs(scenario, params: dict, world_size: int) -> int:
+    """The most program instances one rank's launches start for ``params``, every launch counted (each rank's
+    launches captured on a CPU stand-in; one API's, as both APIs launch alike)."""
+    return max(sum(programs(launch) for launch in captured_launches(scenario, APIS[0], params, rank, world_size,
+                                                                     "cpu"))
+               for rank in range(world_size))

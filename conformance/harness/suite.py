@@ -20,6 +20,8 @@ from hypothesis import settings
 
 from conformance.harness.compile_ahead import Compiler
 from conformance.harness.host_side import JOB_TIMEOUT_S, run_case
+from conformance.kit.patterns import PatternError, expand
+from conformance.kit.scale import SMALL, Scale
 from conformance.kit.scenario import (
     Scenario,
     ScenarioError,
@@ -50,7 +52,9 @@ class Planned:
 
 
 def parse_params(text: str | None) -> dict | None:
-    """The ``--params`` JSON object, or None; SelectionError for anything but a JSON object."""
+    """The ``--params`` JSON object, or None; SelectionError for anything but a JSON object. A pattern's spec in
+    it (``{"pattern": ...}``, how a replay line writes a long list drawn at the GPU scale) becomes its list
+    (``conformance.kit.patterns.expand``); SelectionError naming what is wrong with a spec that makes none."""
     if text is None:
         return None
     try:
@@ -61,7 +65,10 @@ def parse_params(text: str | None) -> dict | None:
     if not isinstance(value, dict):
         raise SelectionError(f"--params {text!r} is a JSON {type(value).__name__}; expected an object of "
                              "parameter names to values such as '{\"n\":15,\"BLOCK\":32}'")
-    return value
+    try:
+        return expand(value)
+    except PatternError as e:
+        raise SelectionError(f"--params: {e}") from None
 
 
 def refuse_unknown(scenarios: list[str]) -> None:
@@ -112,7 +119,8 @@ def plan(scenarios: list[str] | None, ranks: tuple[int, ...] | None) -> tuple[li
 
 def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: dict | None = None,
               chunk: int | None = None, seed: int | None = None, sanitize: Sequence[str] = (),
-              timeout: float = JOB_TIMEOUT_S, max_runs: int | None = None,
+              timeout: float = JOB_TIMEOUT_S, max_runs: int | None = None, scale: Scale = SMALL,
+              num_warps: int | None = None,
               echo: Callable[[str], None] = print) -> list[tuple[CaseResult, ExampleResult | None]]:
     """Run every case in order on one owner of pools; replay each failing example once (unless ``params``), with
     its own params and settings; one that hung, within the budget it hung in.
@@ -121,7 +129,9 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
     own on pools whose ranks run under it (one tool per process), and each case's record names its tool. Empty: one
     pass, no tool. ``chunk``: the trace chunk of every example (None: drawn per example; ``run_case``).
     ``max_runs``: the most examples a case runs, shrinking a failure included (``run_case``); the replay is one more.
-    ``timeout``: the cap of every example's budget on the ranks (``conformance.harness.budget``).
+    ``timeout``: the cap of every example's budget on the ranks (``conformance.harness.budget``). ``scale``: what
+    the examples are drawn at (``conformance.kit.scale``); ``num_warps``: of every launch that gives none (None:
+    drawn per example where the scale draws it).
 
     On a GPU, each case's kernel variants are compiled ahead on a pool of processes (``compile_ahead``): in the
     first pass, the later ones load them from Triton's cache. Returns ``(case, last)`` per case and pass: its result
@@ -138,11 +148,12 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
                     under = f" under {tool}" if tool else ""
                     echo(f"[{len(done) + 1}/{total}] {planned.name} on {planned.world_size} rank(s){under} ...")
                     c, last = _run_one(pools, planned, backend, profile, params, chunk, seed, timeout, compiler,
-                                       max_runs)
+                                       max_runs, scale, num_warps)
                     if not c.ok and c.failing_params is not None and params is None:
                         cap = timeout if c.hang is None else min(timeout, c.hang.timeout)
                         again, _ = run_case(pools, planned.scenario, planned.world_size, backend, profile,
-                                            c.failing_params, chunk=c.failing_settings.chunk, timeout=cap)
+                                            c.failing_params, chunk=c.failing_settings.chunk, timeout=cap,
+                                            scale=scale, num_warps=c.failing_settings.num_warps)
                         reproduced = again.hang is not None if c.hang is not None else not again.ok
                         c.replay_outcome = "reproduced" if reproduced else "not reproduced"
                     if tool and planned.scenario is not None:
@@ -178,14 +189,16 @@ def _ahead(c: CaseResult) -> str:
 
 def _run_one(pools: Pools, planned: Planned, backend: str, profile: settings, params: dict | None,
              chunk: int | None, seed: int | None, timeout: float, compiler: Compiler,
-             max_runs: int | None = None) -> tuple[CaseResult, ExampleResult | None]:
+             max_runs: int | None = None, scale: Scale = SMALL,
+             num_warps: int | None = None) -> tuple[CaseResult, ExampleResult | None]:
     if planned.scenario is None:
         case = CaseResult(planned.name, planned.world_size, backend, sanitizer=pools.sanitizer)
         case.error = planned.load_error
         return case, None
     try:
         case, last = run_case(pools, planned.scenario, planned.world_size, backend, profile, params, chunk=chunk,
-                              fixed_seed=seed, timeout=timeout, compiler=compiler, max_runs=max_runs)
+                              fixed_seed=seed, timeout=timeout, compiler=compiler, max_runs=max_runs, scale=scale,
+                              num_warps=num_warps)
     except Exception as e:  # a scenario module that breaks in a way run_case does not expect: its case fails
         case = CaseResult(planned.scenario.ref or planned.name, planned.world_size, backend, sanitizer=pools.sanitizer)
         last = None

@@ -50,17 +50,19 @@ def per_program_events(p: dict, rank: int, name: str, kind: str, *, target: int,
     return events
 
 
-SOURCE_STRIDE = 512  # rank q's source values start at 512 q + 1 (buffers of masked block ops stay below 512)
+SOURCE_STRIDE = 512  # rank q's source values start at 512 q + 1 (at SMALL, buffers of masked block ops stay below 512)
 
 
 def source_values(q: int, length: int) -> list[int]:
-    """Rank ``q``'s source data: element j holds j + 1 + 512 q (never 0; distinct per rank for j < 512)."""
+    """Rank ``q``'s source data: element j holds j + 1 + 512 q (never 0; each rank's differs from every other
+    rank's at the same j, and from every element of its own)."""
     return [j + 1 + SOURCE_STRIDE * q for j in range(length)]
 
 
-def largest_source_value(world_size: int) -> int:
-    """A bound on every ``source_values`` element on ``world_size`` ranks (j < 512): the dtypes drawn must hold it."""
-    return SOURCE_STRIDE * world_size
+def largest_source_value(world_size: int, length: int = SOURCE_STRIDE) -> int:
+    """A bound on every ``source_values`` element of ``length`` elements on ``world_size`` ranks (512 R up to 512
+    elements): the dtypes drawn must hold it."""
+    return max(length, SOURCE_STRIDE) + SOURCE_STRIDE * (world_size - 1)
 
 
 def masked_values(p: dict, rank: int, values: list, other=0) -> list:
@@ -97,7 +99,7 @@ def launch_blocks(kernel, rank, p: dict, *args, **constexprs) -> None:
     ``constexprs``, ``TRACE_OPS`` where the params draw it, and ``BLOCK``."""
     switch = {"TRACE_OPS": p["TRACE_OPS"]} if "TRACE_OPS" in p else {}
     kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, *args, **rank.world_constexprs, **constexprs, **switch,
-                                        BLOCK=p["BLOCK"], num_warps=4)
+                                        BLOCK=p["BLOCK"])
 
 
 def transfer_memory(p: dict, world_size: int, source, target, other=None) -> dict[int, dict[str, list]]:

@@ -27,7 +27,8 @@ of test-only scenarios). Any other name is refused (``is_scenario``) without bei
 Any world size R >= 1 runs every scenario; one that really cannot run on some R says so with a
 ``WorldConstraint`` (a rule and its reason). The trace buffers of an example hold ``max_events`` plus a chunk
 per program (``max_programs``: record semantics v2 gives every program that initializes tracing a chunk of
-slots); an overflow scenario sets ``overflow_at``, the trace slots it asks for, read from its own params.
+slots), and at the GPU scale at least what the example itself records and launches (``conformance.harness.
+sizing``); an overflow scenario sets ``overflow_at``, the trace slots it asks for, read from its own params.
 Runs without ``--ranks`` use ``default_world_sizes()``.
 """
 
@@ -116,20 +117,27 @@ class Scenario:
             constexprs |= {n for n, p in inspect.signature(fn).parameters.items() if "constexpr" in str(p.annotation)}
         return tuple(sorted((k, str(v)) for k, v in params.items() if k in constexprs or k.endswith("dtype")))
 
-    def trace_slots(self, params: dict, chunk: int) -> int:
+    def trace_slots(self, params: dict, chunk: int, room: tuple[int, int] | None = None) -> int:
         """Trace slots per rank for one example: ``overflow_at(params)`` for an overflow scenario, else room for
-        ``max_events`` events and a chunk for each of ``max_programs`` programs."""
+        ``max_events`` events and a chunk for each of ``max_programs`` programs; ``room`` = (events, programs): what
+        the example needs (at a scale ``sized_by_model``, ``conformance.harness.sizing``), where it needs more."""
         if self.overflow_at is not None:
             return self.overflow_at(params)
-        return self.max_events + self.max_programs * chunk
+        declared = self.max_events + self.max_programs * chunk
+        if room is None:
+            return declared
+        events, programs = room
+        return max(declared, events + programs * chunk)
 
-    def settings(self, params: dict, chunk: int | None = None) -> ExampleSettings:
+    def settings(self, params: dict, chunk: int | None = None, *, num_warps: int | None = None,
+                 scale: str = "small", room: tuple[int, int] | None = None) -> ExampleSettings:
         """The harness's settings of an example of ``params`` with trace chunk ``chunk`` (default
-        ``iris.tracing.core.DEFAULT_CHUNK``, what a replay without ``--chunk`` runs with)."""
+        ``iris.tracing.core.DEFAULT_CHUNK``, what a replay without ``--chunk`` runs with), ``num_warps`` for the
+        launches that give none (None: as written), drawn at ``scale``; ``room``: as ``trace_slots``."""
         from iris.tracing.core import DEFAULT_CHUNK
 
         chunk = DEFAULT_CHUNK if chunk is None else chunk
-        return ExampleSettings(chunk, self.trace_slots(params, chunk))
+        return ExampleSettings(chunk, self.trace_slots(params, chunk, room), num_warps, scale)
 
     def expected(self, params: dict, world_size: int, settings: ExampleSettings) -> Model:
         """The model of one example: ``model(params, world_size)``, or ``model(params, world_size, settings)`` for

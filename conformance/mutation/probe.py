@@ -59,19 +59,10 @@ def _check_imports(root: Path) -> None:
                                "run the probe with the copy as working directory and on PYTHONPATH")
 
 
-def scale_options(spec: dict) -> dict:
-    """``run_case``'s keywords for the spec's ``scale``, a scale's name (``conformance.kit.scale``): none at the
-    backend's own scale."""
-    if not spec.get("scale"):
-        return {}
-    from conformance.kit.scale import scale_named
-
-    return {"scale": scale_named(spec["scale"])}
-
-
 def run_one(pools, name: str, world_size: int, spec: dict, compiler=None) -> dict:
     """Run one case; its record (never raises)."""
     from conformance.harness.host_side import run_case
+    from conformance.kit.scale import scale_named
     from conformance.kit.scenario import load
 
     record = {"scenario": name, "world_size": world_size, "ok": True, "checks": [], "detail": "", "examples": 0}
@@ -85,7 +76,7 @@ def run_one(pools, name: str, world_size: int, spec: dict, compiler=None) -> dic
     try:
         case, _ = run_case(pools, load(name), world_size, spec.get("backend", "cpu"), probe_settings(spec["profile"]),
                            on_example=seen, fixed_seed=spec["seed"], timeout=spec["job_timeout"],
-                           compiler=compiler, **scale_options(spec))
+                           compiler=compiler, scale=scale_named(spec.get("scale") or "small"))
         record["examples"] = case.examples
         if case.problem:  # a hang, an error, or no example ran to a verdict
             record.update(ok=False, checks=["hang" if case.hang is not None else "error"], detail=case.problem)

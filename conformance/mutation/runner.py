@@ -165,10 +165,10 @@ class ProbeRun:
 
 
 def run_probe(tree: Path, cases: list[Case], *, stop_at_first: bool, profile: str, timeout: float,
-              job_timeout: float, echo: Callable[[str], None], backend: str = "cpu",
-              scale: str | None = None) -> ProbeRun:
-    """Run ``cases`` in a child process on the copy at ``tree`` (at ``scale``: ``Mutant.scale``); kills the child's
-    process group on timeout."""
+              job_timeout: float, echo: Callable[[str], None], backend: str = "cpu", scale: str = "small") -> ProbeRun:
+    """Run ``cases`` in a child process on the copy at ``tree``, their examples drawn at ``scale`` (a name of
+    ``conformance.kit.scale``: a mutant's own ``Mutant.scale``, else the run's); kills the child's process group on
+    timeout."""
     spec = {"root": str(tree), "cases": cases, "stop_at_first": stop_at_first, "seed": SEED, "profile": profile,
             "job_timeout": job_timeout, "backend": backend, "scale": scale}
     spec_path, result_path, log_path = tree / "probe-spec.json", tree / "probe-result.json", tree / "probe.log"
@@ -238,11 +238,13 @@ def platform(backend: str) -> str:
 def run_mutants(mutants: list[Mutant], *, root: Path = ROOT, scenarios: list[str] | None = None,
                 ranks: tuple[int, ...] | None = None, matrix: bool = False, profile: str = "dev",
                 timeout: float = MUTANT_TIMEOUT_S, job_timeout: float = JOB_TIMEOUT_S, keep: Path | None = None,
-                backend: str = "cpu", echo: Callable[[str], None] = print) -> list[Outcome]:
+                backend: str = "cpu", scale: str = "small", echo: Callable[[str], None] = print) -> list[Outcome]:
     """Apply and run every mutant; the outcome of each, in order. Raises MutationError if the baseline fails.
 
     A mutant whose bug ``backend`` cannot show (``Mutant.backends``, against ``platform(backend)``) is skipped,
-    with the reason as its message. A mutant's cases run at its ``scale``, checked against a baseline at that scale."""
+    with the reason as its message. ``scale``: what the cases' examples are drawn at (``conformance.kit.scale``;
+    ``gpu`` on a GPU only), unless a mutant names its own (``Mutant.scale``); each scale's cases are checked against
+    a baseline at that scale."""
     outcomes = [Outcome(m.name, m.file, m.breaks) for m in mutants]
     live = []
     here = platform(backend)
@@ -265,31 +267,33 @@ def run_mutants(mutants: list[Mutant], *, root: Path = ROOT, scenarios: list[str
         keep.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="iris-mutate-", dir=keep))
 
-    def probe(tree, todo, *, stop_at_first, scale=None, label=""):
+    def probe(tree, todo, *, stop_at_first, scale, label=""):
         def tagged(line: str) -> None:
             echo(f"  ({label}) {line.strip()}" if label else line)
 
         return run_probe(tree, todo, stop_at_first=stop_at_first, profile=profile, timeout=timeout,
                          job_timeout=job_timeout, backend=backend, scale=scale, echo=tagged)
 
+    at = {m.name: m.scale or scale for m, _ in live}  # the scale each mutant's cases run at
     try:
         unmutated = copy_tree(workdir / "baseline", root)
-        baselines: dict[str | None, Baseline] = {}
-        for scale in dict.fromkeys(m.scale for m, _ in live):  # one baseline per scale, the cases its mutants name
-            label = "baseline" + (f" at scale {scale}" if scale else "")
-            baselines[scale] = Baseline(unmutated, functools.partial(probe, scale=scale, label=label))
+        baselines: dict[str, Baseline] = {}
+        for s in dict.fromkeys(at.values()):  # one baseline per scale, the cases its mutants name
+            label = "baseline" + (f" at scale {s}" if s != "small" else "")
+            baselines[s] = Baseline(unmutated, functools.partial(probe, scale=s, label=label))
             first = cases if matrix else list(dict.fromkeys(
-                c for m, _ in live if m.scale == scale for c in killer_cases(m, cases)))
+                c for m, _ in live if at[m.name] == s for c in killer_cases(m, cases)))
             echo(f"{label}: {len(first)} case(s) on the unmutated copy, more later where a mutant dies elsewhere")
-            baselines[scale].verify(first)
+            baselines[s].verify(first)
         for i, (m, o) in enumerate(live, 1):
-            echo(f"[{i}/{len(live)}] {m.name} ({m.file}){' at scale ' + m.scale if m.scale else ''}: {m.breaks}")
+            s = at[m.name]
+            echo(f"[{i}/{len(live)}] {m.name} ({m.file}){' at scale ' + s if s != 'small' else ''}: {m.breaks}")
             tree = copy_tree(workdir / m.name, root)
             apply(m, tree)
             start = time.perf_counter()
-            result = probe(tree, plan(m, cases), stop_at_first=not matrix, scale=m.scale)
+            result = probe(tree, plan(m, cases), stop_at_first=not matrix, scale=s)
             o.seconds = round(time.perf_counter() - start, 1)
-            _judge(o, result, baselines[m.scale])
+            _judge(o, result, baselines[s])
             echo(f"    -> {o.status}{' by ' + o.killed_by if o.kills else ''}{': ' + o.message if o.message else ''}"
                  f" ({o.cases_run} case(s), {o.seconds:.0f} s)")
             if keep is None:

@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+from conformance.kit.patterns import compact
 from conformance.results import CaseResult, ExampleResult
 from iris.tracing.export import write_trace
 from iris.tracing.timeline import RankTrace
@@ -56,8 +57,10 @@ def write_results(path: Path, cases: list[CaseResult], meta: dict, extra: dict[s
     and its ``error`` the case's ``problem``: a case that errored or ran no example says ``error`` for every check
     that did not fail, never ``pass``; one that hung says ``hang``, and its ``hang`` record gives the ranks that had
     not answered, what each was doing, the budget (``timeout``, seconds) and the replay command (``null`` when no
-    example hung)."""
+    example hung). Its ``failing_params`` are written as its replay line writes them (a list drawn as a pattern as
+    its spec)."""
     records = [{"case_id": c.case_id, "record_id": c.record_id} | {k: v for k, v in asdict(c).items() if k != "seen"}
+               | {"failing_params": compact(c.failing_params)}
                | {"verdict": c.reported_verdict, "status": c.status, "error": c.problem, "ok": c.ok}
                | (extra or {}).get(c.record_id, {}) for c in cases]
     path.write_text(json.dumps({"meta": meta, "cases": records} | (top or {}), indent=2))

@@ -34,6 +34,7 @@ from conformance.check.model import Model
 from conformance.kit import strategies as S
 from conformance.kit.auto_ops import call_events
 from conformance.kit.helpers import active_lanes, block_event, cast, cdiv
+from conformance.kit.patterns import differing
 from conformance.kit.scenario import Scenario
 from iris import DeviceContext
 from iris.experimental.iris_gluon import IrisDeviceCtx
@@ -162,7 +163,7 @@ def _params(op):
     @st.composite
     def params(draw, world_size):
         n = draw(S.element_count(256), label="n")
-        block = draw(S.block_size(), label="BLOCK")
+        block = draw(S.block_size(large=op != "atomic_cas"), label="BLOCK")
         length = cdiv(n, block) * block
         p = {
             "n": n,
@@ -178,7 +179,7 @@ def _params(op):
         if op == "atomic_cas":  # hit[r][j]: rank r's compare value equals the initial value
             p["hits"] = draw(S.per_rank(world_size, lambda r: S.mask_bits(length)), label="hits")
         if op in EXCLUSIVE:  # writing the initial value back is invisible: every value differs from it
-            p["vals"] = [[v ^ 1 if v == i else v for v, i in zip(row, p["init"], strict=True)] for row in p["vals"]]
+            p["vals"] = [differing(row, p["init"]) for row in p["vals"]]
         return p
 
     return params
@@ -205,7 +206,7 @@ def _launch(op):
         for t in range(rank.world_size):
             kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, b["buf"], b["vals"], b["cmps"], b["old"][t], b["bits"],
                                                  p["n"], t, ordering(p["SEM"], p["SCOPE"]), **rank.world_constexprs,
-                                                 OP=op, TRACE_OPS=p["TRACE_OPS"], BLOCK=p["BLOCK"], num_warps=4)
+                                                 OP=op, TRACE_OPS=p["TRACE_OPS"], BLOCK=p["BLOCK"])
 
     return launch
 

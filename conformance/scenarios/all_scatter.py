@@ -71,10 +71,10 @@ def gluon_kernel(ctx_t, out, M, N, BM: gl.constexpr, BN: gl.constexpr, TRACING: 
 @st.composite
 def params(draw, world_size):
     return {
-        "M": draw(S.element_count(100), label="M"),
-        "N": draw(S.element_count(100), label="N"),
-        "BM": draw(S.block_size(), label="BM"),
-        "BN": draw(S.block_size(), label="BN"),
+        "M": draw(S.axis_length(100), label="M"),
+        "N": draw(S.axis_length(100), label="N"),
+        "BM": draw(S.block_size(large=False), label="BM"),
+        "BN": draw(S.block_size(large=False), label="BN"),
         "dtype": draw(S.dtype_name(DTYPES), label="dtype"),
         "TRACE_OPS": draw(S.trace_ops(), label="TRACE_OPS"),
     }
@@ -87,7 +87,7 @@ def setup(rank, p):
 def launch(kernel, rank, p):
     grid = (cdiv(p["M"], p["BM"]), cdiv(p["N"], p["BN"]))
     kernel[grid](rank.ctx, rank.buffers["out"], p["M"], p["N"], **rank.world_constexprs, BM=p["BM"], BN=p["BN"],
-                 TRACE_OPS=p["TRACE_OPS"], num_warps=4)
+                 TRACE_OPS=p["TRACE_OPS"])
 
 
 def model(p, world_size):

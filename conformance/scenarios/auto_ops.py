@@ -116,7 +116,8 @@ def gluon_kernel(ctx_t, src, dst, ret, bits, n, length, peer, peer2, TRACE_OPS: 
 @st.composite
 def params(draw, world_size):
     p = {"TRACE_OPS": draw(S.trace_ops(), label="TRACE_OPS"), "n": draw(S.element_count(), label="n"),
-         "BLOCK": draw(S.block_size(), label="BLOCK"), "dtype": draw(S.dtype_name(S.ATOMIC_DTYPES), label="dtype")}
+         "BLOCK": draw(S.block_size(large=False), label="BLOCK"),  # it calls atomic_cas
+         "dtype": draw(S.dtype_name(S.ATOMIC_DTYPES), label="dtype")}
     p["offset"] = draw(S.rank_offset(world_size), label="offset")
     p["offset2"] = draw(S.rank_offset(world_size, after=p["offset"]), label="offset2")
     length = cdiv(p["n"], p["BLOCK"]) * p["BLOCK"]

@@ -58,11 +58,11 @@ MAX_COUNT = 12
 
 @st.composite
 def params(draw, world_size):
-    a = draw(st.integers(1, MAX_PROGRAMS // 2), label="programs_a")
-    b = draw(st.integers(1, MAX_PROGRAMS // 2), label="programs_b")
+    a = draw(S.grid_size(MAX_PROGRAMS // 2), label="programs_a")
+    b = draw(S.grid_size(MAX_PROGRAMS // 2), label="programs_b")
     # the simplest counts: 0 (a program that records nothing) and then a few
-    counts = draw(st.lists(st.sampled_from([3, 0, 1, 2, *range(4, MAX_COUNT + 1)]), min_size=a + b,
-                           max_size=a + b).map(lambda c: [0, *c[1:]]), label="counts")
+    counts = draw(S.event_counts(a + b, st.sampled_from([3, 0, 1, 2, *range(4, MAX_COUNT + 1)]), MAX_COUNT)
+                  .map(lambda c: [0, *c[1:]]), label="counts")
     return {"programs_a": a, "programs_b": b, "counts": counts, "offset": draw(S.rank_offset(world_size),
                                                                                 label="offset"),
             "base": draw(S.payload(), label="base")}
@@ -77,17 +77,15 @@ def launch(kernel, rank, p):
     b = rank.buffers
     target = (rank.rank + p["offset"]) % rank.world_size
     a, total = p["programs_a"], p["programs_a"] + p["programs_b"]
-    kernel[(a,)](rank.ctx, b["buf"], b["counts"], 0, target, p["base"], **rank.world_constexprs, num_warps=4)
+    kernel[(a,)](rank.ctx, b["buf"], b["counts"], 0, target, p["base"], **rank.world_constexprs)
     if rank.shmem.device.type == "cuda" and torch.cuda.is_available():  # a second stream: both record at once
         side = torch.cuda.Stream(rank.shmem.device)
         side.wait_stream(torch.cuda.current_stream(rank.shmem.device))  # the buffers are ready on both
         with torch.cuda.stream(side):
-            kernel[(total,)](rank.ctx, b["buf"], b["counts"], a, target, p["base"], **rank.world_constexprs,
-                             num_warps=4)
+            kernel[(total,)](rank.ctx, b["buf"], b["counts"], a, target, p["base"], **rank.world_constexprs)
         torch.cuda.current_stream(rank.shmem.device).wait_stream(side)
     else:
-        kernel[(total,)](rank.ctx, b["buf"], b["counts"], a, target, p["base"], **rank.world_constexprs,
-                         num_warps=4)
+        kernel[(total,)](rank.ctx, b["buf"], b["counts"], a, target, p["base"], **rank.world_constexprs)
 
 
 def model(p, world_size, settings: ExampleSettings):

@@ -12,7 +12,6 @@ L(p) = {j in B(p): j < n, bits_r[j]}; all on buf of rank r, in program order:
 
 import triton
 import triton.language as tl
-from hypothesis import strategies as st
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
@@ -56,7 +55,7 @@ def gluon_kernel(ctx_t, buf, bits, tags, n, target, BLOCK: gl.constexpr):
 
 def _tags(world_size, p):
     programs = cdiv(p["n"], p["BLOCK"])
-    return S.per_rank(world_size, lambda r: st.lists(S.payload(), min_size=programs, max_size=programs))
+    return S.per_rank(world_size, lambda r: S.payloads(programs))
 
 
 def params(world_size):  # no TRACE_OPS: the kernels call no op
@@ -72,7 +71,7 @@ def launch(kernel, rank, p):
     target = (rank.rank + p["offset"]) % rank.world_size
     b = rank.buffers
     kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, b["buf"], b["bits"], b["tags"], p["n"], target,
-                                        **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
+                                        **rank.world_constexprs, BLOCK=p["BLOCK"])
 
 
 def model(p, world_size):

@@ -101,12 +101,18 @@ def gluon_kernel(ctx_t, src, dst, result, flag, n, limit, BLOCK: gl.constexpr):
         k += 1
 
 
+def _largest(world_size, n, block):
+    """Every message value is below 256 (R - 1) + its length: below 256 R at up to 256 elements."""
+    return max(256 * world_size, 256 * (world_size - 1) + cdiv(n, block) * block)
+
+
 @st.composite
 def params(draw, world_size):
+    n, block = draw(S.element_count(256), label="n"), draw(S.block_size(), label="BLOCK")
     return {
-        "n": draw(S.element_count(256), label="n"),
-        "BLOCK": draw(S.block_size(), label="BLOCK"),
-        "dtype": draw(S.dtype_name(S.exact_dtypes(256 * world_size)), label="dtype"),  # values below 256 R
+        "n": n,
+        "BLOCK": block,
+        "dtype": draw(S.dtype_name(S.exact_dtypes(_largest(world_size, n, block))), label="dtype"),
     }
 
 
@@ -115,7 +121,7 @@ def _length(p):
 
 
 def _data(r, p):
-    """Rank r's message: 256 r + j (j < 256), below 256 R: exact in every dtype drawn for R ranks."""
+    """Rank r's message: 256 r + j (j < its length), exact in every dtype drawn for R ranks (``_largest``)."""
     return cast([256 * r + j for j in range(_length(p))], p["dtype"])
 
 
@@ -131,7 +137,7 @@ def launch(kernel, rank, p):
     b = rank.buffers
     limit = SPIN_LIMIT["cpu" if rank.shmem.device.type == "cpu" else "cuda"]
     kernel[(1,)](rank.ctx, b["src"], b["dst"], b["result"], b["flag"], p["n"], limit,
-                 **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
+                 **rank.world_constexprs, BLOCK=p["BLOCK"])
 
 
 def model(p, world_size):

@@ -71,7 +71,7 @@ def launch(kernel, rank, p):
     target = (rank.rank + p["offset"]) % rank.world_size
     b = rank.buffers
     kernel[(p["programs"],)](rank.ctx, b["cnt"], b["src"], b["dst"], target,
-                             **rank.world_constexprs, ITERS=p["ITERS"], num_warps=4)
+                             **rank.world_constexprs, ITERS=p["ITERS"])
 
 
 def model(p, world_size):

@@ -80,7 +80,7 @@ def launch(kernel, rank, p):
     b = rank.buffers
     kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, b["src"], b["dst"], b["back"], b["bits"], p["n"], target, source,
                                          **rank.world_constexprs, TRACE_OPS=p["TRACE_OPS"],
-                                         BLOCK=p["BLOCK"], num_warps=4)
+                                         BLOCK=p["BLOCK"])
 
 
 def model(p, world_size):

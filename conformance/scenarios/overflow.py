@@ -64,13 +64,13 @@ def gluon_kernel(ctx_t, buf, n, per_program, target, payload, BLOCK: gl.constexp
 def params(draw, world_size):
     block = draw(S.block_size(), label="BLOCK")
     programs = draw(S.grid_size(6), label="programs")
-    per_program = draw(S.events_per_program(6), label="per_program")
+    per_program = draw(S.events_per_program(6, programs=2 * programs), label="per_program")  # 2 events an iteration
     return {
         "BLOCK": block,
         "programs": programs,
         "per_program": per_program,
-        "n": draw(S.element_count(programs * block), label="n"),
-        "max_events": draw(S.trace_max_events(min(20, 2 * programs * per_program - 1)), label="max_events"),
+        "n": draw(S.element_count(programs * block, scaled=False), label="n"),
+        "max_events": draw(S.trace_max_events(20, attempts=2 * programs * per_program), label="max_events"),
         "offset": draw(S.rank_offset(world_size), label="offset"),
         "payload": draw(S.payload(), label="payload"),
     }
@@ -83,7 +83,7 @@ def setup(rank, p):
 def launch(kernel, rank, p):
     target = (rank.rank + p["offset"]) % rank.world_size
     kernel[(p["programs"],)](rank.ctx, rank.buffers["buf"], p["n"], p["per_program"], target, p["payload"],
-                             **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
+                             **rank.world_constexprs, BLOCK=p["BLOCK"])
 
 
 def model(p, world_size, settings: ExampleSettings):

@@ -73,7 +73,7 @@ def launch(kernel, rank, p):
 
     def run(n, payload):
         kernel[(cdiv(n, p["BLOCK"]),)](rank.ctx, rank.buffers["buf"], n, target, payload,
-                                       **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
+                                       **rank.world_constexprs, BLOCK=p["BLOCK"])
 
     run(p["n1"], p["payload1"])
     rank.shmem.tracing.reset()  # waits for the first launch, then zeroes the counter and the records

@@ -64,7 +64,7 @@ def launch(kernel, rank, p):
     rank.shmem.tracing.disable()  # the context's tracing block becomes zeros; the kernel still has tracing code
     target = (rank.rank + p["offset"]) % rank.world_size
     kernel[(cdiv(p["n"], p["BLOCK"]),)](rank.ctx, rank.buffers["buf"], p["n"], target, p["payload"],
-                                        **rank.world_constexprs, BLOCK=p["BLOCK"], num_warps=4)
+                                        **rank.world_constexprs, BLOCK=p["BLOCK"])
 
 
 def model(p, world_size):

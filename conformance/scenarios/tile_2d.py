@@ -60,8 +60,8 @@ def gluon_kernel(ctx_t, buf, rows, M, N, stride, target, TRACE_OPS: gl.constexpr
 def params(draw, world_size):
     bm = draw(S.tile_size(), label="BM")
     bn = draw(S.tile_size(), label="BN")
-    m = draw(S.element_count(3 * bm), label="M")
-    n = draw(S.element_count(3 * bn), label="N")
+    m = draw(S.axis_length(3 * bm), label="M")
+    n = draw(S.axis_length(3 * bn), label="N")
     return {
         "M": m,
         "N": n,
@@ -88,7 +88,7 @@ def launch(kernel, rank, p):
     height, width = _shape(p)
     grid = (height // p["BM"], width // p["BN"])
     kernel[grid](rank.ctx, rank.buffers["buf"], rank.buffers["rows"], p["M"], p["N"], width, target,
-                 **rank.world_constexprs, TRACE_OPS=p["TRACE_OPS"], BM=p["BM"], BN=p["BN"], num_warps=4)
+                 **rank.world_constexprs, TRACE_OPS=p["TRACE_OPS"], BM=p["BM"], BN=p["BN"])
 
 
 def _active(p, rows, pm, pn):

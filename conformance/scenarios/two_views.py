@@ -59,9 +59,9 @@ MAX_COUNT = 20
 
 @st.composite
 def params(draw, world_size):
-    programs = draw(st.integers(1, MAX_PROGRAMS), label="programs")
-    counts = draw(st.lists(st.sampled_from([5, 0, 1, *range(2, MAX_COUNT + 1)]), min_size=programs,
-                           max_size=programs), label="counts")
+    programs = draw(S.grid_size(MAX_PROGRAMS), label="programs")
+    counts = draw(S.event_counts(programs, st.sampled_from([5, 0, 1, *range(2, MAX_COUNT + 1)]), MAX_COUNT),
+                  label="counts")
     return {"counts": counts, "offset": draw(S.rank_offset(world_size), label="offset"),
             "base": draw(S.payload(), label="base")}
 
@@ -74,8 +74,7 @@ def setup(rank, p):
 def launch(kernel, rank, p):
     b = rank.buffers
     target = (rank.rank + p["offset"]) % rank.world_size
-    kernel[(len(p["counts"]),)](rank.ctx, b["buf"], b["counts"], target, p["base"], **rank.world_constexprs,
-                                num_warps=4)
+    kernel[(len(p["counts"]),)](rank.ctx, b["buf"], b["counts"], target, p["base"], **rank.world_constexprs)
 
 
 def model(p, world_size, settings: ExampleSettings):

@@ -88,6 +88,12 @@ CASES = [
     (["--sanitize", "initcheck,racecheck,initcheck"], {}, "argument --sanitize: --sanitize 'initcheck,racecheck,"
                                                           "initcheck': initcheck is repeated; expected each tool once, "
                                                           "such as memcheck,racecheck,synccheck,initcheck"),
+    # the GPU scale runs on a GPU only: the interpreter would take hours over its examples
+    (["--scale", "gpu", "--backend", "cpu"], {}, "--scale gpu: backend cpu runs every program of a rank one after "
+                                                 "another under the interpreter, and an example at this scale "
+                                                 "(hundreds of programs, thousands of events) would take hours there; "
+                                                 "use --backend gpu on a GPU host, or --scale small"),
+    (["--scale", "huge"], {}, "argument --scale: invalid choice: 'huge' (choose from 'small', 'gpu')"),
     # --out is checked when the arguments are parsed: nothing made, no traceback at the first write
     (["--out", FILE], {}, "argument --out: --out '{tmp}/afile': exists and is not a folder; expected a folder (new "
                           "or existing) that can be written"),
@@ -121,6 +127,22 @@ RUN_ONLY = [
      "argument --chunk: --chunk '5': expected one of 3, 1, 16, 64 (the trace chunks examples draw)"),
     (["--chunk", "many"], {}, "argument --chunk: --chunk 'many': expected one of 3, 1, 16, 64 (the trace chunks "
                               "examples draw)"),
+    # num_warps is drawn at the GPU scale only: fixing it means nothing at small, where launches keep their own
+    (["--num-warps", "8", "--backend", "cpu"], {}, "--num-warps 8: only with --scale gpu (at scale small every "
+                                                   "launch runs with its own num_warps)"),
+    (["--num-warps", "3", "--scale", "gpu", "--backend", "gpu"], {}, "argument --num-warps: --num-warps '3': "
+                                                                      "expected one of 1, 2, 4, 8, 16 (the num_warps "
+                                                                      "examples draw at scale gpu)"),
+    (["--scenario", "store", "--ranks", "1", "--params", _STORE[:-1] + ',"num_warps":8}'], {},
+     f"--params for store on 1 rank(s): unknown key 'num_warps'=8; expected the keys {_KEYS} (num_warps is a harness "
+     "setting, not a param: --num-warps N)"),
+    # params drawn at the GPU scale replay with --scale gpu only (checked before anything runs)
+    (["--scenario", "store", "--ranks", "1", "--backend", "gpu", "--params", _STORE.replace('"BLOCK":32',
+                                                                                             '"BLOCK":1024')], {},
+     "--params for store on 1 rank(s): BLOCK=1024; expected one of [32, 64]"),
+    (["--scenario", "store", "--ranks", "1", "--params", _STORE.replace(_BITS, '{"pattern":"zigzag","length":32}')],
+     {}, "--params: pattern 'zigzag'; expected one of on, off, periodic, runs, random, constant, ramp, uniform, "
+         "differ"),
     # ... and each value against what the strategy draws there (its bounds, sets and sizes)
     (["--scenario", "store", "--ranks", "1", "--params", _STORE.replace('"n":5', '"n":-5')], {},
      "--params for store on 1 rank(s): n=-5; expected an int in 1..300"),
@@ -217,6 +239,8 @@ MUTATE = [
     (["--only", " , "], "python -m conformance mutate: argument --only: --only ' , ': no mutant named"),
     (["--scenario", "os.path", "--only", "nope"], "mutate: unknown scenario 'os.path'; known scenarios: all_scatter, "),
     (["--ranks", "2,2"], "python -m conformance mutate: argument --ranks: --ranks '2,2': world size 2 is repeated"),
+    (["--scale", "gpu", "--only", "triton-trace-event_id"], "mutate: --scale gpu: backend cpu runs every program of a "
+                                                            "rank one after another under the interpreter"),
     # not the default (``--timeout 0`` was read as no timeout given), and refused here, not by the suite
     *[(["--timeout", t], "python -m conformance mutate: " + _TIMEOUT.format(t)) for t in ("0", "-5", "inf", "1e10")],
 ]

@@ -121,7 +121,9 @@ def test_results_json_holds_verdicts_checks_replay_and_the_trace_of_the_failure(
     assert {k: v["status"] for k, v in div["checks"].items()} == {
         "triton vs model": "passed", "gluon vs model": "failed", "triton vs gluon": "failed"}
     assert div["failing_params"] == {"BLOCK": 32} and div["replay_outcome"] == "reproduced", div
-    assert div["failing_settings"] == {"chunk": 3, "max_events": 1024 + 256 * 3}, div["failing_settings"]
+    assert div["failing_settings"] == {"chunk": 3, "max_events": 1024 + 256 * 3, "num_warps": None, "scale": "small"}, \
+        div["failing_settings"]
+    assert data["meta"]["scale"] == "small", data["meta"]
     assert div["replay"] == REPLAY + "--chunk 3 --params '{\"BLOCK\":32}'", div["replay"]
     assert div["trace"] == f"traces/{DIV_ID}.json", div.get("trace")
     trace = json.loads((out / div["trace"]).read_text())

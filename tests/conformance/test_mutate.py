@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conformance import cli
+from conformance.kit.scale import GPU, SMALL
 from conformance.kit.scenario import names
 from conformance.mutation import report as mutation_report
 from conformance.mutation import runner as mutation
@@ -225,30 +226,26 @@ def test_a_scaled_mutant_runs_at_its_scale_against_a_baseline_at_that_scale(monk
     calls = []
     monkeypatch.setattr(mutation, "run_probe", _fake_probe(calls, mutants_fail=True))
     outcomes = mutation.run_mutants([plain, scaled], scenarios=["store"], ranks=(1,), echo=lambda line: None)
-    assert calls == [("baseline", [("store", 1)], False, None), ("baseline", [("store", 1)], False, "gpu"),
-                     ("probe-plain", [("store", 1)], True, None), ("probe-scaled", [("store", 1)], True, "gpu")]
+    assert calls == [("baseline", [("store", 1)], False, "small"), ("baseline", [("store", 1)], False, "gpu"),
+                     ("probe-plain", [("store", 1)], True, "small"), ("probe-scaled", [("store", 1)], True, "gpu")]
     assert [(o.name, o.status, o.killed_by) for o in outcomes] == [
         ("probe-plain", "killed", "store@1 (triton vs model)"), ("probe-scaled", "killed", "store@1 (triton vs model)")]
 
 
 @pytest.mark.cpu_unit
-@pytest.mark.parametrize(("scale", "passed"), [(None, {}), ("gpu", {"scale": ("the scale named", "gpu")})])
+@pytest.mark.parametrize(("scale", "passed"), [(None, SMALL), ("small", SMALL), ("gpu", GPU)])
 def test_the_probe_runs_a_case_at_the_spec_scale(monkeypatch, scale, passed):
-    """The spec's scale name becomes run_case's ``scale``, the scale of that name (conformance.kit.scale, stood in
-    for here); no scale, no keyword."""
-    import sys
-    from types import ModuleType, SimpleNamespace
+    """The spec's scale name becomes run_case's ``scale``, the scale of that name (conformance.kit.scale); none:
+    the small scale."""
+    from types import SimpleNamespace
 
     from conformance.harness import host_side
     from conformance.mutation import probe
 
-    kit_scale = ModuleType("conformance.kit.scale")
-    kit_scale.scale_named = lambda name: ("the scale named", name)
-    monkeypatch.setitem(sys.modules, "conformance.kit.scale", kit_scale)
     seen = []
 
     def run_case(pools, scenario, world_size, backend, settings, **kwargs):
-        seen.append({k: v for k, v in kwargs.items() if k == "scale"})
+        seen.append(kwargs["scale"])
         return SimpleNamespace(examples=1, problem=None), None
 
     monkeypatch.setattr(host_side, "run_case", run_case)
@@ -310,8 +307,10 @@ def test_representative_mutants_are_killed_by_their_check(representative):
 @reads_representative
 def test_report_has_the_documented_fields(representative):
     _, report, _, _ = representative
-    assert set(report["meta"]) == {"backend", "profile", "seed", "seconds", "scenarios", "ranks", "matrix", "argv"}
-    assert (report["meta"]["backend"], report["meta"]["seed"]) == ("cpu", mutation.SEED)
+    assert set(report["meta"]) == {"backend", "scale", "profile", "seed", "seconds", "scenarios", "ranks", "matrix",
+                                   "argv"}
+    assert (report["meta"]["backend"], report["meta"]["scale"], report["meta"]["seed"]) == ("cpu", "small",
+                                                                                           mutation.SEED)
     for m in report["mutants"]:
         assert set(m) == REPORT_FIELDS, sorted(m)
         assert m["cases_run"] >= 1 and m["seconds"] > 0
