@@ -17,8 +17,8 @@ from hypothesis.errors import NoSuchExample
 from conformance.harness.stand_in import captured_launches
 from conformance.kit.scale import GPU, drawing_at
 from conformance.kit.scenario import all_scenarios
-from tests.cpu_compile.compile_helpers import compile_function
-from tests.cpu_compile.test_scenario_kernels import WORLD, _signature
+from tests.cpu_compile.compile_helpers import SCENARIO_WORLD as WORLD
+from tests.cpu_compile.compile_helpers import compile_function, launch_signature
 
 pytestmark = pytest.mark.cpu_compile
 
@@ -35,7 +35,7 @@ def _gpu_example(scenario, condition=lambda p: True, examples: int = 1) -> dict:
 
 def _compiles(scenario, params: dict, num_warps: int) -> None:
     for launch in captured_launches(scenario, "gluon", params, 0, WORLD, num_warps=num_warps)[:1]:
-        signature, constexprs = _signature(scenario.gluon_kernel, launch.args, launch.kwargs)
+        signature, constexprs = launch_signature(scenario.gluon_kernel, launch.args, launch.kwargs)
         compile_function("gluon", scenario.gluon_kernel, TARGET, constexprs, signature,
                          num_warps=launch.kwargs["num_warps"])
 
