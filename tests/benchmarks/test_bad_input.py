@@ -198,26 +198,21 @@ def test_a_gpu_asked_for_without_one_is_refused(tmp_path, capsys, monkeypatch, m
     _nothing_written(tmp_path)
 
 
-def test_more_events_than_the_memory_holds_are_refused(tmp_path, capsys, monkeypatch):
-    """2,000,000,000 events fit the 32-bit slots but not the memory (about 1 TiB at the run's peak)."""
+@pytest.mark.parametrize(("script", "events", "expected"), [
+    # 2,000,000,000 events fit the 32-bit slots but not the memory (about 1 TiB at the run's peak)
+    (bench_tracing_host, "2000000000", "a run holds about 1043 GiB at its peak (560 bytes per event), this machine "
+                                       "has 64 GiB of memory; expected at most 122713351 events"),
+    # 100,000,000 events to compare need about 149 GiB at the run's peak (the model's events alone are Python objects)
+    (bench_compare, "100000000", "a run holds about 149 GiB at its peak (1600 bytes per event), this machine has 64 "
+                                 "GiB of memory; expected at most 42949672 events"),
+])
+def test_more_events_than_the_memory_holds_are_refused(script, events, expected, tmp_path, capsys, monkeypatch):
     _setup(tmp_path)
-    monkeypatch.setattr(bench_tracing_host, "physical_memory", lambda: 64 << 30)
-    code, err = _refused("benchmarks.bench_tracing_host", ["--events", "2000000000"], monkeypatch, tmp_path, capsys)
+    monkeypatch.setattr(script, "physical_memory", lambda: 64 << 30)
+    module = script.__name__
+    code, err = _refused(module, ["--events", events], monkeypatch, tmp_path, capsys)
     assert code == 2, (code, err)
-    assert err == ("python -m benchmarks.bench_tracing_host: --events 2000000000: a run holds about 1043 GiB at its "
-                   "peak (560 bytes per event), this machine has 64 GiB of memory; expected at most 122713351 "
-                   "events\n"), err
-    _nothing_written(tmp_path)
-
-
-def test_more_events_to_compare_than_the_memory_holds_are_refused(tmp_path, capsys, monkeypatch):
-    """100,000,000 events need about 149 GiB at the run's peak (the model's events alone are Python objects)."""
-    _setup(tmp_path)
-    monkeypatch.setattr(bench_compare, "physical_memory", lambda: 64 << 30)
-    code, err = _refused("benchmarks.bench_compare", ["--events", "100000000"], monkeypatch, tmp_path, capsys)
-    assert code == 2, (code, err)
-    assert err == ("python -m benchmarks.bench_compare: --events 100000000: a run holds about 149 GiB at its peak "
-                   "(1600 bytes per event), this machine has 64 GiB of memory; expected at most 42949672 events\n"), err
+    assert err == f"python -m {module}: --events {events}: {expected}\n", err
     _nothing_written(tmp_path)
 
 
