@@ -31,10 +31,10 @@ from conformance.check.columns import COLUMNS, Codes, EventColumns, model_column
 from conformance.check.model import Model
 from conformance.check.normalize import AddressMap, exported_columns, records_columns
 from conformance.results import Divergence, between, vs_model
-from iris.tracing.events import PHYSICAL_FIELDS
+from iris.tracing.events import PHYSICAL_FIELDS, TRACE_FIELDS, event_name
 from iris.tracing.guard import word_fields
 from iris.tracing.hw import XCC_ID_LIMIT
-from iris.tracing.records import KIND_RANGE
+from iris.tracing.records import KIND_NAMES, KIND_RANGE
 
 if TYPE_CHECKING:
     from conformance.harness.observation import ApiObservation, RankObservation
@@ -235,6 +235,33 @@ def _lowest(pid: np.ndarray, slot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return pid[first], slot[first]
 
 
+ROWS_CHECKED = 4096  # ``events().rows()`` is read row by row up to this many events on a rank (every small example)
+
+
+def _rows_view(check: str, rank: int, records: TraceRecords) -> list[Divergence]:
+    """``events().rows()``, the rows users read, against the columns the comparison reads: every key of every row
+    (each field and the slot as ints, ``name`` the event id's, ``kind`` the kind's name, ``duration_ns``); one
+    divergence, at the first row and key that differ. Only up to ``ROWS_CHECKED`` events: rows are Python dicts,
+    built for tests and small traces (the columns carry every event, whatever the size)."""
+    if len(records) > ROWS_CHECKED:
+        return []
+    c = records.columns
+    for i, row in enumerate(records.rows()):
+        want = {**{f: int(c[f][i]) for f in (*TRACE_FIELDS, "slot")}, "name": event_name(c["event_id"][i]),
+                "kind": KIND_NAMES[int(c["kind"][i])], "duration_ns": float(c["duration_ns"][i])}
+        wrong = (next((k for k in want if not _same(row.get(k), want[k])), None)
+                 or next((k for k in row if k not in want), None))
+        if wrong is not None:
+            return [Divergence(check, rank, f"events().rows()[{i}]", wrong, row.get(wrong, "(missing)"),
+                               want.get(wrong, "(no such key)"))]
+    return []
+
+
+def _same(x: object, y: object) -> bool:
+    """``x == y``, and a NaN the same as a NaN (the ``duration_ns`` of a range never ended or an instant)."""
+    return x == y or (isinstance(x, float) and isinstance(y, float) and np.isnan(x) and np.isnan(y))
+
+
 def _memory(check: str, rank: int, got: dict, want: dict) -> list[Divergence]:
     for name, values in want.items():
         actual = got.get(name)
@@ -349,6 +376,7 @@ def compare(model: Model, observations: list[RankObservation], apis: tuple[str, 
             out += _compare_programs(check, r, got, want, prefix_only=overflow)
             out += _op_indices(check, r, records, max_events, chunk)
             out += _physical(api, r, records, obs)
+            out += _rows_view(check, r, records)
             out += _memory(check, r, a.memory, model.memory.get(r, {}))
             out += _host_reports(check, r, obs, api, want, overflow, dropped, addresses, codes, got)
         if len(apis) == 2:

@@ -258,3 +258,26 @@ def test_a_range_longer_than_its_window_is_a_divergence():
     model = Model({0: [Event("store", "range", 0, 0, 0, 0, 0, Addr(0, "buf", 0), 4, 7)]})
     (d,) = compare(model, [obs], ("triton",), HEAP)
     assert (d.field, d.actual, d.expected) == ("duration_cycles", 450, "in [0, 400]")
+
+
+@pytest.mark.parametrize(("change", "field", "actual", "expected"), [
+    (lambda rows: rows[1].update(name=rows[0]["name"]), "name", "load", "store"),  # a name one row off
+    (lambda rows: rows[1].update(kind="range"), "kind", "range", "instant"),
+    (lambda rows: rows[1].update(payload=8), "payload", 8, 7),
+    (lambda rows: rows[1].pop("slot"), "slot", "(missing)", 2),
+    (lambda rows: rows[1].update(extra=1), "extra", 1, "(no such key)"),
+])
+def test_rows_that_disagree_with_the_columns_are_a_divergence(monkeypatch, change, field, actual, expected):
+    """``events().rows()``, what users read, is checked against the columns the comparison reads: the first row and
+    key that differ."""
+    obs = _observation([0, 2], name="load")  # the first event a load, the second a store (op_index = slot)
+    records = obs.apis["triton"].records
+    model = Model({0: [Event("load", "instant", 0, 0, 0, 0, 0, Addr(0, "buf", 0), 4, 7),
+                       Event("store", "instant", 1, 1, 0, 0, 0, Addr(0, "buf", 1), 4, 7)]})
+    assert compare(model, [obs], ("triton",), HEAP) == []
+    rows = records.rows()
+    change(rows)
+    monkeypatch.setattr(type(records), "rows", lambda self: rows)
+    got = compare(model, [obs], ("triton",), HEAP)
+    assert [(d.check, d.where, d.field, d.actual, d.expected) for d in got] == [
+        ("triton vs model", "events().rows()[1]", field, actual, expected)]
