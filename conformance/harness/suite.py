@@ -164,7 +164,8 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
 
 
 def _said(c: CaseResult, echo: Callable[[str], None]) -> None:
-    """A case's outcome for the progress output: ok or FAIL with its numbers, then why, then what is not ours."""
+    """A case's outcome for the progress output: ok, FAIL or HANG (``PROGRESS``) with its numbers, then why, then
+    what is not ours."""
     replayed = f", replayed: {c.replay_outcome}" if c.replay_outcome else ""
     echo(f"    {PROGRESS[c.status]} ({c.examples} examples, {c.seconds:.1f} s{_ahead(c)}{replayed})")
     if not c.ok:

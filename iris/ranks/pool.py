@@ -236,9 +236,9 @@ class RankPool:
 
     @property
     def sanitized(self) -> bool:
-        """Whether the ranks run under the CUDA memory checker (``sanitize``): every job is slower by what the tool
-        costs."""
-        return self._executable is not None
+        """Whether the ranks run under a compute-sanitizer tool (``sanitizer``): every job is slower by what the
+        tool costs."""
+        return bool(self._sanitizer)
 
     @property
     def fresh(self) -> bool:
