@@ -58,11 +58,11 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 import iris
+from benchmarks.tile_kernels import gluon_persistent, triton_persistent
 from conformance.scenarios import all_scatter
 from iris import DeviceContext, TraceEvent, layout
 from iris.cli_args import OneLineParser, chosen_backend, int_at_least, int_in, world_size
 from iris.experimental.iris_gluon import IrisDeviceCtx
-from iris.experimental.layouts import blocked_2d, warp_size
 from iris.ranks import backend_env, launch
 from iris.tracing.core import MAX_CHUNK, MAX_EVENTS
 from iris.world import device_index
@@ -158,49 +158,6 @@ def gluon_ops(ctx_t, out, n, OP: gl.constexpr, TRACE_OPS: gl.constexpr):
         else:
             acc += ctx.load(out + pid, ctx.cur_rank)
     gl.store(out + pid, acc)
-
-
-@triton.jit(do_not_specialize=["tiles", "work"])
-def triton_persistent(ctx_t, out, tiles, work, rank: tl.constexpr, world: tl.constexpr, BM: tl.constexpr,
-                      BN: tl.constexpr, TRACING: tl.constexpr, HINT: tl.constexpr, AUTO: tl.constexpr = False):
-    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=TRACING, trace_ops=AUTO)
-    rm = tl.arange(0, BM)[:, None]
-    rn = tl.arange(0, BN)[None, :]
-    for tile in range(tl.program_id(0), tiles, tl.num_programs(0)):
-        acc = (rm + rn + tile).to(tl.float32)
-        for _ in range(work):  # register work standing in for a GEMM tile's
-            acc = acc * 0.999 + 1.0
-        ptrs = out + (rank * tiles + tile) * BM * BN + rm * BN + rn
-        for i in range(world):
-            t = (rank + i) % world
-            if AUTO:  # the store records its own range
-                ctx.store(ptrs, acc, t, hint=HINT)
-            else:
-                h = ctx.tracing.record_event_start(TraceEvent().put, t, ptrs, tile, i, payload=tile)
-                ctx.store(ptrs, acc, t, hint=HINT)
-                ctx.tracing.record_event_end(h)
-
-
-@gluon.jit(do_not_specialize=["tiles", "work"])
-def gluon_persistent(ctx_t, out, tiles, work, BM: gl.constexpr, BN: gl.constexpr, TRACING: gl.constexpr,
-                     HINT: gl.constexpr, AUTO: gl.constexpr = False):
-    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACING, trace_ops=AUTO)
-    layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
-    rm = gl.expand_dims(gl.arange(0, BM, layout=gl.SliceLayout(1, layout)), 1)
-    rn = gl.expand_dims(gl.arange(0, BN, layout=gl.SliceLayout(0, layout)), 0)
-    for tile in range(gl.program_id(0), tiles, gl.num_programs(0)):
-        acc = (rm + rn + tile).to(gl.float32)
-        for _ in range(work):  # register work standing in for a GEMM tile's
-            acc = acc * 0.999 + 1.0
-        ptrs = out + (ctx.cur_rank * tiles + tile) * BM * BN + rm * BN + rn
-        for i in range(ctx.num_ranks):
-            t = (ctx.cur_rank + i) % ctx.num_ranks
-            if AUTO:  # the store records its own range
-                ctx.store(ptrs, acc, t, hint=HINT)
-            else:
-                h = ctx.tracing.record_event_start(TraceEvent().put, t, ptrs, tile, i, payload=tile)
-                ctx.store(ptrs, acc, t, hint=HINT)
-                ctx.tracing.record_event_end(h)
 
 
 def _time_ms(device: torch.device, launch_once) -> float:

@@ -191,12 +191,12 @@ _TRACING_TWINS: tuple[Mutant, ...] = (
             "a chunk claimed after the first ends one slot late: its program takes the first slot of the next chunk, "
             "another program's", "chunked_claims@1", "two_views@1"),
     *_twins("dropped-not-counted",
-            "if _used_up(cursor):\n                {m}.atomic_add(self.counters + L.COUNTER_DROPPED, 1,",
-            "if _used_up(cursor):\n                {m}.atomic_add(self.counters + L.COUNTER_DROPPED, 0,",
+            "if _used_up(cursor):\n                {m}.atomic_add(self._counters() + L.COUNTER_DROPPED, 1,",
+            "if _used_up(cursor):\n                {m}.atomic_add(self._counters() + L.COUNTER_DROPPED, 0,",
             "a record that finds the buffer full is dropped without being counted", "overflow@1"),
     *_twins("no-room-not-counted",
-            "else:\n                    {m}.atomic_add(self.counters + L.COUNTER_DROPPED, 1,",
-            "else:\n                    {m}.atomic_add(self.counters + L.COUNTER_DROPPED, 0,",
+            "else:\n                    {m}.atomic_add(self._counters() + L.COUNTER_DROPPED, 1,",
+            "else:\n                    {m}.atomic_add(self._counters() + L.COUNTER_DROPPED, 0,",
             "a record of a program that found no room at initialize is dropped without being counted",
             "overflow@1"),
     *_twins("cursor-not-advanced", "{m}.store(self.cursor, cursor + 1,", "{m}.store(self.cursor, cursor,",
@@ -207,8 +207,8 @@ _TRACING_TWINS: tuple[Mutant, ...] = (
             "the cursor starts used up: the chunk claimed at initialize is never used (one chunk too many a program)",
             "chunked_claims@1"),
     *_twins("refill-stale-slot",
-            "_refill(self.counters, self.chunk, self.max_events, self.cursor)\n                cursor = hw.load_lane0(",
-            "_refill(self.counters, self.chunk, self.max_events, self.cursor)\n                cursor = (",
+            "L.TRACE_CHUNK), self.max_events, self.cursor)\n                cursor = hw.load_lane0(",
+            "L.TRACE_CHUNK), self.max_events, self.cursor)\n                cursor = (",
             "after claiming a new chunk the record takes the used-up cursor's slot (the first of the next chunk, "
             "another program's) instead of the new chunk's first", "two_views@1", "chunked_claims@1"),
     *_twins("refill-cursor-unmasked",
@@ -310,9 +310,9 @@ _CONCURRENT: tuple[Mutant, ...] = (
         "overflow@1"),
     *_concurrent_twins(
         "dropped-not-atomic",
-        'if _used_up(cursor):\n                {m}.atomic_add(self.counters + L.COUNTER_DROPPED, 1, sem="relaxed")',
-        "if _used_up(cursor):\n                dropped = {m}.load(self.counters + L.COUNTER_DROPPED)\n"
-        "                {m}.store(self.counters + L.COUNTER_DROPPED, dropped + 1)",
+        'if _used_up(cursor):\n                {m}.atomic_add(self._counters() + L.COUNTER_DROPPED, 1, sem="relaxed")',
+        "if _used_up(cursor):\n                dropped = {m}.load(self._counters() + L.COUNTER_DROPPED)\n"
+        "                {m}.store(self._counters() + L.COUNTER_DROPPED, dropped + 1)",
         "a record that finds the buffer full counts its drop with a load and a store instead of an atomic: drops "
         "of programs that drop at once are lost",
         "many programs recording past a full buffer at once: several waves of programs with long run-time loops "

@@ -162,22 +162,18 @@ class DeviceTracing:
     compiled: tl.constexpr  # tracing code compiled in (initialize's switch); the run-time switch is active
     active: tl.tensor
     max_events: tl.tensor
-    chunk: tl.tensor
-    counters: tl.tensor
-    records: tl.tensor
+    context: tl.tensor
     base: tl.tensor
     cursor: tl.tensor
     program: tl.tensor  # record word WORD_PROGRAM (pid | cu_id), the same for every record of the program
     xcc: tl.tensor  # xcc_id in the high half of record word WORD_SIZE
 
     @triton.constexpr_function
-    def __init__(self, compiled, active, max_events, chunk, counters, records, base, cursor, program, xcc):
+    def __init__(self, compiled, active, max_events, context, base, cursor, program, xcc):
         self.compiled = tl.constexpr(compiled)
         self.active = active
         self.max_events = max_events
-        self.chunk = chunk
-        self.counters = counters
-        self.records = records
+        self.context = context
         self.base = base
         self.cursor = cursor
         self.program = program
@@ -192,7 +188,6 @@ class DeviceTracing:
             max_events = tl.load(context_tensor + L.TRACE_MAX_EVENTS)
             chunk = tl.load(context_tensor + L.TRACE_CHUNK)
             counters = tl.load(context_tensor + L.TRACE_COUNTERS_PTR).to(tl.pointer_type(tl.int64))
-            records = tl.load(context_tensor + L.TRACE_RECORDS_PTR).to(tl.pointer_type(tl.int64))
             cursors = tl.load(context_tensor + L.TRACE_CURSORS_PTR).to(tl.pointer_type(tl.int64))
             program = _halves(_linear_pid(), hw.cu_id())
             xcc = hw.xcc_id().to(tl.int64) << 32
@@ -206,14 +201,19 @@ class DeviceTracing:
         else:
             active = tl.load(context_tensor + L.CUR_RANK) * 0
             max_events = active
-            chunk = active
-            counters = context_tensor
-            records = context_tensor
             base = active
             cursor = context_tensor
             program = active
             xcc = active
-        return DeviceTracing(compiled, active, max_events, chunk, counters, records, base, cursor, program, xcc)
+        return DeviceTracing(compiled, active, max_events, context_tensor, base, cursor, program, xcc)
+
+    @triton.jit
+    def _counters(self):
+        return tl.load(self.context + L.TRACE_COUNTERS_PTR).to(tl.pointer_type(tl.int64))
+
+    @triton.jit
+    def _records(self):
+        return tl.load(self.context + L.TRACE_RECORDS_PTR).to(tl.pointer_type(tl.int64))
 
     @triton.jit
     def _claim(self):
@@ -223,10 +223,10 @@ class DeviceTracing:
         cursor = hw.load_lane0(self.cursor)
         if _used_up(cursor):  # the chunk is used up, or the buffer full
             if (cursor >> 32) < self.max_events:
-                _refill(self.counters, self.chunk, self.max_events, self.cursor)
+                _refill(self._counters(), tl.load(self.context + L.TRACE_CHUNK), self.max_events, self.cursor)
                 cursor = hw.load_lane0(self.cursor)
             if _used_up(cursor):
-                tl.atomic_add(self.counters + L.COUNTER_DROPPED, 1, sem="relaxed")
+                tl.atomic_add(self._counters() + L.COUNTER_DROPPED, 1, sem="relaxed")
         slot = cursor & L.LOW_BITS
         tl.store(self.cursor, cursor + 1, mask=slot < self.max_events)
         return slot
@@ -236,14 +236,14 @@ class DeviceTracing:
         slot = self.max_events * 0 - 1
         start = self.max_events * 0
         if self.compiled:
+            lowest, nbytes = _address_and_size(address, mask)
             if self.active != 0:
-                lowest, nbytes = _address_and_size(address, mask)
                 slot = self.max_events
                 if self.base < self.max_events:
                     slot = self._claim()
                 else:
-                    tl.atomic_add(self.counters + L.COUNTER_DROPPED, 1, sem="relaxed")
-                start = _write_record(self.records, slot, slot < self.max_events, _halves(event_id, target_rank),
+                    tl.atomic_add(self._counters() + L.COUNTER_DROPPED, 1, sem="relaxed")
+                start = _write_record(self._records(), slot, slot < self.max_events, _halves(event_id, target_rank),
                                       _halves(pid_m, pid_n), _halves(nbytes, 0) | self.xcc, self.program, lowest,
                                       _payload(payload), duration)
         return slot, start
@@ -270,7 +270,7 @@ class DeviceTracing:
     def _close(self, handle, now):
         """Write the duration of the range ``handle``, ending at ``now``, if it claimed a slot."""
         slot = handle[0]
-        tl.store(self.records + slot * L.RECORD_WORDS + L.WORD_DURATION, now - handle[1],
+        tl.store(self._records() + slot * L.RECORD_WORDS + L.WORD_DURATION, now - handle[1],
                  mask=(slot >= 0) & (slot < self.max_events))
 
     @triton.jit

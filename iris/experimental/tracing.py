@@ -183,22 +183,18 @@ class GluonDeviceTracing:
     compiled: gl.constexpr  # tracing code compiled in (initialize's switch); the run-time switch is active
     active: gl.tensor
     max_events: gl.tensor
-    chunk: gl.tensor
-    counters: gl.tensor
-    records: gl.tensor
+    context: gl.tensor
     base: gl.tensor
     cursor: gl.tensor
     program: gl.tensor  # record word WORD_PROGRAM (pid | cu_id), the same for every record of the program
     xcc: gl.tensor  # xcc_id in the high half of record word WORD_SIZE
 
     @gluon.constexpr_function
-    def __init__(self, compiled, active, max_events, chunk, counters, records, base, cursor, program, xcc):
+    def __init__(self, compiled, active, max_events, context, base, cursor, program, xcc):
         self.compiled = gl.constexpr(compiled)
         self.active = active
         self.max_events = max_events
-        self.chunk = chunk
-        self.counters = counters
-        self.records = records
+        self.context = context
         self.base = base
         self.cursor = cursor
         self.program = program
@@ -213,7 +209,6 @@ class GluonDeviceTracing:
             max_events = gl.load(context_tensor + L.TRACE_MAX_EVENTS)
             chunk = gl.load(context_tensor + L.TRACE_CHUNK)
             counters = gl.load(context_tensor + L.TRACE_COUNTERS_PTR).to(gl.pointer_type(gl.int64))
-            records = gl.load(context_tensor + L.TRACE_RECORDS_PTR).to(gl.pointer_type(gl.int64))
             cursors = gl.load(context_tensor + L.TRACE_CURSORS_PTR).to(gl.pointer_type(gl.int64))
             program = _halves(_linear_pid(), hw.cu_id())
             xcc = hw.xcc_id().to(gl.int64) << 32
@@ -227,14 +222,19 @@ class GluonDeviceTracing:
         else:
             active = gl.load(context_tensor + L.CUR_RANK) * 0
             max_events = active
-            chunk = active
-            counters = context_tensor
-            records = context_tensor
             base = active
             cursor = context_tensor
             program = active
             xcc = active
-        return GluonDeviceTracing(compiled, active, max_events, chunk, counters, records, base, cursor, program, xcc)
+        return GluonDeviceTracing(compiled, active, max_events, context_tensor, base, cursor, program, xcc)
+
+    @gluon.jit
+    def _counters(self):
+        return gl.load(self.context + L.TRACE_COUNTERS_PTR).to(gl.pointer_type(gl.int64))
+
+    @gluon.jit
+    def _records(self):
+        return gl.load(self.context + L.TRACE_RECORDS_PTR).to(gl.pointer_type(gl.int64))
 
     @gluon.jit
     def _claim(self):
@@ -244,10 +244,10 @@ class GluonDeviceTracing:
         cursor = hw.load_lane0(self.cursor)
         if _used_up(cursor):  # the chunk is used up, or the buffer full
             if (cursor >> 32) < self.max_events:
-                _refill(self.counters, self.chunk, self.max_events, self.cursor)
+                _refill(self._counters(), gl.load(self.context + L.TRACE_CHUNK), self.max_events, self.cursor)
                 cursor = hw.load_lane0(self.cursor)
             if _used_up(cursor):
-                gl.atomic_add(self.counters + L.COUNTER_DROPPED, 1, sem="relaxed")
+                gl.atomic_add(self._counters() + L.COUNTER_DROPPED, 1, sem="relaxed")
         slot = cursor & L.LOW_BITS
         gl.store(self.cursor, cursor + 1, mask=slot < self.max_events)
         return slot
@@ -257,14 +257,14 @@ class GluonDeviceTracing:
         slot = self.max_events * 0 - 1
         start = self.max_events * 0
         if self.compiled:
+            lowest, nbytes = _address_and_size(address, mask)
             if self.active != 0:
-                lowest, nbytes = _address_and_size(address, mask)
                 slot = self.max_events
                 if self.base < self.max_events:
                     slot = self._claim()
                 else:
-                    gl.atomic_add(self.counters + L.COUNTER_DROPPED, 1, sem="relaxed")
-                start = _write_record(self.records, slot, slot < self.max_events, _halves(event_id, target_rank),
+                    gl.atomic_add(self._counters() + L.COUNTER_DROPPED, 1, sem="relaxed")
+                start = _write_record(self._records(), slot, slot < self.max_events, _halves(event_id, target_rank),
                                       _halves(pid_m, pid_n), _halves(nbytes, 0) | self.xcc, self.program, lowest,
                                       _payload(payload), duration)
         return slot, start
@@ -291,7 +291,7 @@ class GluonDeviceTracing:
     def _close(self, handle, now):
         """Write the duration of the range ``handle``, ending at ``now``, if it claimed a slot."""
         slot = handle[0]
-        gl.store(self.records + slot * L.RECORD_WORDS + L.WORD_DURATION, now - handle[1],
+        gl.store(self._records() + slot * L.RECORD_WORDS + L.WORD_DURATION, now - handle[1],
                  mask=(slot >= 0) & (slot < self.max_events))
 
     @gluon.jit

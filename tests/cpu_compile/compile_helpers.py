@@ -10,44 +10,29 @@ cuda, ``amdgcn`` for hip; ``MACHINE_CODE``), plus ``sass`` for cuda when asked (
 ``compile_scenario(scenario, api, target_name)`` for a conformance scenario's kernel, as the first launch of its
 simplest example (``simplest_launches``, typed by ``launch_signature``) compiles it.
 
-Triton's on-disk cache key hashes the ``@jit`` functions a kernel calls but not the
-``__triton_builtin__`` helpers it calls (``iris/tracing/hw.py``, ``iris/_builtins.py``,
-``iris/experimental/layouts.py``): after an edit there, the default cache serves stale assembly. So the
-compiles here go to a cache of their own, ``<triton cache dir>/iris-cpu-compile/<hash of iris/**/*.py>``,
-which pytest-xdist workers share, and results are also kept in this process.
+The compiles go through ``benchmarks/cross_compile.py`` (its own Triton cache, keyed on iris's sources, which
+pytest-xdist workers share); results are also kept in this process.
 """
 
 from __future__ import annotations
 
 import difflib
-import functools
-import hashlib
 import importlib
 import importlib.util
 import inspect
 import os
 import re
-from pathlib import Path
 
 import torch
 import triton
 from hypothesis import Phase, find, settings
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
 
-import iris
+from benchmarks.cross_compile import TARGETS, compile_jit
 from conformance.harness.stand_in import captured_launches
 from tests.ops.op_jobs import NUM_WARPS
 
 APIS = ("triton", "gluon")
 GLUON_KERNELS = "tests.ops.gluon_kernels"
-
-TARGETS: dict[str, GPUTarget] = {
-    "sm_90": GPUTarget("cuda", 90, 32),
-    "sm_100": GPUTarget("cuda", 100, 32),
-    "gfx942": GPUTarget("hip", "gfx942", 64),
-    "gfx950": GPUTarget("hip", "gfx950", 64),
-}
 
 # The machine code each backend's compile yields as text (SASS needs cuobjdump; see ``compile_kernel``).
 MACHINE_CODE: dict[str, str] = {"cuda": "ptx", "hip": "amdgcn"}
@@ -145,16 +130,6 @@ def sass_tool() -> str | None:
     return path if path and os.access(path, os.X_OK) else None
 
 
-@functools.cache
-def cache_dir() -> str:
-    """Triton cache directory for these compiles: a fresh one whenever any iris source file changes."""
-    root = Path(iris.__file__).parent
-    digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return os.path.join(triton.knobs.cache.dir, "iris-cpu-compile", digest.hexdigest()[:16])
-
-
 def compile_kernel(api: str, kernel: str, target_name: str, constexprs: dict, signature: dict | None = None, *,
                    sass: bool = False, num_warps: int = NUM_WARPS) -> dict[str, str]:
     """Text stages of ``kernel`` (a name from ``SIGNATURES``) compiled by ``api`` for ``TARGETS[target_name]``.
@@ -186,16 +161,8 @@ def compile_function(api: str, fn, target_name: str, constexprs: dict, signature
     key = (api, python_fn.__module__, python_fn.__qualname__, target_name, tuple(sorted(constexprs.items())),
            tuple(signature.items()), divisible_by_16, num_warps)
     if key not in _CACHE:
-        if api == "gluon":
-            from triton.experimental.gluon._runtime import GluonASTSource as source_type
-        else:
-            source_type = ASTSource
-        names = list(signature)
-        attrs = {(names.index(a),): [["tt.divisibility", 16]] for a in divisible_by_16}
-        src = source_type(fn, signature=dict(signature), constexprs=dict(constexprs), attrs=attrs)
-        with triton.knobs.cache.scope():
-            triton.knobs.cache.dir = cache_dir()
-            compiled = triton.compile(src, target=target, options={"num_warps": num_warps})
+        compiled = compile_jit(api, fn, target_name, constexprs, signature, divisible_by_16=divisible_by_16,
+                               num_warps=num_warps)
         _CACHE[key] = {stage: text for stage, text in compiled.asm.items() if isinstance(text, str)}
         if "cubin" in compiled.asm:
             _CUBINS[key] = compiled.asm["cubin"]

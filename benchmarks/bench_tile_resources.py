@@ -1,0 +1,218 @@
+"""What tracing costs a tile kernel before it runs: registers, programs per SM (CU) and instructions, traced and
+untraced, read from the code cross-compiled for sm_90 (NVIDIA H100/H200) and gfx942 (AMD MI300); no GPU needed.
+
+    python -m benchmarks.bench_tile_resources [--kernels all_scatter,...] [--targets sm_90,gfx942]
+
+A traced kernel that needs more registers can fit fewer programs on an SM, which a grid of many short, memory-bound
+programs (the all-scatter) pays in time; each record also adds instructions. Prints, per kernel, API and target:
+
+  registers    per thread, traced/untraced: sm_90 from the cubin's resource usage, gfx942 the VGPRs (arch and
+               accumulation) of the code object's metadata;
+  programs     per SM (per CU on gfx942), traced/untraced, as the registers and shared memory (LDS) allow: sm_90
+               65536 registers an SM allocated 256 a warp, at most 64 warps and 32 programs; gfx942 512 VGPRs a
+               SIMD lane in granules of 8, at most 8 waves a SIMD, 4 SIMDs and 64 KiB of LDS a CU;
+  instructions the static count of the machine code (SASS, amdgcn), traced/untraced, and what tracing adds;
+  goal         ``ok`` where the traced kernel needs at most the untraced one's registers + 8 or fits as many programs
+               (issue goal), else ``over``.
+
+The kernels are the benchmark's 64x64-tile kernels at ``num_warps`` 4, as ``bench_tracing_device`` launches them:
+``all_scatter`` (the scenario's kernel, one ``put`` range per tile and target), ``scatter_auto`` (its stores
+auto-traced instead), ``tile_load`` (a peer's tile loaded, auto-traced, and summed), ``persistent`` and
+``persistent_auto`` (``benchmarks/tile_kernels.py``; Triton's compiled for one rank). The cpu-compile tier checks
+the registers and the added instructions against ``CEILINGS`` (``tests/cpu_compile/test_tile_resources.py``), so a
+regression shows without a GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import triton
+
+from benchmarks import tile_kernels as K
+from benchmarks.cross_compile import TARGETS, compile_jit
+from conformance.scenarios import all_scatter
+from iris.cli_args import OneLineParser, choice_list
+
+TILE = 64
+NUM_WARPS = 4
+HINT = (1, TILE)
+RESOURCE_TARGETS = ("sm_90", "gfx942")
+_2D = {"ctx_t": "*i64", "out": "*fp32", "M": "i32", "N": "i32", "BM": "constexpr", "BN": "constexpr",
+       "TRACING": "constexpr", "HINT": "constexpr"}
+_PERSISTENT = {"ctx_t": "*i64", "out": "*fp32", "tiles": "i32", "work": "i32", "rank": "constexpr",
+               "world": "constexpr", "BM": "constexpr", "BN": "constexpr", "TRACING": "constexpr",
+               "HINT": "constexpr", "AUTO": "constexpr"}
+_TILE = {"BM": TILE, "BN": TILE, "HINT": HINT}
+
+
+@dataclasses.dataclass(frozen=True)
+class TileKernel:
+    """One benchmark kernel: both APIs' jit functions, Triton's signature (Gluon's lacks ``rank``/``world``) and
+    the constexprs of its traced and untraced compiles."""
+
+    triton: object
+    gluon: object
+    signature: dict
+    traced: dict
+    untraced: dict
+
+
+KERNELS: dict[str, TileKernel] = {
+    "all_scatter": TileKernel(all_scatter.triton_kernel, all_scatter.gluon_kernel, _2D | {"TRACE_OPS": "constexpr"},
+                              _TILE | {"TRACING": True, "TRACE_OPS": False},
+                              _TILE | {"TRACING": False, "TRACE_OPS": False}),
+    "scatter_auto": TileKernel(K.triton_scatter_auto, K.gluon_scatter_auto, _2D, _TILE | {"TRACING": True},
+                               _TILE | {"TRACING": False}),
+    "tile_load": TileKernel(K.triton_tile_load, K.gluon_tile_load,
+                            {"ctx_t": "*i64", "src": "*fp32"} | dict(list(_2D.items())[1:]),
+                            _TILE | {"TRACING": True}, _TILE | {"TRACING": False}),
+    "persistent": TileKernel(K.triton_persistent, K.gluon_persistent, _PERSISTENT,
+                             _TILE | {"rank": 0, "world": 1, "TRACING": True, "AUTO": False},
+                             _TILE | {"rank": 0, "world": 1, "TRACING": False, "AUTO": False}),
+    "persistent_auto": TileKernel(K.triton_persistent, K.gluon_persistent, _PERSISTENT,
+                                  _TILE | {"rank": 0, "world": 1, "TRACING": True, "AUTO": True},
+                                  _TILE | {"rank": 0, "world": 1, "TRACING": False, "AUTO": False}),
+}
+
+# (kernel, api, target) -> (registers, instructions tracing adds): today's figures, which a change may lower but not
+# raise (lower them with it). The cross-compile is deterministic for a Triton version (triton==3.6.0).
+CEILINGS: dict[tuple[str, str, str], tuple[int, int]] = {}
+
+
+@dataclasses.dataclass(frozen=True)
+class Resources:
+    """What one compile of a kernel needs."""
+
+    registers: int  # per thread
+    shared: int  # bytes of shared memory (LDS) a program
+    instructions: int  # static count of the machine code
+
+    def programs(self, target: str, num_warps: int = NUM_WARPS) -> int:
+        """Programs of ``num_warps`` warps an SM (CU) holds at once, as registers and shared memory allow."""
+        if TARGETS[target].backend == "cuda":
+            warps = 65536 // (math.ceil(max(self.registers, 1) / 8) * 8 * 32)
+            by_shared = (233472 // (self.shared + 1024)) if self.shared else 32
+            return min(warps // num_warps, 64 // num_warps, 32, by_shared)
+        waves = min(8, 512 // (math.ceil(max(self.registers, 1) / 8) * 8))  # a SIMD's waves
+        by_lds = (65536 // self.shared) if self.shared else 32
+        return min(4 * waves // num_warps, by_lds)
+
+
+def _cuda_registers(cubin: bytes) -> tuple[int, int]:
+    tool = triton.knobs.nvidia.cuobjdump.path
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        usage = subprocess.run([tool, "--dump-resource-usage", f.name], capture_output=True, text=True, check=True)
+        sass = subprocess.run([tool, "-sass", f.name], capture_output=True, text=True, check=True)
+    found = re.search(r"\bREG:(\d+)", usage.stdout)
+    if found is None:
+        raise RuntimeError(f"cuobjdump --dump-resource-usage printed no REG: {usage.stdout[:200]!r}")
+    return int(found.group(1)), len(re.findall(r"^\s+/\*[0-9a-f]{4,}\*/\s+\S", sass.stdout, re.M))
+
+
+def _hip_registers(amdgcn: str) -> tuple[int, int]:
+    fields = {k: int(v) for k, v in re.findall(r"^\s+\.(vgpr_count|agpr_count):\s+(\d+)", amdgcn, re.M)}
+    if "vgpr_count" not in fields:
+        raise RuntimeError("the amdgcn code object has no .vgpr_count")
+    vgprs = math.ceil(fields["vgpr_count"] / 4) * 4 + fields.get("agpr_count", 0)  # one file: arch, then accum
+    body = amdgcn.split(".Lfunc_end0")[0]
+    instructions = sum(1 for line in body.splitlines() if re.match(r"^\s+[a-z][a-z0-9_]*(\s|$)", line)
+                       and not line.strip().startswith((";", ".")))
+    return vgprs, instructions
+
+
+def resources(name: str, api: str, target: str, traced: bool) -> Resources:
+    """Compile kernel ``name`` of ``api`` for ``target``, traced or not, and read what it needs."""
+    kernel = KERNELS[name]
+    constexprs = dict(kernel.traced if traced else kernel.untraced)
+    signature = dict(kernel.signature)
+    if api == "gluon":
+        for key in ("rank", "world"):
+            signature.pop(key, None)
+            constexprs.pop(key, None)
+    pointers = tuple(k for k, v in signature.items() if v.startswith("*"))
+    compiled = compile_jit(api, getattr(kernel, api), target, constexprs, signature, divisible_by_16=pointers,
+                           num_warps=NUM_WARPS)
+    if TARGETS[target].backend == "cuda":
+        registers, instructions = _cuda_registers(compiled.asm["cubin"])
+    else:
+        registers, instructions = _hip_registers(compiled.asm["amdgcn"])
+    return Resources(registers, compiled.metadata.shared, instructions)
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    kernel: str
+    api: str
+    target: str
+    traced: Resources
+    untraced: Resources
+
+    @property
+    def added(self) -> int:
+        """Instructions tracing adds."""
+        return self.traced.instructions - self.untraced.instructions
+
+    @property
+    def goal_met(self) -> bool:
+        """At most 8 registers more than untraced, or as many programs an SM (CU)."""
+        return (self.traced.registers <= self.untraced.registers + 8
+                or self.traced.programs(self.target) >= self.untraced.programs(self.target))
+
+
+def rows(kernels=tuple(KERNELS), targets=RESOURCE_TARGETS, progress=None) -> list[Row]:
+    """A row per kernel, API and target; ``progress(text)`` hears each compile pair begin."""
+    out = []
+    for name in kernels:
+        for api in ("triton", "gluon"):
+            for target in targets:
+                if progress:
+                    progress(f"{name} {api} {target}")
+                out.append(Row(name, api, target, resources(name, api, target, True),
+                               resources(name, api, target, False)))
+    return out
+
+
+HEADER = (f"{'kernel':16s} {'api':7s} {'target':7s} {'registers t/u':>14s} {'programs t/u':>13s} "
+          f"{'instructions t/u':>17s} {'added':>6s} {'goal':>5s}")
+
+
+def line(r: Row) -> str:
+    """One row of the table."""
+    t, u = r.traced, r.untraced
+    return (f"{r.kernel:16s} {r.api:7s} {r.target:7s} {f'{t.registers}/{u.registers}':>14s} "
+            f"{f'{t.programs(r.target)}/{u.programs(r.target)}':>13s} {f'{t.instructions}/{u.instructions}':>17s} "
+            f"{r.added:6d} {'ok' if r.goal_met else 'over':>5s}")
+
+
+def main(argv: list[str] | None = None) -> list[Row]:
+    """Print the table; return its rows. Bad input is refused in one line on stderr, exit code 2."""
+    p = OneLineParser(prog="python -m benchmarks.bench_tile_resources", description=__doc__,
+                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--kernels", type=choice_list("--kernels", tuple(KERNELS)), default=tuple(KERNELS),
+                   help=f"comma list of {', '.join(KERNELS)} (default all)")
+    p.add_argument("--targets", type=choice_list("--targets", RESOURCE_TARGETS), default=RESOURCE_TARGETS,
+                   help="comma list of sm_90, gfx942 (default both)")
+    args = p.parse_args(argv)
+    found = rows(args.kernels, args.targets,
+                 progress=lambda text: print(f"bench_tile_resources: {text}", file=sys.stderr, flush=True))
+    print(f"cross-compiled, {TILE}x{TILE} tiles, num_warps {NUM_WARPS}, triton {triton.__version__}; "
+          f"t = traced, u = untraced; programs per SM (sm_90) or CU (gfx942)")
+    print(HEADER)
+    for r in found:
+        print(line(r))
+    return found
+
+
+if __name__ == "__main__":
+    os.environ.pop("TRITON_INTERPRET", None)  # cross-compiling needs the compiler, not the interpreter
+    main()

@@ -1,0 +1,120 @@
+"""The tile kernels whose tracing cost the benchmarks measure, in both APIs, each traced or untraced by a constexpr.
+
+- ``persistent``: one program per SM loops over 64x64 tiles: register work standing in for a GEMM tile's, then the
+  tile stored to every rank, each store bracketed by a ``put`` range (``AUTO=False``) or auto-traced (``AUTO=True``).
+- ``scatter_auto``: the all-scatter of ``conformance/scenarios/all_scatter.py`` (every tile of every rank stored to
+  every rank) with its stores auto-traced instead of bracketed (``trace_ops=TRACING``, no manual range).
+- ``tile_load``: each program loads its tile of a peer's (``(rank + 1) % world``) ``src``, auto-traced, and stores
+  the tile's sum into ``out[pid]`` on its own rank.
+
+The bracketed all-scatter is the scenario's own kernel (``all_scatter.triton_kernel`` with ``TRACE_OPS=False``).
+``benchmarks/bench_tracing_device.py`` times them on a GPU; ``benchmarks/kernel_resources.py`` reads their
+registers and instructions from the cross-compiled code.
+"""
+
+import triton
+import triton.language as tl
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+
+from iris import DeviceContext, TraceEvent
+from iris.experimental.iris_gluon import IrisDeviceCtx
+from iris.experimental.layouts import blocked_2d, warp_size
+
+
+@triton.jit(do_not_specialize=["tiles", "work"])
+def triton_persistent(ctx_t, out, tiles, work, rank: tl.constexpr, world: tl.constexpr, BM: tl.constexpr,
+                      BN: tl.constexpr, TRACING: tl.constexpr, HINT: tl.constexpr, AUTO: tl.constexpr = False):
+    ctx = DeviceContext.initialize(ctx_t, rank, world, tracing=TRACING, trace_ops=AUTO)
+    rm = tl.arange(0, BM)[:, None]
+    rn = tl.arange(0, BN)[None, :]
+    for tile in range(tl.program_id(0), tiles, tl.num_programs(0)):
+        acc = (rm + rn + tile).to(tl.float32)
+        for _ in range(work):  # register work standing in for a GEMM tile's
+            acc = acc * 0.999 + 1.0
+        ptrs = out + (rank * tiles + tile) * BM * BN + rm * BN + rn
+        for i in range(world):
+            t = (rank + i) % world
+            if AUTO:  # the store records its own range
+                ctx.store(ptrs, acc, t, hint=HINT)
+            else:
+                h = ctx.tracing.record_event_start(TraceEvent().put, t, ptrs, tile, i, payload=tile)
+                ctx.store(ptrs, acc, t, hint=HINT)
+                ctx.tracing.record_event_end(h)
+
+
+@gluon.jit(do_not_specialize=["tiles", "work"])
+def gluon_persistent(ctx_t, out, tiles, work, BM: gl.constexpr, BN: gl.constexpr, TRACING: gl.constexpr,
+                     HINT: gl.constexpr, AUTO: gl.constexpr = False):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACING, trace_ops=AUTO)
+    layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
+    rm = gl.expand_dims(gl.arange(0, BM, layout=gl.SliceLayout(1, layout)), 1)
+    rn = gl.expand_dims(gl.arange(0, BN, layout=gl.SliceLayout(0, layout)), 0)
+    for tile in range(gl.program_id(0), tiles, gl.num_programs(0)):
+        acc = (rm + rn + tile).to(gl.float32)
+        for _ in range(work):  # register work standing in for a GEMM tile's
+            acc = acc * 0.999 + 1.0
+        ptrs = out + (ctx.cur_rank * tiles + tile) * BM * BN + rm * BN + rn
+        for i in range(ctx.num_ranks):
+            t = (ctx.cur_rank + i) % ctx.num_ranks
+            if AUTO:  # the store records its own range
+                ctx.store(ptrs, acc, t, hint=HINT)
+            else:
+                h = ctx.tracing.record_event_start(TraceEvent().put, t, ptrs, tile, i, payload=tile)
+                ctx.store(ptrs, acc, t, hint=HINT)
+                ctx.tracing.record_event_end(h)
+
+
+@triton.jit(do_not_specialize=["M", "N"])
+def triton_scatter_auto(ctx_t, out, M, N, BM: tl.constexpr, BN: tl.constexpr, TRACING: tl.constexpr,
+                        HINT: tl.constexpr = None):
+    ctx = DeviceContext.initialize(ctx_t, tracing=TRACING, trace_ops=TRACING)
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    tile = (ctx.rank * 1000000 + rm[:, None] * 1000 + rn[None, :]).to(out.dtype.element_ty)
+    ptrs = out + (ctx.rank * M + rm[:, None]) * N + rn[None, :]
+    i = M * 0
+    while i < ctx.world_size:
+        ctx.store(ptrs, tile, (ctx.rank + i) % ctx.world_size, mask=mask, hint=HINT)
+        i += 1
+
+
+@gluon.jit(do_not_specialize=["M", "N"])
+def gluon_scatter_auto(ctx_t, out, M, N, BM: gl.constexpr, BN: gl.constexpr, TRACING: gl.constexpr,
+                       HINT: gl.constexpr = None):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACING, trace_ops=TRACING)
+    layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
+    rm = gl.expand_dims(gl.program_id(0) * BM + gl.arange(0, BM, layout=gl.SliceLayout(1, layout)), 1)
+    rn = gl.expand_dims(gl.program_id(1) * BN + gl.arange(0, BN, layout=gl.SliceLayout(0, layout)), 0)
+    mask = (rm < M) & (rn < N)
+    tile = (ctx.cur_rank * 1000000 + rm * 1000 + rn).to(out.dtype.element_ty)
+    ptrs = out + (ctx.cur_rank * M + rm) * N + rn
+    i = M * 0
+    while i < ctx.num_ranks:
+        ctx.store(ptrs, tile, (ctx.cur_rank + i) % ctx.num_ranks, mask=mask, hint=HINT)
+        i += 1
+
+
+@triton.jit(do_not_specialize=["M", "N"])
+def triton_tile_load(ctx_t, src, out, M, N, BM: tl.constexpr, BN: tl.constexpr, TRACING: tl.constexpr,
+                     HINT: tl.constexpr = None):
+    ctx = DeviceContext.initialize(ctx_t, tracing=TRACING, trace_ops=TRACING)
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    tile = ctx.load(src + rm[:, None] * N + rn[None, :], (ctx.rank + 1) % ctx.world_size, mask=mask, other=0.0,
+                    hint=HINT)
+    tl.store(out + tl.program_id(0) + tl.program_id(1) * tl.num_programs(0), tl.sum(tile, axis=None))
+
+
+@gluon.jit(do_not_specialize=["M", "N"])
+def gluon_tile_load(ctx_t, src, out, M, N, BM: gl.constexpr, BN: gl.constexpr, TRACING: gl.constexpr,
+                    HINT: gl.constexpr = None):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACING, trace_ops=TRACING)
+    layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
+    rm = gl.expand_dims(gl.program_id(0) * BM + gl.arange(0, BM, layout=gl.SliceLayout(1, layout)), 1)
+    rn = gl.expand_dims(gl.program_id(1) * BN + gl.arange(0, BN, layout=gl.SliceLayout(0, layout)), 0)
+    mask = (rm < M) & (rn < N)
+    tile = ctx.load(src + rm * N + rn, (ctx.cur_rank + 1) % ctx.num_ranks, mask=mask, other=0.0, hint=HINT)
+    gl.store(out + gl.program_id(0) + gl.program_id(1) * gl.num_programs(0), gl.sum(gl.sum(tile, axis=1), axis=0))
