@@ -257,8 +257,8 @@ class GluonDeviceTracing:
         slot = self.max_events * 0 - 1
         start = self.max_events * 0
         if self.compiled:
-            lowest, nbytes = _address_and_size(address, mask)
             if self.active != 0:
+                lowest, nbytes = _address_and_size(address, mask)
                 slot = self.max_events
                 if self.base < self.max_events:
                     slot = self._claim()

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ("trace_store_triton", "trace_store_gluon", "message_passing_triton", "message_passing_gluon")
 # where each script would start running: replaced by a function that fails the test
 STARTS = {"benchmarks.bench_compare": "bench", "benchmarks.bench_conformance": "rows",
-          "benchmarks.bench_tracing_device": "launch",
+          "benchmarks.bench_tile_resources": "rows", "benchmarks.bench_tracing_device": "launch",
           "benchmarks.bench_tracing_host": "bench", "benchmarks.stress_traced_loops": "launch"}
 WARPS = ", ".join(map(str, stress_traced_loops.num_warps_allowed()))
 LOOPS = ("expected a comma list of integers from 1 to 2146435008 (loop lengths: the trace holds an event per "
@@ -50,6 +50,11 @@ CAPACITY = "expected a comma list of integers from 1 to 100 (percent of the even
 
 
 CASES = [
+    ("benchmarks.bench_tile_resources", ["--kernels", "all_scatter,gemm"],
+     "argument --kernels: --kernels 'all_scatter,gemm': expected a comma list of all_scatter, scatter_auto, "
+     "tile_load, persistent, persistent_auto"),
+    ("benchmarks.bench_tile_resources", ["--targets", "sm_80"],
+     "argument --targets: --targets 'sm_80': expected a comma list of sm_90, gfx942"),
     ("benchmarks.bench_compare", ["--events", "0"], _at_least("--events", "0")),
     ("benchmarks.bench_compare", ["--events", "1e6"], _at_least("--events", "1e6")),
     ("benchmarks.bench_compare", ["--ranks", "0"], _world_size("0")),

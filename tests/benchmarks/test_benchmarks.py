@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import bench_compare as compare_bench
+from benchmarks import bench_tile_resources as resources_bench
 from benchmarks import bench_tracing_device as device_bench
 from benchmarks import stress_traced_loops as stress
 from iris import layout
@@ -32,6 +33,7 @@ COMPARED = ("--events", "2000", "--ranks", "2", "--programs", "10", "--repeat", 
 CPU_RUNS: dict[str, list[str] | str] = {
     "bench_compare": list(COMPARED),
     "bench_conformance": "tests/conformance/test_bench_conformance.py",  # bench_conformance.main, 1 cpu rank
+    "bench_tile_resources": ["--kernels", "all_scatter,tile_load", "--targets", "sm_90"],
     "bench_tracing_device": ["--backend", "cpu", "--pairs", str(PAIRS), "--chunk", str(CHUNK), "--auto"],
     "bench_tracing_host": ["--events", str(EVENTS), "--repeat", "1", "--device", "cpu"],
     "stress_traced_loops": ["--backend", "cpu", "--launches", "2", "--loops", "3,5"],
@@ -84,6 +86,17 @@ def test_bench_compare_prints_a_row_per_capacity_and_the_exported_trace():
     exported = re.fullmatch(rf"exported trace of one rank and API \(1,000 events\), written and read back on its "
                             rf"rank: JSON write {NUMBER} s, read {NUMBER} s, {NUMBER} MB \({NUMBER} B/event\)", out[4])
     assert exported and all(finite(x) > 0 for x in exported.groups()) and len(out) == 5, out
+
+
+def test_bench_tile_resources_prints_what_the_cross_compile_reads():
+    """A row per kernel and API, each figure the one ``resources`` reads from the same compile (no GPU needed)."""
+    out = run("bench_tile_resources")
+    assert out[0].startswith("cross-compiled, 64x64 tiles, num_warps 4, triton ") and out[1] == resources_bench.HEADER
+    expected = [resources_bench.line(r) for r in resources_bench.rows(("all_scatter", "tile_load"), ("sm_90",))]
+    assert out[2:] == expected and len(expected) == 4, out
+    for row in out[2:]:
+        registers, programs, instructions = (tuple(map(int, cell.split("/"))) for cell in row.split()[3:6])
+        assert all(x > 0 for x in registers + programs + instructions), row
 
 
 def test_bench_tracing_device_prints_both_apis_on_the_cpu():

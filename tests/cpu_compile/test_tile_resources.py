@@ -1,0 +1,43 @@
+"""cpu-compile tier: the benchmark's tile kernels, traced, need no more registers and add no more instructions than
+``benchmarks.bench_tile_resources.CEILINGS`` states (today's figures, triton 3.6.0), read from code cross-compiled
+for sm_90 and gfx942: a change that makes a record dearer shows here, without a GPU. A change that makes it cheaper
+lowers the ceiling it passes under (the failure message prints the new figure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import bench_tile_resources as B
+
+pytestmark = pytest.mark.cpu_compile
+
+
+def test_every_kernel_api_and_target_has_a_ceiling():
+    expected = {(k, a, t) for k in B.KERNELS for a in ("triton", "gluon") for t in B.RESOURCE_TARGETS}
+    assert set(B.CEILINGS) == expected
+
+
+@pytest.mark.parametrize(("kernel", "api", "target"), sorted(B.CEILINGS))
+def test_traced_kernel_stays_under_its_ceiling(kernel, api, target):
+    registers, added = B.CEILINGS[(kernel, api, target)]
+    traced, untraced = B.resources(kernel, api, target, True), B.resources(kernel, api, target, False)
+    assert untraced.registers > 0 and untraced.instructions > 0, (kernel, api, target, untraced)
+    assert traced.registers <= registers, (
+        f"{kernel} {api} {target}: traced needs {traced.registers} registers a thread, ceiling {registers} "
+        f"(untraced {untraced.registers})")
+    assert traced.instructions - untraced.instructions <= added, (
+        f"{kernel} {api} {target}: tracing adds {traced.instructions - untraced.instructions} instructions, ceiling "
+        f"{added}")
+
+
+@pytest.mark.parametrize(("target", "registers", "shared", "programs"), [
+    ("sm_90", 116, 0, 4), ("sm_90", 128, 0, 4), ("sm_90", 129, 0, 3), ("sm_90", 148, 0, 3), ("sm_90", 168, 0, 3),
+    ("sm_90", 184, 0, 2), ("sm_90", 32, 0, 16), ("sm_90", 32, 100000, 2),
+    ("gfx942", 60, 0, 8), ("gfx942", 64, 0, 8), ("gfx942", 65, 0, 7), ("gfx942", 72, 0, 7), ("gfx942", 144, 0, 3),
+    ("gfx942", 24, 40000, 1),
+])
+def test_programs_an_sm_or_cu_holds(target, registers, shared, programs):
+    """Registers a thread in granules of 8: sm_90 65536 an SM, at most 64 warps (16 programs of 4); gfx942 512 a SIMD
+    lane, at most 8 waves a SIMD, 4 SIMDs; shared memory (228 KiB an SM, 1 KiB of it a program's reserve; 64 KiB of
+    LDS a CU) bounds them too."""
+    assert B.Resources(registers, shared, 1).programs(target) == programs
