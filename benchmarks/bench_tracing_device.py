@@ -20,7 +20,8 @@ Prints, per API:
   all-scatter   traced/untraced time of the all_scatter scenario's kernels (each tile stored to every rank, one
                 range per tile and target) on a world of ``--ranks`` ranks sharing the GPUs, each timing
                 ``--scatter-launches`` launches back to back (50: about 1.3 ms untraced on one H200); min, median, max;
-  registers     registers per thread of the persistent and all-scatter kernels, traced and untraced (GPU only):
+  registers     registers per thread of the persistent and all-scatter kernels, traced and untraced (GPU only;
+                ``benchmarks/bench_tile_resources.py`` reads them from code cross-compiled on any machine):
                 a traced kernel that needs more fits fewer programs on an SM, which a grid of many short
                 memory-bound programs (the all-scatter) pays in time;
   bytes/record  the device's record size.
@@ -29,7 +30,12 @@ With ``--auto``, then, per API, auto-tracing (``trace_ops=True``: every op recor
                 loop): the slope of the traced loop's line minus the untraced twin's, and R^2; a load's range ends
                 on its value, a store's once issued;
   all SMs       ns per auto-traced store amortized over 8 programs per SM, 64 stores each;
-  persistent    traced/untraced time of the persistent kernel with its stores auto-traced instead of bracketed.
+  persistent    traced/untraced time of the persistent kernel with its stores auto-traced instead of bracketed;
+  all-scatter   traced/untraced time of the all-scatter with its stores auto-traced instead of bracketed
+  auto          (``benchmarks/tile_kernels.py``'s scatter_auto), timed as the all-scatter is;
+  tile load     traced/untraced time of ``tile_kernels``' tile_load: each 64x64 tile of the all-scatter's buffer
+                loaded from the next rank, auto-traced (the range ends on the loaded value), and summed; min,
+                median, max per launch and registers per thread follow the row.
 Every timed launch (or group of launches) starts with the trace buffers reset and room for every event, so no
 record is dropped for lack of capacity. Times are medians of CUDA-event timings over ``--reps`` launches after a
 warm-up; the persistent kernel's variants, and the all-scatter's, are timed in turn (one launch of each per round),
@@ -58,6 +64,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 import iris
+from benchmarks import tile_kernels
 from benchmarks.tile_kernels import gluon_persistent, triton_persistent
 from conformance.scenarios import all_scatter
 from iris import DeviceContext, TraceEvent, layout
@@ -227,14 +234,22 @@ def _pairs_launcher(api: str, shmem, out, n: int, programs: int, tracing: bool):
 
 
 def _scatter_launcher(api: str, shmem, out, m: int, n: int, tracing: bool, hint=None, launches: int = 1,
-                      bm: int = 64, bn: int = 64):
+                      bm: int = 64, bn: int = 64, kernel: str = "bracketed", src=None):
+    """Launches of a tile kernel over an ``m`` x ``n`` grid of ``bm`` x ``bn`` tiles, ``launches`` back to back:
+    ``kernel`` "bracketed" (the all_scatter scenario's: a put range around each store), "auto" (its stores
+    auto-traced instead, ``tile_kernels``' scatter_auto) or "load" (``tile_kernels``' tile_load: a peer's tile of
+    ``src`` loaded, auto-traced, and summed into ``out``)."""
     ctx = shmem.get_device_context()
     grid = (triton.cdiv(m, bm), triton.cdiv(n, bn))
-    kernel = all_scatter.triton_kernel if api == "triton" else all_scatter.gluon_kernel
+    args = (ctx, out, m, n) if src is None else (ctx, src, out, m, n)
+    extra = {"TRACE_OPS": False} if kernel == "bracketed" else {}
+    jit = {"bracketed": (all_scatter.triton_kernel, all_scatter.gluon_kernel),
+           "auto": (tile_kernels.triton_scatter_auto, tile_kernels.gluon_scatter_auto),
+           "load": (tile_kernels.triton_tile_load, tile_kernels.gluon_tile_load)}[kernel][api == "gluon"]
 
     def launch_all():
         for _ in range(launches):
-            launch_all.kernel = kernel[grid](ctx, out, m, n, BM=bm, BN=bn, TRACING=tracing, HINT=hint, num_warps=4)
+            launch_all.kernel = jit[grid](*args, BM=bm, BN=bn, TRACING=tracing, HINT=hint, num_warps=4, **extra)
 
     return launch_all
 
@@ -292,10 +307,11 @@ def _spread(times: list[float]) -> tuple[float, float, float]:
 
 
 def _buffer_bytes(sizes: Sizes, world: int, sms: int) -> int:
-    """Heap bytes of ``measure``'s buffers: the loops' output, the all-scatter's and the persistent kernel's."""
+    """Heap bytes of ``measure``'s buffers: the loops' output, the all-scatter's, the persistent kernel's and the
+    tile load's sums."""
     tile_elements = sizes.tiles_per_sm * sms * PERSISTENT_TILE * PERSISTENT_TILE
     programs = max(sizes.busy_programs_per_sm, sizes.short_programs_per_sm) * sms
-    return 4 * (programs + world * sizes.size * sizes.size + world * tile_elements)
+    return 4 * (programs + world * sizes.size * sizes.size + world * tile_elements + triton.cdiv(sizes.size, 64) ** 2)
 
 
 def trace_slots(sizes: Sizes, world: int, sms: int, chunk: int) -> int:
@@ -326,6 +342,7 @@ def measure(sizes: Sizes, chunk: int, auto_tracing: bool = True) -> dict:
     shmem.tracing.enable(trace_slots(sizes, world, sms, chunk), chunk)  # every event and every program's chunk fit
     out = shmem.zeros(max(busy_programs, short), dtype=torch.int32)
     scatter = shmem.zeros((world * m, m), dtype=torch.float32)
+    tile_sums = shmem.zeros(triton.cdiv(m, 64) ** 2, dtype=torch.float32)  # tile_load's output
     persistent = shmem.zeros(world * tiles * PERSISTENT_TILE * PERSISTENT_TILE, dtype=torch.float32)
     figures: dict = {"rank": shmem.get_rank(), "device": shmem.device.type, "sms": sms, "chunk": chunk,
                      "record_bytes": 8 * layout.RECORD_WORDS}
@@ -369,8 +386,16 @@ def measure(sizes: Sizes, chunk: int, auto_tracing: bool = True) -> dict:
         pers_auto = pers.get("auto", 0.0)
         scat_launchers = {(t, h): _scatter_launcher(api, shmem, scatter, m, m, t, h, sizes.scatter_launches)
                           for t in (False, True) for h in (None, (1, 64))}
+        if auto_tracing:  # the all-scatter's stores auto-traced, and a tile load, each against its untraced twin
+            scat_launchers |= {(kind, t): _scatter_launcher(api, shmem, tile_sums if kind == "load" else scatter, m,
+                                                            m, t, (1, 64), sizes.scatter_launches, kernel=kind,
+                                                            src=scatter if kind == "load" else None)
+                               for kind in ("auto", "load") for t in (False, True)}
         scat = _interleaved_ms(shmem, scat_launchers, sizes)
         per_launch = {k: sorted(v / sizes.scatter_launches for v in times) for k, times in scat.items()}
+        tiles_auto = {kind: (_spread(per_launch[(kind, True)]), _spread(per_launch[(kind, False)]),
+                             _registers(scat_launchers[(kind, True)]), _registers(scat_launchers[(kind, False)]))
+                      for kind in ("auto", "load") if (kind, True) in per_launch}
         figures[api] = {
             "one_program_ns_per_pair": (lines[True][0] - lines[False][0]) * 1e6,
             "one_program_r2": lines[True][1],
@@ -391,6 +416,10 @@ def measure(sizes: Sizes, chunk: int, auto_tracing: bool = True) -> dict:
             "auto_load_ns_per_op": auto.get("load", (0.0, 1.0))[0], "auto_load_r2": auto.get("load", (0.0, 1.0))[1],
             "auto_busy_ns_per_op": auto.get("busy", 0.0),
             "persistent_auto_ratio": pers_auto / pers[False],
+            **{f"{name}_{key}": value for kind, name in (("auto", "scatter_auto"), ("load", "tile_load"))
+               if kind in tiles_auto
+               for key, value in zip(("traced_ms", "untraced_ms", "registers"),
+                                     (tiles_auto[kind][0], tiles_auto[kind][1], tiles_auto[kind][2:]), strict=True)},
             "persistent_registers": (_registers(pers_launchers[True]), _registers(pers_launchers[False])),
             "all_scatter_registers": (_registers(scat_launchers[(True, (1, 64))]),
                                       _registers(scat_launchers[(False, (1, 64))])),
@@ -405,14 +434,22 @@ HEADER = (f"{'api':8s} {'one program ns/pair (R^2)':>26s} {'claims/event':>13s} 
 
 
 AUTO_HEADER = (f"{'api':8s} {'auto store ns/op (R^2)':>24s} {'auto load ns/op (R^2)':>23s} "
-               f"{'all SMs store ns/op':>20s} {'persistent auto t/u':>20s}")
+               f"{'all SMs store ns/op':>20s} {'persistent auto t/u':>20s} {'all-scatter auto t/u':>21s} "
+               f"{'tile load t/u':>14s}")
 
 
 def auto_row(api: str, f: dict) -> str:
     """One API's line of the auto-tracing table."""
+    tiles = {name: (f[f"{name}_traced_ms"], f[f"{name}_untraced_ms"], f[f"{name}_registers"])
+             for name in ("scatter_auto", "tile_load")}
+    ratios = {name: traced[1] / untraced[1] for name, (traced, untraced, _) in tiles.items()}
+    spreads = "; ".join(f"{name} per launch min/median/max: untraced {u[0]:.3f}/{u[1]:.3f}/{u[2]:.3f} ms, traced "
+                        f"{t[0]:.3f}/{t[1]:.3f}/{t[2]:.3f} ms, registers traced/untraced {_pair(r)}"
+                        for name, (t, u, r) in tiles.items())
     return (f"{api:8s} {f['auto_store_ns_per_op']:15.1f} ({f['auto_store_r2']:.4f}) "
             f"{f['auto_load_ns_per_op']:14.1f} ({f['auto_load_r2']:.4f}) {f['auto_busy_ns_per_op']:20.2f} "
-            f"{f['persistent_auto_ratio']:20.4f}")
+            f"{f['persistent_auto_ratio']:20.4f} {ratios['scatter_auto']:21.4f} {ratios['tile_load']:14.4f}   "
+            f"({spreads})")
 
 
 def row(api: str, f: dict) -> str:

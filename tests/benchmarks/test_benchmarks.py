@@ -105,9 +105,20 @@ def test_bench_tracing_device_prints_both_apis_on_the_cpu():
     auto_at = out.index(device_bench.AUTO_HEADER)
     heading, rows, auto_rows = out[at - 1], out[at + 1:auto_at], out[auto_at + 1:]
     assert [r.split()[0] for r in auto_rows] == ["triton", "gluon"], auto_rows
+    spread = rf"per launch min/median/max: untraced {NUMBER}/{NUMBER}/{NUMBER} ms, traced {NUMBER}/{NUMBER}/{NUMBER} ms"
+    tiles = re.compile(rf"\(scatter_auto {spread}, registers traced/untraced -/-; tile_load {spread}, registers "
+                       r"traced/untraced -/-\)$")  # the interpreter compiles nothing
     for row in auto_rows:
-        store, store_r2, load, load_r2, busy, persistent = (finite(x.strip("()")) for x in row.split()[1:])
-        assert 0 <= store_r2 <= 1 and 0 <= load_r2 <= 1 and persistent > 0, row
+        figures, _, rest = row.partition("   (")
+        store, store_r2, load, load_r2, busy, persistent, scatter, tile_load = (finite(x.strip("()"))
+                                                                                for x in figures.split()[1:])
+        assert 0 <= store_r2 <= 1 and 0 <= load_r2 <= 1 and persistent > 0 and scatter > 0 and tile_load > 0, row
+        times = tiles.match("(" + rest)
+        assert times and all(finite(x) > 0 for x in times.groups()), row
+        t = [float(x) for x in times.groups()]
+        assert t[0] <= t[1] <= t[2] and t[3] <= t[4] <= t[5] and t[6] <= t[7] <= t[8] and t[9] <= t[10] <= t[11], row
+        assert math.isclose(scatter, t[4] / t[1], rel_tol=1e-3) and math.isclose(tile_load, t[10] / t[7],
+                                                                                 rel_tol=1e-3), row
     counts = ", ".join(map(str, device_bench.pair_counts(PAIRS)))
     assert heading.startswith(f"cpu: 1 ranks, 1 SMs, chunk {CHUNK}, {8 * layout.RECORD_WORDS} bytes/record; one "
                               f"program: {counts} pairs;"), heading
