@@ -30,10 +30,20 @@ chunk's end: chunks end at ``max_events`` at the latest (``chunk_cursor``), so a
 record's store, the cursor's advance and a range end's store are masked, not branched on. The record's eight words
 (``iris.tracing.events.FIELDS`` places the fields; 32-bit fields go two to a word) are chosen in registers; the clock
 is read last and the record, start timestamp included, is one block store. The words every record of a program shares
-(pid, cu_id, xcc_id) are built once, at ``initialize``.
+(pid, cu_id, xcc_id) are built once, at ``initialize``; the records, counters and chunk are read from the context
+where a record uses them (the refill and the drop count are rare), so a program holds only what every record needs
+(the cursor's cell, ``max_events``, ``base``, the shared words) through the caller's loops: registers a traced tile
+kernel keeps are programs an SM does not fit.
+
+The address and size reductions run before the run-time switch is tested, not inside its branch: Triton's compiler
+moves the reductions of a pointer block that does not change in a loop (a tile stored to every peer) out of the
+loop, which it does not do inside a branch; the all-scatter's traced kernel then needs 122 registers a thread, not
+148 (``benchmarks/bench_tile_resources.py``, sm_90), and fits the untraced kernel's 4 programs an SM. The Gluon twin
+keeps them inside the branch: its compiler moves nothing out of the loop, so there they would only cost.
 
 With ``tracing`` compiled off every method is empty; compiled on but switched off at run time
-(context tracing block all zeros) it records nothing and touches no memory.
+(context tracing block all zeros) it records nothing and touches no global memory (a record still computes its
+address and size, in registers and shared memory).
 """
 
 

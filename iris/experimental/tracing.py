@@ -37,8 +37,12 @@ mask, a mask of the block's shape or a scalar mask. Not ``axis=None`` as in the 
 first, into a linear layout, and Triton 3.6 reduces a linear layout whose lanes repeat elements (a layout wider than
 the block) over the wrong lanes: for an [8, 16] block in ``BlockedLayout([1, 4], [4, 8], [1, 1], [1, 0])`` its
 shuffles cross lane offsets 1, 2, 4, 8 where the rows sit at 16, so thread 0's minimum misses rows 2-3 and 6-7 (a
-gathered one-lane mask there records no address on one H200). With ``tracing`` compiled off every method is empty;
-compiled on but switched off at run time (context tracing block all zeros) it records nothing and touches no memory.
+gathered one-lane mask there records no address on one H200). The records, counters and chunk are read from the
+context where a record uses them, as in the Triton twin. The reductions run inside the run-time switch's branch,
+unlike the Triton twin's: Gluon's compiler does not move a loop-invariant reduction out of a loop, so outside the
+branch they would only cost (the tile load's traced kernel: 145 registers a thread against 117 inside, sm_90,
+``benchmarks/bench_tile_resources.py``). With ``tracing`` compiled off every method is empty; compiled on but
+switched off at run time (context tracing block all zeros) it records nothing and touches no memory.
 """
 
 from triton.experimental import gluon
