@@ -6,7 +6,9 @@ auto-tracing existed. ``machine_code_before_auto_tracing.json`` holds the sha256
 (``compile_helpers.normalize``), taken at the commit before auto-tracing (the manually traced kernels' digests
 retaken at each deliberate change of the record code: the cursor read through lane 0, then one branch a record;
 ``trace_loop_kernel``'s when its events took upstream's ids, compute 16 -> 2048 and user 17 -> 4096: from the tree of
-the previous retake with only the id table of ``iris/tracing/events.py`` changed, which equals the current tree's);
+the previous retake with only the id table of ``iris/tracing/events.py`` changed, which equals the current tree's;
+both when the tracing state slimmed and the Triton reductions left the run-time branch,
+``benchmarks/bench_tile_resources.py``: no op kernel's digest changed);
 ``python -m tests.cpu_compile.test_auto_tracing_compile FILE`` writes the digests of the current tree, for a
 deliberate change.
 Compiled on, an op that returns a value ends its range on a clock read that takes the value as an input.
