@@ -60,6 +60,14 @@ def _gpu_find(strategy_of, condition):
 # holds for this Hypothesis version (another may draw other examples from the same strategies).
 SMALL_DIGEST = "79c73b4d9cbc9f7cdafdb432ecf430c5f6d9a5462faa9680bf1946929fb29a4e"
 PINNED_HYPOTHESIS = "6.170.27"
+# The scenarios the digest was taken of: a scenario added since drew nothing before scales existed.
+PINNED_SCENARIOS = (
+    "all_scatter", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_sub",
+    "atomic_xchg", "atomic_xor", "auto_ops", "call_shapes", "chunked_claims", "copy", "copy_options", "get",
+    "get_options", "instants", "load", "message_passing", "multi_event_payloads", "nested_ranges", "overflow", "put",
+    "put_options", "reset_between_launches", "runtime_off", "store", "tile_2d", "tracing_1d_address", "two_views",
+    "unfinished_ranges",
+)
 
 
 @pytest.mark.skipif(hypothesis.__version__ != PINNED_HYPOTHESIS,
@@ -69,7 +77,7 @@ def test_small_draws_exactly_what_the_suite_drew_before_scales(monkeypatch):
     providers.CONSTANTS_CACHE.cache.clear()
     digest = hashlib.sha256()
     try:
-        for scenario in all_scenarios():
+        for scenario in map(load, PINNED_SCENARIOS):
             for world_size in (1, 2, 3):
                 for e in drawn_examples(scenario, world_size, settings(max_examples=5, deadline=None, database=None),
                                         20240917):
