@@ -102,10 +102,10 @@ def peer_orders(world_size: int) -> st.SearchStrategy[list[list[int]]]:
 WAITING_PROGRAMS = 4
 
 
-def waiting_grid(block: int, max_programs: int = WAITING_PROGRAMS) -> st.SearchStrategy[int]:
-    """Elements of a launch whose programs wait on flags that programs of other ranks set: at most ``max_programs``
-    blocks of ``block`` at every scale (the scale widens ``block``), so that every program of every rank can be
-    resident at once on a GPU and no wait can starve the program it waits for."""
+def waiting_element_count(block: int, max_programs: int = WAITING_PROGRAMS) -> st.SearchStrategy[int]:
+    """Elements of a launch of one program per ``block`` whose programs wait on flags that programs of other ranks
+    set: at most ``max_programs`` blocks at every scale (the scale widens ``block`` only), so that every program of
+    every rank is resident at once on a GPU and no wait can starve the program it waits for."""
     return st.integers(1, max_programs * block)
 
 

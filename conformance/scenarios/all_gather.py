@@ -8,7 +8,7 @@ Grid (gm, gn) = (cdiv(M, BM), cdiv(N, BN)); ``src`` is [M, N], ``out`` [R M, N];
 Model, per rank r, tile (pm, pn) (pid = pm + pn gm), step i = 0 .. R-1 with peer t = order[r][i]:
     lanes  A_r(pm, pn) = {m N + c : m, c in the tile, m < M, c < N, rows_r[m]}
     events fetch range: pid, pid_m pm, pid_n pn, target t, address src[min A] on r, |A| x bytes, payload i; then,
-           with TRACE_OPS (drawn), get's own range (auto_ops.call_events): the same, named get, payload 0
+           with TRACE_OPS (drawn), get's own range (auto_ops.call_events), inside it: the same, named get, payload 0
     memory rank r: out[t M + m][c] = src_t[m][c] = (t M + m) N + c + 1 where rows_r[m] (m < M, c < N), OUT_FILL
            elsewhere; src_r unchanged
 """
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-from conformance.check.model import Model
+from conformance.check.model import Model, inside
 from conformance.kit import strategies as S
 from conformance.kit.auto_ops import call_events
 from conformance.kit.helpers import block_event, cast, cdiv
@@ -126,11 +126,13 @@ def model(p, world_size):
         for pm in range(gm):
             for pn in range(gn):
                 pid, lanes = pm + pn * gm, _lanes(p, p["rows"][r], pm, pn)
+                program = []
                 for i, t in enumerate(order[r]):
-                    events[r].append(block_event("fetch", "range", pid=pid, pid_m=pm, pid_n=pn, rank=r, target=t,
-                                                 buffer="src", heap_rank=r, lanes=lanes, dtype=dtype, payload=i))
-                    events[r] += call_events(p, "get", rank=r, pid=pid, pid_m=pm, pid_n=pn, target=t, buffer="src",
-                                             heap_rank=r, lanes=lanes)
+                    program.append(block_event("fetch", "range", pid=pid, pid_m=pm, pid_n=pn, rank=r, target=t,
+                                               buffer="src", heap_rank=r, lanes=lanes, dtype=dtype, payload=i))
+                    program += inside(call_events(p, "get", rank=r, pid=pid, pid_m=pm, pid_n=pn, target=t,
+                                                  buffer="src", heap_rank=r, lanes=lanes), len(program) - 1)
+                events[r] += program
         out = [row if p["rows"][r][m] else cast([OUT_FILL] * N, dtype)
                for t in range(world_size) for m, row in enumerate(_tile(t, p))]
         memory[r] = {"out": out, "src": _tile(r, p)}

@@ -6,8 +6,8 @@ mask per peer). Peer order is a run-time buffer (``_collectives``), drawn per ra
 program p on rank r for peer t: L_r(p, t) = {j in block p : j < n, bits_r[t L + j]}.
 Model, per rank r, program p, step i = 0 .. R-1 with peer t = order[r][i]:
     events put range: pid p, target t, address dst[r L + min L_r(p, t)] on r (put's local to_ptr),
-           |L_r(p, t)| x bytes, payload i; then, with TRACE_OPS (drawn), put's own range (auto_ops.call_events):
-           the same, payload 0
+           |L_r(p, t)| x bytes, payload i; then, with TRACE_OPS (drawn), put's own range (auto_ops.call_events),
+           inside it: the same, payload 0
     memory rank q: dst[s L + j] = src_s[q L + j] for j in L_s(., q), DST_FILL elsewhere;
            src_q[k L + j] = (q R + k) L + j + 1 (unchanged)
 """
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-from conformance.check.model import Model
+from conformance.check.model import Model, inside
 from conformance.kit import strategies as S
 from conformance.kit.auto_ops import call_events
 from conformance.kit.helpers import active_lanes, block_event, cast, cdiv
@@ -119,11 +119,14 @@ def model(p, world_size):
     for r in range(world_size):
         events[r] = []
         for pid in range(cdiv(n, block)):
+            program = []
             for i, t in enumerate(order[r]):
                 slot = [r * length + j for j in _lanes(p, r, pid * block, block, t)]
-                events[r].append(block_event("put", "range", pid=pid, rank=r, target=t, buffer="dst", heap_rank=r,
-                                             lanes=slot, dtype=dtype, payload=i))
-                events[r] += call_events(p, "put", rank=r, pid=pid, target=t, buffer="dst", heap_rank=r, lanes=slot)
+                program.append(block_event("put", "range", pid=pid, rank=r, target=t, buffer="dst", heap_rank=r,
+                                           lanes=slot, dtype=dtype, payload=i))
+                program += inside(call_events(p, "put", rank=r, pid=pid, target=t, buffer="dst", heap_rank=r,
+                                              lanes=slot), len(program) - 1)
+            events[r] += program
     for q in range(world_size):
         dst = [DST_FILL] * (world_size * length)
         for s in range(world_size):

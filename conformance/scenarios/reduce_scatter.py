@@ -7,9 +7,10 @@ the sum does not depend on the order. Grid (cdiv(n, BLOCK),); lanes of program p
 L_r(p) = {j in block p : j < n, bits_r[j]}.
 Model, per rank r, program p, step i = 0 .. R-1 with peer t = order[r][i]:
     events fetch range: pid p, target t, address src[r L + min L_r(p)] on r, |L_r(p)| x bytes, payload i; then,
-           with TRACE_OPS (drawn), load's own range (auto_ops.call_events): the same, named load, payload 0
+           with TRACE_OPS (drawn), load's own range (auto_ops.call_events), inside it: the same, named load,
+           payload 0
            after the loop: reduce range: target r, address out[min L_r(p)] on r, the same size, payload R; then
-           (TRACE_OPS) store's own range: the same, named store, payload 0
+           (TRACE_OPS) store's own range, inside it: the same, named store, payload 0
     memory rank r: out[j] = sum over q of src_q[r L + j] for j in L_r, OUT_FILL elsewhere;
            src_q[k L + j] = (q R + k) L + j + 1 (unchanged)
 """
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-from conformance.check.model import Model
+from conformance.check.model import Model, inside
 from conformance.kit import strategies as S
 from conformance.kit.auto_ops import call_events
 from conformance.kit.helpers import active_lanes, block_event, cast, cdiv
@@ -128,13 +129,17 @@ def model(p, world_size):
         for pid in range(cdiv(n, block)):
             lanes = active_lanes(pid * block, block, n, p["bits"][r])
             share = [r * length + j for j in lanes]
+            program = []
             for i, t in enumerate(order[r]):
-                events[r].append(block_event("fetch", "range", pid=pid, rank=r, target=t, buffer="src", heap_rank=r,
-                                             lanes=share, dtype=dtype, payload=i))
-                events[r] += call_events(p, "load", rank=r, pid=pid, target=t, buffer="src", heap_rank=r, lanes=share)
-            events[r].append(block_event("reduce", "range", pid=pid, rank=r, target=r, buffer="out", heap_rank=r,
-                                         lanes=lanes, dtype=dtype, payload=world_size))
-            events[r] += call_events(p, "store", rank=r, pid=pid, target=r, buffer="out", heap_rank=r, lanes=lanes)
+                program.append(block_event("fetch", "range", pid=pid, rank=r, target=t, buffer="src", heap_rank=r,
+                                           lanes=share, dtype=dtype, payload=i))
+                program += inside(call_events(p, "load", rank=r, pid=pid, target=t, buffer="src", heap_rank=r,
+                                              lanes=share), len(program) - 1)
+            program.append(block_event("reduce", "range", pid=pid, rank=r, target=r, buffer="out", heap_rank=r,
+                                       lanes=lanes, dtype=dtype, payload=world_size))
+            program += inside(call_events(p, "store", rank=r, pid=pid, target=r, buffer="out", heap_rank=r,
+                                          lanes=lanes), len(program) - 1)
+            events[r] += program
         active = set(active_lanes(0, length, n, p["bits"][r]))
         out = [sum(src[r * length + j] for src in srcs) if j in active else OUT_FILL for j in range(length)]
         memory[r] = {"out": cast(out, dtype), "src": srcs[r]}
