@@ -258,12 +258,20 @@ def _expected_events(name: str, p: dict, world_size: int) -> int:
         return 2 * p["programs"] * p["ITERS"]
     if name == "tile_2d":
         return cdiv(p["M"], p["BM"]) * cdiv(p["N"], p["BN"]) * ops
+    if name == "all_gather":
+        return cdiv(p["M"], p["BM"]) * cdiv(p["N"], p["BN"]) * world_size * ops
+    if name in ("reduce_scatter", "all_to_all"):  # a fetch per peer and a reduce; a put per peer
+        return cdiv(p["n"], p["BLOCK"]) * (world_size + (name == "reduce_scatter")) * ops
+    if name == "fused_gather_compute":  # two computes; a release per peer; per peer a wait, its acquire and a fetch
+        traced = ops - 1
+        return cdiv(p["n"], p["BLOCK"]) * (2 * ops + world_size * traced + world_size * (ops + ops))
     assert name == "all_scatter", name
     return cdiv(p["M"], p["BM"]) * cdiv(p["N"], p["BN"]) * world_size * ops
 
 
 @pytest.mark.parametrize("name", ["overflow", "chunked_claims", "two_views", "nested_ranges", "multi_event_payloads",
-                                  "tile_2d", "all_scatter"])
+                                  "tile_2d", "all_scatter", "all_gather", "reduce_scatter", "all_to_all",
+                                  "fused_gather_compute"])
 def test_gpu_models_expect_every_event_of_every_program_and_the_buffers_hold_them(name):
     for world_size in (2, 5):
         for e in _gpu_examples(name, world_size):
@@ -415,7 +423,8 @@ def _floats(p: dict, model) -> list[tuple[str, float]]:
     return bad
 
 
-FLOAT_SCENARIOS = ["store", "load", "copy", "nested_ranges", "message_passing", "tile_2d", "all_scatter"]
+FLOAT_SCENARIOS = ["store", "load", "copy", "nested_ranges", "message_passing", "tile_2d", "all_scatter", "all_gather",
+                   "reduce_scatter", "all_to_all", "fused_gather_compute"]
 
 
 @pytest.mark.parametrize("name", FLOAT_SCENARIOS)
