@@ -43,7 +43,7 @@ _KNOWN_TAIL = ("unfinished_ranges; in tests.conformance.faulty: buffer_twice, di
                "rank_dies, rejects_every_draw (a dotted path names a module of conformance.scenarios or of a package "
                "IRIS_SCENARIO_PACKAGES lists)")
 CASES = [
-    (["--scenario", "nope"], {}, "unknown scenario 'nope'; known scenarios: all_gather, all_scatter, atomic_add, "),
+    (["--scenario", "nope"], {}, "unknown scenario 'nope'; known scenarios: all_gather, all_scatter, all_to_all, "),
     (["--scenario", "tests.conformance.faulty.nope"], {}, "unknown scenario 'tests.conformance.faulty.nope'; "),
     # a scenario is a registered one: any other module, importable or not, is refused (and not imported)
     (["--scenario", "os.path"], {}, "unknown scenario 'os.path'; known scenarios: all_gather, all_scatter, "),
