@@ -9,7 +9,8 @@ for the first row that differs, so a million events compare in well under a seco
 (``benchmarks/bench_compare.py``).
 
 Logical fields must be equal; physical fields (timestamps, durations, SM/CU/XCC ids) must be valid:
-inside the launch window, ordered, in range for the device. ``op_index`` must be the slot the event
+inside the launch window, ordered, in range for the device, and a range the model nests in another of its program
+(``Event.within``) within that one's span. ``op_index`` must be the slot the event
 was found in (record semantics v2: unique per rank, increasing in program order, not dense: slots a program
 claimed and never used are holes), and each chunk of slots holds one program's records, its lowest slot a chunk
 start. What the host reports is checked too: every host view of the counters (``_host_counters``: ``events()``'s
@@ -185,6 +186,38 @@ def _physical(api: str, rank: int, records: TraceRecords, obs: RankObservation) 
     name = next(n for n in PHYSICAL_FIELDS if invalid[n][i])
     return [Divergence(vs_model(api), rank, f"pid {int(c['pid'][i])} op_index {int(c['op_index'][i])}", name,
                        int(c[name][i]), PHYSICAL_CHECKS[name].expected(c, i, obs, t0, t1))]
+
+
+def _containment(check: str, rank: int, records: TraceRecords, events: list) -> list[Divergence]:
+    """Every range the model nests in another (``Event.within``: an op's own range inside the manual range around the
+    call, an acquire inside the wait for its flag) starts at or after that range's start and ends at or before its
+    end: one clock per program, so this holds on every device. Checked in programs whose events the logical
+    comparison pairs one to one (as many as the model's); the first that breaks it is reported."""
+    programs: dict[int, list] = {}
+    for e in events:
+        programs.setdefault(e.pid, []).append(e)
+    nested = {pid: evs for pid, evs in programs.items() if any(e.within is not None for e in evs)}
+    if not nested or not len(records):
+        return []
+    c = records.columns
+    order = np.lexsort((c["op_index"], c["pid"]))
+    pid, start, kind = c["pid"][order], c["timestamp"][order], c["kind"][order]
+    end = start + c["duration_cycles"][order]
+    pids, first, count = np.unique(pid, return_index=True, return_counts=True)
+    for p, evs in nested.items():
+        at = int(np.searchsorted(pids, p))
+        if at == len(pids) or pids[at] != p or count[at] != len(evs):
+            continue
+        base = int(first[at])
+        for k, e in enumerate(evs):
+            i, o = base + k, base + (e.within if e.within is not None else k)
+            if e.within is None or kind[i] != KIND_RANGE or kind[o] != KIND_RANGE:
+                continue
+            if start[i] < start[o] or end[i] > end[o]:
+                return [Divergence(check, rank, f"pid {p} event {k}", "span",
+                                   f"[{int(start[i])}, {int(end[i])}]",
+                                   f"within event {e.within}'s [{int(start[o])}, {int(end[o])}]")]
+    return []
 
 
 def _op_indices(check: str, rank: int, records: TraceRecords, max_events: int, chunk: int) -> list[Divergence]:
@@ -375,6 +408,7 @@ def compare(model: Model, observations: list[RankObservation], apis: tuple[str, 
             out += _host_counters(check, r, a, records, model.attempted(r), dropped, claimed, chunk, max_events)
             out += _compare_programs(check, r, got, want, prefix_only=overflow)
             out += _op_indices(check, r, records, max_events, chunk)
+            out += _containment(check, r, records, model.events.get(r, []))
             out += _physical(api, r, records, obs)
             out += _rows_view(check, r, records)
             out += _memory(check, r, a.memory, model.memory.get(r, {}))

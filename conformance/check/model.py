@@ -8,7 +8,7 @@ The same ``Event`` type holds expected events (from a scenario's model) and obse
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from iris.tracing.events import LOGICAL_FIELDS as TRACE_LOGICAL
@@ -43,10 +43,19 @@ class Event:
     address: Addr | None
     payload_size: int
     payload: int = 0
+    # A model's range that lies within another range of its program: that one's position in the program's events
+    # (an op's own range inside the manual range around the call). Not a field of the record: the comparison checks
+    # it on the timestamps (``compare._containment``), and observed events leave it None.
+    within: int | None = field(default=None, compare=False)
 
     def diff(self, other: Event) -> list[str]:
         """Names of the logical fields that differ."""
         return [f for f in LOGICAL_FIELDS if getattr(self, f) != getattr(other, f)]
+
+
+def inside(events: list[Event], outer: int) -> list[Event]:
+    """``events`` (ranges of one program) marked as lying within the range at position ``outer`` of its events."""
+    return [replace(e, within=outer) for e in events]
 
 
 @dataclass

@@ -94,6 +94,20 @@ def peer(rank, p: dict, key: str = "offset") -> int:
     return (rank.rank + p[key]) % rank.world_size
 
 
+# Spins before a wait on a flag gives up (its next event's payload -1) rather than hanging: a lost flag is then the
+# divergence it causes, not a hang. An interpreter spin costs ~0.6 ms (2 ranks on 2 cores), so a lost flag fails in
+# ~12 s per API there, inside the 30 s an example gets at least (conformance/harness/budget.py). A healthy wait lasts
+# as long as the ranks are apart: each rank reads back and exports one API's trace before it launches the next, with
+# no barrier between, so at 8 ranks on 2 busy cores a rank was seen to start its next launch over 3 s (5,000 spins)
+# after its peers.
+SPIN_LIMIT = {"cpu": 20_000, "cuda": 20_000_000}
+
+
+def spin_limit(rank) -> int:
+    """The spins a wait loop of ``rank``'s kernels takes at most (``SPIN_LIMIT`` of its device; a run-time arg)."""
+    return SPIN_LIMIT["cpu" if rank.shmem.device.type == "cpu" else "cuda"]
+
+
 def launch_blocks(kernel, rank, p: dict, *args, **constexprs) -> None:
     """Launch ``kernel(ctx, *args)`` on one program per ``BLOCK`` of ``n`` elements, with the API's world constexprs,
     ``constexprs``, ``TRACE_OPS`` where the params draw it, and ``BLOCK``."""

@@ -86,6 +86,29 @@ def rank_offset(world_size: int, after: int = 0) -> st.SearchStrategy[int]:
     return st.sampled_from([(after + 1 + k) % world_size for k in range(world_size)])
 
 
+def peer_order(world_size: int, rank: int) -> st.SearchStrategy[list[int]]:
+    """The order in which ``rank`` visits every rank, itself included (a loop over peers reading it from a run-time
+    buffer): a ring from any offset, the simplest from the next peer with ``rank`` last, or any permutation."""
+    rings = [[(rank + offset + k) % world_size for k in range(world_size)]
+             for offset in ((1 + k) % world_size for k in range(world_size))]
+    return st.one_of(st.sampled_from(rings), st.permutations(range(world_size)))
+
+
+def peer_orders(world_size: int) -> st.SearchStrategy[list[list[int]]]:
+    """One ``peer_order`` per rank (every rank its own order)."""
+    return per_rank(world_size, lambda r: peer_order(world_size, r))
+
+
+WAITING_PROGRAMS = 4
+
+
+def waiting_element_count(block: int, max_programs: int = WAITING_PROGRAMS) -> st.SearchStrategy[int]:
+    """Elements of a launch of one program per ``block`` whose programs wait on flags that programs of other ranks
+    set: at most ``max_programs`` blocks at every scale (the scale widens ``block`` only), so that every program of
+    every rank is resident at once on a GPU and no wait can starve the program it waits for."""
+    return st.integers(1, max_programs * block)
+
+
 def mask_bits(length: int) -> st.SearchStrategy[list[int]]:
     """One 0/1 lane mask of ``length`` elements: all-on, all-off and mixed masks all occur (at a scale with
     ``patterns``: all on, all off, periodic, runs and random masks, ``patterns.masks``)."""

@@ -355,11 +355,73 @@ _AUTO_TWINS: tuple[Mutant, ...] = (
                "an auto-traced op records grid axis 1 as pid_m and axis 0 as pid_n", "auto_ops@1"),
 )
 
+# The collective scenarios' own kernels: what a user's collective kernel gets wrong in one API alone, each in the
+# Triton kernel alone and in the Gluon kernel alone (``{m}``: tl or gl, ``{rank}``/``{world}``: the context's rank and
+# world size in that API). Not here: a release before the data store (or without the barrier before it), a race that
+# only programs running at once can show, and even then only when a consumer polls in the window between the flag and
+# the data; the interpreter runs each rank's programs in order, so the consumer never reads early there.
+def _kernel_twins(scenario, name, old, new, breaks, *killers) -> tuple[Mutant, Mutant]:
+    """The same bug in one scenario's Triton kernel alone and in its Gluon kernel alone."""
+    return tuple(Mutant(f"{api}-{scenario}-{name}", f"conformance/scenarios/{scenario}.py",
+                        old.format(m=m, rank=rank, world=world), new.format(m=m, rank=rank, world=world), breaks,
+                        tuple(killers))
+                 for api, m, rank, world in (("triton", "tl", "ctx.rank", "ctx.world_size"),
+                                             ("gluon", "gl", "ctx.cur_rank", "ctx.num_ranks")))
+
+
+_COLLECTIVE_TWINS: tuple[Mutant, ...] = (
+    *_kernel_twins("all_gather", "skips-a-peer", "while i < {world}:\n        t = {m}.load(order + i)",
+                   "while i < {world} - 1:\n        t = {m}.load(order + i)",
+                   "the peer loop stops one step early: the last peer of the order is never gathered", "all_gather@1",
+                   "all_gather@2"),
+    *_kernel_twins("all_gather", "order-reversed", "t = {m}.load(order + i)", "t = {m}.load(order + {world} - 1 - i)",
+                   "the peer loop walks the drawn order backwards", "all_gather@2"),
+    *_kernel_twins("reduce_scatter", "wrong-chunk", "share = src + {rank} * (",
+                   "share = src + ({rank} + 1) % {world} * (",
+                   "each rank reduces the next rank's chunk (r + 1) % R instead of its own share r",
+                   "reduce_scatter@2"),
+    *_kernel_twins("reduce_scatter", "skips-a-peer", "while i < {world}:\n        t = {m}.load(order + i)",
+                   "while i < {world} - 1:\n        t = {m}.load(order + i)",
+                   "the reduction leaves out the last peer of the order", "reduce_scatter@1", "reduce_scatter@2"),
+    *_kernel_twins("all_to_all", "same-block",
+                   "{m}.load(bits + t * length + offs) != 0)\n        h = ctx.tracing.record_event_start("
+                   "TraceEvent().put, t, slot, pid, 0, mask=mask, payload=i)\n        ctx.put(src + t * length + offs,",
+                   "{m}.load(bits + t * length + offs) != 0)\n        h = ctx.tracing.record_event_start("
+                   "TraceEvent().put, t, slot, pid, 0, mask=mask, payload=i)\n"
+                   "        ctx.put(src + {rank} * length + offs,",
+                   "every peer gets the sender's block for itself instead of the block for that peer",
+                   "all_to_all@2"),
+    *_kernel_twins("fused_gather_compute", "wait-ends-early",
+                   "        spins = limit * 0\n        while (seen != 1) & (spins < limit):\n"
+                   "            seen = {m}.atomic_cas(flag, 1, 1, sem=\"relaxed\", scope=\"sys\")\n"
+                   "            spins += 1\n"
+                   "        seen = ctx.atomic_cas(flag, 1, 1, {rank}, sem=\"acquire\", scope=\"sys\")"
+                   "  # the acquire: one op, traced\n        ctx.tracing.record_event_end(h)\n",
+                   "        ctx.tracing.record_event_end(h)\n        spins = limit * 0\n"
+                   "        while (seen != 1) & (spins < limit):\n"
+                   "            seen = {m}.atomic_cas(flag, 1, 1, sem=\"relaxed\", scope=\"sys\")\n"
+                   "            spins += 1\n"
+                   "        seen = ctx.atomic_cas(flag, 1, 1, {rank}, sem=\"acquire\", scope=\"sys\")"
+                   "  # the acquire: one op, traced\n",
+                   "the wait range ends before its flag is seen (before the spin and the acquire inside it)",
+                   "fused_gather_compute@1"),
+    *_kernel_twins("fused_gather_compute", "waits-on-own-flag",
+                   "s = {m}.load(order + i)\n        flag = ready + s * programs + pid",
+                   "s = {m}.load(order + i)\n        flag = ready + {rank} * programs + pid",
+                   "each wait polls the flag its own rank set instead of the peer's it fetches from next",
+                   "fused_gather_compute@2"),
+    *_kernel_twins("fused_gather_compute", "fetches-own-tile",
+                   "payload={m}.where(seen == 1, i, -1))\n        acc += ctx.load(tile + offs, s,",
+                   "payload={m}.where(seen == 1, i, -1))\n        acc += ctx.load(tile + offs, {rank},",
+                   "the fetch reads the own tile instead of the peer's it waited for", "fused_gather_compute@2"),
+)
+
 CATALOGUE: tuple[Mutant, ...] = (
     *_TRACING_TWINS,
     *_GUARD_TWINS,
     *_AUTO_TWINS,
     *_CONCURRENT,
+    *_COLLECTIVE_TWINS,
     # ---- one implementation's own text (the twins differ in how they are written)
     # Gluon only: Triton's source names no layout (its compiler picks one). Under the CPU interpreter layouts are
     # erased, so this bug keys on what the interpreter keeps of a layout: elements per thread of the CTA.

@@ -17,17 +17,11 @@ from triton.experimental.gluon import language as gl
 
 from conformance.check.model import Model
 from conformance.kit import strategies as S
-from conformance.kit.helpers import active_lanes, block_event, cast, cdiv
+from conformance.kit.helpers import active_lanes, block_event, cast, cdiv, spin_limit
 from conformance.kit.scenario import Scenario, first_sentence
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_1d, warp_size
-
-# Spins before the wait gives up (load payload -1) rather than hanging: a lost flag is then the divergence it
-# causes, not a hang. An interpreter spin costs ~0.6 ms (2 ranks on 2 cores), so a lost flag fails in ~3 s per API
-# there, well inside the 30 s an example gets at least (conformance/harness/budget.py); a healthy wait is over in
-# less than the 0.6 s its whole example took at most (about a thousand spins; every example at 4 ranks measured).
-SPIN_LIMIT = {"cpu": 5_000, "cuda": 20_000_000}
 
 
 @triton.jit(do_not_specialize=["n", "limit"])
@@ -135,8 +129,7 @@ def setup(rank, p):
 
 def launch(kernel, rank, p):
     b = rank.buffers
-    limit = SPIN_LIMIT["cpu" if rank.shmem.device.type == "cpu" else "cuda"]
-    kernel[(1,)](rank.ctx, b["src"], b["dst"], b["result"], b["flag"], p["n"], limit,
+    kernel[(1,)](rank.ctx, b["src"], b["dst"], b["result"], b["flag"], p["n"], spin_limit(rank),
                  **rank.world_constexprs, BLOCK=p["BLOCK"])
 
 

@@ -43,13 +43,13 @@ _KNOWN_TAIL = ("unfinished_ranges; in tests.conformance.faulty: buffer_twice, di
                "rank_dies, rejects_every_draw (a dotted path names a module of conformance.scenarios or of a package "
                "IRIS_SCENARIO_PACKAGES lists)")
 CASES = [
-    (["--scenario", "nope"], {}, "unknown scenario 'nope'; known scenarios: all_scatter, atomic_add, "),
+    (["--scenario", "nope"], {}, "unknown scenario 'nope'; known scenarios: all_gather, all_scatter, all_to_all, "),
     (["--scenario", "tests.conformance.faulty.nope"], {}, "unknown scenario 'tests.conformance.faulty.nope'; "),
     # a scenario is a registered one: any other module, importable or not, is refused (and not imported)
-    (["--scenario", "os.path"], {}, "unknown scenario 'os.path'; known scenarios: all_scatter, "),
+    (["--scenario", "os.path"], {}, "unknown scenario 'os.path'; known scenarios: all_gather, all_scatter, "),
     (["--scenario", "conformance.kit.helpers"], {}, "unknown scenario 'conformance.kit.helpers'; known scenarios: "),
     (["--scenario", "tests.conformance.faulty._base"], {}, "unknown scenario 'tests.conformance.faulty._base'; "
-                                                           "known scenarios: all_scatter, "),
+                                                           "known scenarios: all_gather, all_scatter, "),
     (["--scenario", "nope"], {}, _KNOWN_TAIL),
     (["--scenario", "tests.conformance.faulty.healthy"], {"IRIS_SCENARIO_PACKAGES": "os.path"},
      "IRIS_SCENARIO_PACKAGES lists 'os.path', a module; expected a comma list of packages of scenario modules"),
@@ -219,7 +219,8 @@ def test_a_module_that_is_no_scenario_is_refused_without_being_imported(tmp_path
     monkeypatch.delitem(sys.modules, ref, raising=False)
     code, err = _main(capsys, ["run", "--scenario", ref, "--out", str(tmp_path / "out")])
     assert code == 2, f"exit code={code}, but should be 2: {err}"
-    assert err.startswith(f"python -m conformance run: unknown scenario {ref!r}; known scenarios: all_scatter, "), err
+    assert err.startswith(f"python -m conformance run: unknown scenario {ref!r}; known scenarios: all_gather, "
+                          "all_scatter, "), err
     assert err.count("\n") == 1, err
     assert ref not in sys.modules, f"{ref} was imported to be refused"
 
@@ -231,13 +232,15 @@ MUTATE = [
                                        ": {tmp}/afile is not a folder; expected a file in a folder"),
     (["--keep", FILE], "python -m conformance mutate: argument --keep: --keep '{tmp}/afile': exists and is not a "
                        "folder; expected a folder (new or existing) that can be written"),
-    (["--scenario", "nope", "--only", "nope"], "mutate: unknown scenario 'nope'; known scenarios: all_scatter, "),
+    (["--scenario", "nope", "--only", "nope"], "mutate: unknown scenario 'nope'; known scenarios: all_gather, "
+                                               "all_scatter, "),
     (["--only", "nope,triton-trace-event_id"], "mutate: unknown mutant 'nope'; see python -m conformance mutate "
                                                "--list"),
     (["--only", ""], "python -m conformance mutate: argument --only: --only '': no mutant named; expected a comma "
                      "list of mutant names, or no --only for all of them"),  # not every mutant
     (["--only", " , "], "python -m conformance mutate: argument --only: --only ' , ': no mutant named"),
-    (["--scenario", "os.path", "--only", "nope"], "mutate: unknown scenario 'os.path'; known scenarios: all_scatter, "),
+    (["--scenario", "os.path", "--only", "nope"], "mutate: unknown scenario 'os.path'; known scenarios: "
+                                                  "all_gather, all_scatter, "),
     (["--ranks", "2,2"], "python -m conformance mutate: argument --ranks: --ranks '2,2': world size 2 is repeated"),
     (["--scale", "gpu", "--only", "triton-trace-event_id"], "mutate: --scale gpu: backend cpu runs every program of a "
                                                             "rank one after another under the interpreter"),

@@ -219,8 +219,8 @@ def test_a_mutation_run_that_cannot_start_fails_the_gate(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize(("entry", "problem"), [
     ('["tpu-store-2r"."gluon vs model"]', "unknown backend 'tpu'; backends: cpu, gpu"),
-    ('["cpu-nope-2r"."gluon vs model"]', "unknown scenario 'nope'; known scenarios: all_scatter, "),
-    ('["cpu-os.path-2r"."gluon vs model"]', "unknown scenario 'os.path'; known scenarios: all_scatter, "),
+    ('["cpu-nope-2r"."gluon vs model"]', "unknown scenario 'nope'; known scenarios: all_gather, all_scatter, "),
+    ('["cpu-os.path-2r"."gluon vs model"]', "unknown scenario 'os.path'; known scenarios: all_gather, all_scatter, "),
     ('["cpu-store-2r"."gluon vs triton"]', "unknown check 'gluon vs triton'; checks: triton vs model, gluon vs "
                                            "model, triton vs gluon"),
     ('["cpu-store-two"."gluon vs model"]', "case id 'cpu-store-two' is not of the form <backend>-<scenario>-<R>r"),

@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 
 from conformance.check import compare as compare_module
-from conformance.check.model import Addr, Event, Model
+from conformance.check.model import Addr, Event, Model, inside
 from conformance.harness.observation import HostCounters, RankObservation
 from iris.tracing.guard import GUARD_RECORD, GuardWord
 from tests.cpu_unit.observations import api_observation, rank_observation
@@ -281,3 +281,27 @@ def test_rows_that_disagree_with_the_columns_are_a_divergence(monkeypatch, chang
     got = compare(model, [obs], ("triton",), HEAP)
     assert [(d.check, d.where, d.field, d.actual, d.expected) for d in got] == [
         ("triton vs model", "events().rows()[1]", field, actual, expected)]
+
+
+def _nested(inner_start: int, inner_end: int) -> tuple[Model, RankObservation]:
+    """One program's outer range over [100, 150] and an inner range over [inner_start, inner_end] the model nests in
+    it (``Event.within``)."""
+    rows = [_row(0, 0, 100, slot=0) | {"kind": "range", "duration_cycles": 50},
+            _row(0, 1, inner_start, slot=1) | {"kind": "range", "duration_cycles": inner_end - inner_start}]
+    api = api_observation(rows, host=HostCounters(2, 0, 2, 2))
+    outer = Event("store", "range", 0, 0, 0, 0, 0, Addr(0, "buf", 0), 4, 7)
+    return Model({0: [outer, *inside([outer], 0)]}), rank_observation({"triton": api})
+
+
+@pytest.mark.parametrize(("start", "end"), [(110, 130), (100, 150)])
+def test_a_nested_range_within_its_outer_range_passes(start, end):
+    model, obs = _nested(start, end)
+    assert compare(model, [obs], ("triton",), HEAP) == []
+
+
+@pytest.mark.parametrize(("start", "end"), [(160, 180), (90, 120), (120, 151)])
+def test_a_nested_range_outside_its_outer_range_is_a_divergence(start, end):
+    model, obs = _nested(start, end)
+    (d,) = compare(model, [obs], ("triton",), HEAP)
+    assert (d.check, d.rank, d.where, d.field, d.actual, d.expected) == (
+        "triton vs model", 0, "pid 0 event 1", "span", f"[{start}, {end}]", "within event 0's [100, 150]")
