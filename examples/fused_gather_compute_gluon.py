@@ -3,7 +3,8 @@
     python -m examples.fused_gather_compute_gluon --ranks 2 [--cpu]
 
 Every rank holds an [M, N] input and computes the sum over ranks q of (q + 1) times rank q's input. One program per
-tile (BLOCK_M x BLOCK_N, masked at the edges):
+tile (BLOCK_M x BLOCK_N, masked at the edges; the grid is the tiles, so ``pid_m`` and ``pid_n`` in the trace are the
+tile's row and column, in the phase ranges and the ops' own ranges alike):
 
 - ``fetch``: store the rank's tile into every rank's inbox at this rank's slot, and after each store raise that
   rank's flag for the tile (a release atomic), peers in the order rank + 1, rank + 2, ..., the own rank last;
@@ -36,14 +37,14 @@ from iris.experimental.layouts import blocked_2d, warp_size
 def gather_compute(context_tensor, src, inbox, flags, out, M, N, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
     ctx = IrisDeviceCtx.initialize(context_tensor, tracing=True, trace_ops=True)
     layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
-    tile = gl.program_id(0)
-    tiles_n = gl.cdiv(N, BLOCK_N)
-    pid_m, pid_n = tile // tiles_n, tile % tiles_n
+    pid_m = gl.program_id(0)
+    pid_n = gl.program_id(1)
+    tile = pid_m + pid_n * gl.num_programs(0)  # the trace's program id
     rm = pid_m * BLOCK_M + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, layout))
     rn = pid_n * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, layout))
     mask = gl.expand_dims(rm < M, 1) & gl.expand_dims(rn < N, 0)
     offs = gl.expand_dims(rm * N, 1) + gl.expand_dims(rn, 0)
-    num_tiles = gl.num_programs(0)
+    num_tiles = gl.num_programs(0) * gl.num_programs(1)
 
     fetch = ctx.tracing.record_event_start(TraceEvent().fetch, ctx.cur_rank, src + offs, pid_m, pid_n, mask=mask)
     data = gl.load(src + offs, mask=mask)
@@ -80,10 +81,10 @@ def main(out: str | None = None, m: int = 40, n: int = 24) -> dict:
     shmem.tracing.enable(max_events=1 << 16)
     rank, world = shmem.get_rank(), shmem.get_num_ranks()
     block_m, block_n = 16, 16
-    grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n),)
+    grid = (triton.cdiv(m, block_m), triton.cdiv(n, block_n))
     src = shmem.zeros(m, n).copy_(tiles.input_of(rank, m, n))
     inbox = shmem.zeros(world, m, n)
-    flags = shmem.zeros(world, grid[0], dtype=torch.int32)
+    flags = shmem.zeros(world, grid[0] * grid[1], dtype=torch.int32)
     result = shmem.zeros(m, n)
     shmem.barrier()
     gather_compute[grid](shmem.get_device_context(), src, inbox, flags, result, m, n, BLOCK_M=block_m,

@@ -3,7 +3,8 @@
     python -m examples.fused_gather_compute_triton --ranks 2 [--cpu]
 
 Every rank holds an [M, N] input and computes the sum over ranks q of (q + 1) times rank q's input. One program per
-tile (BLOCK_M x BLOCK_N, masked at the edges):
+tile (BLOCK_M x BLOCK_N, masked at the edges; the grid is the tiles, so ``pid_m`` and ``pid_n`` in the trace are the
+tile's row and column, in the phase ranges and the ops' own ranges alike):
 
 - ``fetch``: store the rank's tile into every rank's inbox at this rank's slot, and after each store raise that
   rank's flag for the tile (a release atomic), peers in the order rank + 1, rank + 2, ..., the own rank last;
@@ -32,14 +33,14 @@ from iris import DeviceContext, TraceEvent
 @triton.jit
 def gather_compute(context_tensor, src, inbox, flags, out, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     ctx = DeviceContext.initialize(context_tensor, tracing=True, trace_ops=True)
-    tile = tl.program_id(0)
-    tiles_n = tl.cdiv(N, BLOCK_N)
-    pid_m, pid_n = tile // tiles_n, tile % tiles_n
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    tile = pid_m + pid_n * tl.num_programs(0)  # the trace's program id
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     mask = (rm[:, None] < M) & (rn[None, :] < N)
     offs = rm[:, None] * N + rn[None, :]
-    num_tiles = tl.num_programs(0)
+    num_tiles = tl.num_programs(0) * tl.num_programs(1)
 
     fetch = ctx.tracing.record_event_start(TraceEvent().fetch, ctx.rank, src + offs, pid_m, pid_n, mask=mask)
     data = tl.load(src + offs, mask=mask)
@@ -76,10 +77,10 @@ def main(out: str | None = None, m: int = 40, n: int = 24) -> dict:
     shmem.tracing.enable(max_events=1 << 16)
     rank, world = shmem.get_rank(), shmem.get_num_ranks()
     block_m, block_n = 16, 16
-    grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n),)
+    grid = (triton.cdiv(m, block_m), triton.cdiv(n, block_n))
     src = shmem.zeros(m, n).copy_(tiles.input_of(rank, m, n))
     inbox = shmem.zeros(world, m, n)
-    flags = shmem.zeros(world, grid[0], dtype=torch.int32)
+    flags = shmem.zeros(world, grid[0] * grid[1], dtype=torch.int32)
     result = shmem.zeros(m, n)
     shmem.barrier()
     gather_compute[grid](shmem.get_device_context(), src, inbox, flags, result, m, n, BLOCK_M=block_m,
