@@ -16,8 +16,9 @@ from examples import (
     trace_store_gluon,
     trace_store_triton,
 )
+from iris.ranks import launch
 from tests.trace_readers import PerfettoTrace, perfetto_pb2, read_json
-from tests.worlds import backends, run_world
+from tests.worlds import ENV, TIMEOUT_S, backends, run_world
 
 STORE = [trace_store_triton.main, trace_store_gluon.main]
 MESSAGES = [message_passing_triton.main, message_passing_gluon.main]
@@ -129,6 +130,15 @@ def _check_arrows(api: str, slices: list, remote_ops: tuple[str, ...], per_rank:
                        src.args["address"], src.args["payload_size"]), f"arrow from {src}: {got}"
 
 
+def _gather_events(ranks: int) -> dict:
+    return {"store": 6 * ranks}
+
+
+def _fused_events(ranks: int) -> dict:
+    return {"atomic_xchg": 6 * ranks, "compute": 6 * ranks, "fetch": 6, "load": 6 * ranks, "reduce": 6,
+            "store": 6 * (ranks + 1), "wait": 6 * ranks}
+
+
 @pytest.mark.parametrize("backend", backends())
 @pytest.mark.parametrize("main", GATHER, ids=["triton", "gluon"])
 def test_all_gather_example(main, backend, tmp_path):
@@ -137,7 +147,7 @@ def test_all_gather_example(main, backend, tmp_path):
     out = tmp_path / "trace.json"
     results = run_world(main, backend, RANKS, str(out), M, N, 2)
     for q, r in enumerate(results):
-        assert r == {"rank": q, "events": {"store": 6 * RANKS}, "gathered_ok": True}, f"rank {q}: result={r}"
+        assert r == {"rank": q, "events": _gather_events(RANKS), "gathered_ok": True}, f"rank {q}: result={r}"
     api = "triton" if main is all_gather_triton.main else "gluon"
     slices = read_json(json.loads(out.read_text()))
     for r in range(RANKS):
@@ -174,11 +184,9 @@ def test_fused_gather_compute_example(main, suffix, backend, tmp_path):
         perfetto_pb2()
     out = tmp_path / f"trace{suffix}"
     results = run_world(main, backend, RANKS, str(out), M, N)
-    events = {"atomic_xchg": 6 * RANKS, "compute": 6 * RANKS, "fetch": 6, "load": 6 * RANKS, "reduce": 6,
-              "store": 6 * (RANKS + 1), "wait": 6 * RANKS}
     for q, r in enumerate(results):
-        assert r == {"rank": q, "events": events, "gathered_ok": True, "result_ok": True, "flags_ok": True}, \
-            f"rank {q}: result={r}"
+        assert r == {"rank": q, "events": _fused_events(RANKS), "gathered_ok": True, "result_ok": True,
+                     "flags_ok": True}, f"rank {q}: result={r}"
     api = "triton" if main is fused_gather_compute_triton.main else "gluon"
     slices = _message_slices(out)
     for r in range(RANKS):
@@ -196,3 +204,20 @@ def test_fused_gather_compute_example(main, suffix, backend, tmp_path):
         trace = timeline_png.parse(json.loads(out.read_text()))
         assert [len(p.tracks) for p in trace.processes.values()] == [7] * RANKS
         assert timeline_png.Layout(trace, 640).height == struct.unpack(">I", picture.read_bytes()[20:24])[0]
+
+
+@pytest.mark.parametrize("backend", backends())
+@pytest.mark.parametrize("main", [*GATHER, *FUSED], ids=["all_gather-triton", "all_gather-gluon",
+                                                         "fused-triton", "fused-gluon"])
+def test_collective_examples_at_8_ranks(main, backend, tmp_path):
+    """8 ranks (one GPU, or 8 CPU ranks: 4 to 11 s each there): every rank's checks pass, its events are counted by
+    name, and every op to another rank (6 tiles, 7 peers; the fused kernel's store and flag release) has its arrow."""
+    out = tmp_path / "trace.json"
+    results = launch(main, 8, str(out), M, N, timeout=TIMEOUT_S, env=ENV[backend])
+    gather = main in GATHER
+    for q, r in enumerate(results):
+        checks = {"gathered_ok": True} if gather else {"gathered_ok": True, "result_ok": True, "flags_ok": True}
+        assert r == {"rank": q, "events": _gather_events(8) if gather else _fused_events(8), **checks}, \
+            f"rank {q}: result={r}"
+    arrows = sum(e["ph"] == "s" for e in json.loads(out.read_text())["traceEvents"])
+    assert arrows == 8 * 6 * 7 * (1 if gather else 2), arrows
