@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import tempfile
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,6 +21,7 @@ from pathlib import Path
 
 from examples.png_canvas import CHAR_H, CHAR_W, Canvas, Colour, text_width
 from iris.cli_args import OneLineParser, int_in, out_file
+from iris.tracing.export import write_atomically
 
 BACKGROUND: Colour = (255, 255, 255)
 INK: Colour = (32, 32, 32)  # text, the axis
@@ -337,14 +336,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
         p.error(f"{e} (the default --out)")
     title = f"{Path(trace.path).name}: {trace.spans} slices and instants, {len(trace.flows)} arrows"
     picture = draw(trace, args.width, title).png()
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(picture)
-        os.replace(tmp, out)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_atomically(out, lambda f: f.write(picture))
     print(f"wrote {out} ({len(picture)} bytes)")
     return out
 

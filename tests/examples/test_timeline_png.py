@@ -4,6 +4,8 @@ and labels; bad input is one line and exit code 2 with nothing written."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 import struct
 import zlib
 
@@ -139,6 +141,9 @@ def test_main_writes_the_png_beside_the_trace(tmp_path, capsys):
     assert tp.main([str(trace), "--width", "400"]) == tmp_path / "t.png"
     assert capsys.readouterr().out == f"wrote {tmp_path / 't.png'} ({(tmp_path / 't.png').stat().st_size} bytes)\n"
     assert _decode((tmp_path / "t.png").read_bytes())[:2] == (400, 122)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "t.png").stat().st_mode) == 0o666 & ~umask  # an ordinary file, not mkstemp's 0600
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json", "t.png"]
 
 
