@@ -39,6 +39,8 @@ LEVEL = 12  # pixels a nesting level takes: a bar of LEVEL - 2 and a gap
 MARGIN = 8
 AXIS = 2 * CHAR_H + 6  # the title and the time labels
 WIDTH_LIMITS = (320, 8000)
+MAX_HEIGHT = 16384  # pixels: about 600 tracks of one level
+TRACK_INDENT = "  "  # before a track's name, under its process's band
 INCOMING = " from rank "
 UNFINISHED = " (unfinished)"
 
@@ -193,23 +195,19 @@ def load(text: str) -> Trace:
     return trace
 
 
-@dataclass
 class Layout:
-    """Where things go: the plot's x range in pixels for the trace's time window, and each track's top row."""
+    """Where things go: the label column, each process's band and each track's first level (y of its top row), the
+    legend, the picture's height, and the x of a time (the trace's window across the plot)."""
 
-    trace: Trace
-    width: int
-    label_w: int = 0
-    tops: dict[tuple[int, int], int] = field(default_factory=dict)  # (pid, tid) -> the y of its first level
-    bands: list[tuple[int, str]] = field(default_factory=list)  # (y, process name)
-    height: int = 0
-
-    def __post_init__(self) -> None:
-        labels = [p.name for p in self.trace.processes.values()]
-        labels += ["  " + t.name for p in self.trace.processes.values() for t in p.tracks.values()]
-        self.label_w = max(map(text_width, labels)) + MARGIN
+    def __init__(self, trace: Trace, width: int) -> None:
+        self.trace, self.width = trace, width
+        labels = [p.name for p in trace.processes.values()]
+        labels += [TRACK_INDENT + t.name for p in trace.processes.values() for t in p.tracks.values()]
+        self.label_w = min(max(map(text_width, labels)) + MARGIN, width // 3)  # longer labels are cut
+        self.bands: list[tuple[int, str]] = []  # (y, process name)
+        self.tops: dict[tuple[int, int], int] = {}  # (pid, tid) -> y
         y = MARGIN + AXIS
-        for pid, process in self.trace.processes.items():
+        for pid, process in trace.processes.items():
             self.bands.append((y, process.name))
             y += LEVEL
             for tid, track in process.tracks.items():
@@ -217,16 +215,11 @@ class Layout:
                 y += LEVEL * track.levels + 2
         self.legend_y = y + MARGIN
         self.height = self.legend_y + LEVEL + MARGIN
-        self.t0, self.t1 = self.trace.window
-
-    @property
-    def plot(self) -> tuple[int, int]:
-        """The x of the window's start and end."""
-        return MARGIN + self.label_w, self.width - MARGIN
+        self.t0, self.t1 = trace.window
+        self.left, self.right = MARGIN + self.label_w, width - MARGIN  # the plot
 
     def x(self, ns: int) -> int:
-        left, right = self.plot
-        return left + (ns - self.t0) * (right - left) // max(self.t1 - self.t0, 1)
+        return self.left + (ns - self.t0) * (self.right - self.left) // max(self.t1 - self.t0, 1)
 
     def y(self, pid: int, tid: int, depth: int) -> int:
         """The top row of a bar at ``depth`` on track (pid, tid)."""
@@ -253,27 +246,35 @@ def draw(trace: Trace, width: int, title: str = "") -> Canvas:
     """The picture of ``trace``, ``width`` pixels wide."""
     lay = Layout(trace, width)
     c = Canvas(width, lay.height, BACKGROUND)
-    left, right = lay.plot
-    c.text(MARGIN, MARGIN, title, INK)
+    c.text(MARGIN, MARGIN, _fit(title, width - 2 * MARGIN), INK)
     step = _tick(lay.t1 - lay.t0)
     for t in range(0, lay.t1 - lay.t0 + 1, step):
         x = lay.x(lay.t0 + t)
         c.rect(x, MARGIN + AXIS - 3, x + 1, lay.legend_y - MARGIN, GRID)
         label = time_label(t)
-        c.text(min(x, right - text_width(label)), MARGIN + CHAR_H + 2, label, INK)
+        c.text(min(x, lay.right - text_width(label)), MARGIN + CHAR_H + 2, label, INK)
     for y, name in lay.bands:
-        c.rect(MARGIN, y, right, y + LEVEL - 1, BAND)
-        c.text(MARGIN + 2, y + 2, name, INK)
+        c.rect(MARGIN, y, lay.right, y + LEVEL - 1, BAND)
+        c.text(MARGIN + 2, y + 2, _fit(name, lay.label_w - 2), INK)
+    depth_at: dict[tuple[int, int, int], int] = {}  # where an arrow ends: the deepest slice starting there
     for pid, process in trace.processes.items():
         for tid, track in process.tracks.items():
-            c.text(MARGIN + 2 + 2 * CHAR_W, lay.y(pid, tid, 0) + 2, track.name, INK)
+            c.text(MARGIN + 2, lay.y(pid, tid, 0) + 2, _fit(TRACK_INDENT + track.name, lay.label_w - 2), INK)
             for s in track.spans:
                 _span(c, lay, lay.y(pid, tid, s.depth), s)
+                depth_at[(pid, tid, s.start)] = max(s.depth, depth_at.get((pid, tid, s.start), 0))
+    middle = (LEVEL - 2) // 2
     for (sp, st, sx), (fp, ft, fx) in trace.flows:
         if (sp, st) in lay.tops and (fp, ft) in lay.tops:
-            _arrow(c, lay.x(sx), _row_middle(lay, sp, st, sx), lay.x(fx), _row_middle(lay, fp, ft, fx))
+            _arrow(c, lay.x(sx), lay.y(sp, st, depth_at.get((sp, st, sx), 0)) + middle,
+                   lay.x(fx), lay.y(fp, ft, depth_at.get((fp, ft, fx), 0)) + middle)
     _legend(c, lay)
     return c
+
+
+def _fit(text: str, pixels: int) -> str:
+    """``text`` cut to the characters that fit in ``pixels``."""
+    return text[:max(pixels // CHAR_W, 0)]
 
 
 def _span(c: Canvas, lay: Layout, y: int, s: Span) -> None:
@@ -283,17 +284,9 @@ def _span(c: Canvas, lay: Layout, y: int, s: Span) -> None:
         return
     x1 = max(lay.x(s.end), x0 + 1)
     c.rect(x0, y, x1, y + LEVEL - 2, colour(s.name))
-    fits = (x1 - x0 - 4) // CHAR_W
-    if fits >= 3:
-        c.text(x0 + 2, y + 1, s.name[:fits], ink_on(colour(s.name)))
-
-
-def _row_middle(lay: Layout, pid: int, tid: int, ns: int) -> int:
-    """The y where an arrow meets track (pid, tid) at ``ns``: the middle of the deepest range there that starts at
-    ``ns`` (the slice the flow is bound to), else of the track's first level."""
-    track = lay.trace.processes[pid].tracks[tid]
-    depth = max((s.depth for s in track.spans if s.start == ns), default=0)
-    return lay.y(pid, tid, depth) + (LEVEL - 2) // 2
+    label = _fit(s.name, x1 - x0 - 4)
+    if len(label) >= 3:
+        c.text(x0 + 2, y + 1, label, ink_on(colour(s.name)))
 
 
 def _arrow(c: Canvas, x0: int, y0: int, x1: int, y1: int) -> None:
@@ -334,6 +327,11 @@ def main(argv: Sequence[str] | None = None) -> Path:
         out = args.out or out_file("--out", "a PNG file")(str(Path(trace.path).with_suffix(".png")))
     except argparse.ArgumentTypeError as e:
         p.error(f"{e} (the default --out)")
+    height = Layout(trace, args.width).height
+    if height > MAX_HEIGHT:
+        tracks = sum(len(p.tracks) for p in trace.processes.values())
+        p.error(f"TRACE {trace.path!r}: its {tracks} tracks need a picture {height} pixels high; expected at most "
+                f"{MAX_HEIGHT} (a trace of fewer programs or ranks)")
     title = f"{Path(trace.path).name}: {trace.spans} slices and instants, {len(trace.flows)} arrows"
     picture = draw(trace, args.width, title).png()
     write_atomically(out, lambda f: f.write(picture))

@@ -126,6 +126,16 @@ def test_a_range_that_starts_where_another_ends_is_beside_it_not_in_it():
     assert [(s.name, s.depth) for s in spans] == [("a", 0), ("b", 0), ("c", 1), ("i", 2)]
 
 
+def test_labels_longer_than_a_third_of_the_picture_are_cut():
+    long = "x" * 200
+    doc = {"traceEvents": [{"name": "process_name", "ph": "M", "pid": 1, "args": {"name": long}}, FETCH_ARGS]}
+    lay = tp.Layout(tp.parse(doc), 400)
+    assert (lay.label_w, lay.left, lay.right) == (133, 141, 392)
+    c = tp.draw(tp.parse(doc), 400)
+    ink = [x for x in range(400) if c.pixel(x, 32 + 2) == tp.INK]  # the band's text (from y 32), its row 2
+    assert (min(ink), max(ink)) == (10, 10 + 20 * 6 + 4)  # 21 "x" of 6 pixels fit in 131; "x" inks columns 0, 4 there
+
+
 def test_dark_bars_get_light_text():
     assert tp.ink_on(STORE) == tp.PAPER and tp.ink_on(FETCH) == tp.INK and tp.ink_on(WHITE) == tp.INK
 
@@ -170,6 +180,19 @@ def test_a_file_that_is_no_trace_is_refused_in_one_line(tmp_path, capsys, conten
     out, err = capsys.readouterr()
     assert (refused.value.code, out) == (2, "")
     assert err == f"python -m examples.timeline_png: argument TRACE: TRACE '{trace}': {why}; {EXPECTED}\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["t.json"]
+
+
+def test_a_picture_taller_than_the_limit_is_refused(tmp_path, capsys):
+    """1200 tracks of one level: 30 (title, axis) + 12 (the band) + 1200 x 14 + 28 (the legend) = 16870 pixels."""
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps({"traceEvents": [{**FETCH_ARGS, "tid": t} for t in range(1200)]}))
+    with pytest.raises(SystemExit) as refused:
+        tp.main([str(trace)])
+    out, err = capsys.readouterr()
+    assert (refused.value.code, out) == (2, "")
+    assert err == (f"python -m examples.timeline_png: TRACE '{trace}': its 1200 tracks need a picture 16870 pixels "
+                   f"high; expected at most 16384 (a trace of fewer programs or ranks)\n")
     assert [p.name for p in tmp_path.iterdir()] == ["t.json"]
 
 
