@@ -6,8 +6,9 @@ One row per track (a program, or a rank's "incoming" track), under a band per pr
 bars coloured by name, nested ranges drawn below the range that holds them (one level a depth, as Perfetto does);
 instants are ticks; arrows (flows: a remote op to its target's incoming slice) are lines ending in a head; the time
 axis is at the top and a legend of the names at the bottom. ``--out`` defaults to TRACE with the suffix ``.png``.
-Bad input (a missing file, a file that is no JSON trace, a trace with nothing to draw) is refused in one line on
-stderr, exit code 2, before anything is written; the picture is written under a temporary name and renamed.
+Bad input (a missing file, a file that is no JSON trace, a trace with nothing to draw, a picture taller than
+``MAX_HEIGHT``) is refused in one line on stderr, exit code 2, before anything is written; the picture is written under
+a temporary name and renamed.
 """
 
 from __future__ import annotations
