@@ -23,8 +23,8 @@ def stacked(world: int, m: int, n: int) -> torch.Tensor:
 
 
 def weighted_sum(world: int, m: int, n: int) -> torch.Tensor:
-    """The fused kernel's [m, n] result on every rank: the sum over ranks q of (q + 1) times rank q's input (whole
-    numbers below 2**24 at the examples' sizes, so exact in any order of addition)."""
+    """The fused kernel's [m, n] result on every rank: the sum over ranks q of (q + 1) times rank q's input; whole
+    numbers below 2**24, so exact in float32 in any order of addition, up to 36 ranks at the examples' 40 x 24."""
     return sum((q + 1) * input_of(q, m, n) for q in range(world))
 
 
