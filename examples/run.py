@@ -1,8 +1,11 @@
 """Run an example's ``main`` on R local ranks: ``--ranks R`` (default 2), ``--cpu`` to force CPU worlds, ``--auto`` for
-the auto-traced variant (every op records itself: ``trace_ops=True``, no brackets). Bad input is refused in one line
-on stderr, exit code 2, before any rank starts; ``--help`` shows the example's docstring."""
+the auto-traced variant (every op records itself: ``trace_ops=True``, no brackets) of an example whose ``main`` takes
+``auto`` (the others are auto-traced throughout). Bad input is refused in one line on stderr, exit code 2, before any
+rank starts; ``--help`` shows the example's docstring. A rank whose result says a check failed (a ``*_ok`` entry
+that is False) ends the run with exit code 1."""
 
 import argparse
+import inspect
 import sys
 from collections.abc import Sequence
 
@@ -14,7 +17,8 @@ from iris.ranks import backend_env, launch
 
 def run_example(main, argv: Sequence[str] | None = None) -> list:
     """Parse the command line (``argv``, default ``sys.argv[1:]``) of the example that defines ``main``, run ``main``
-    on its ranks and print each rank's result; return the results in rank order."""
+    on its ranks and print each rank's result; return the results in rank order, or exit 1 where a rank's result
+    has a ``*_ok`` entry that is False."""
     module = sys.modules[main.__module__]
     name = module.__spec__.name if module.__spec__ else main.__module__  # under python -m, __module__ is __main__
     parser = OneLineParser(prog=f"python -m {name}", description=module.__doc__,
@@ -22,10 +26,17 @@ def run_example(main, argv: Sequence[str] | None = None) -> list:
     parser.add_argument("--ranks", type=world_size(), default=2,
                         help="local ranks (default 2); more ranks than GPUs share them")
     parser.add_argument("--cpu", action="store_true", help="run on CPU worlds under the Triton interpreter")
-    parser.add_argument("--auto", action="store_true", help="the auto-traced variant: every op records its own range")
+    variants = "auto" in inspect.signature(main).parameters
+    if variants:
+        parser.add_argument("--auto", action="store_true",
+                            help="the auto-traced variant: every op records its own range")
     args = parser.parse_args(argv)
     cpu = args.cpu or not torch.cuda.is_available()
-    results = launch(main, args.ranks, timeout=300, env=backend_env("cpu" if cpu else "gpu"), auto=args.auto)
+    results = launch(main, args.ranks, timeout=300, env=backend_env("cpu" if cpu else "gpu"),
+                     **({"auto": args.auto} if variants else {}))
     for r in results:
         print(r)
+    failed = [rank for rank, r in enumerate(results) if any(not v for k, v in r.items() if k.endswith("_ok"))]
+    if failed:
+        sys.exit(f"{parser.prog}: rank(s) {', '.join(map(str, failed))} computed a wrong result (see above)")
     return results

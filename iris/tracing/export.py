@@ -267,18 +267,24 @@ def _write(path: Path, traces: list[RankTrace], fmt: str, flows: bool, clock: di
     a failed write leaves no file behind and an older trace at ``path`` whole."""
     line = timeline.build(traces, flows=flows)
     metadata = trace_metadata(traces, line, clock, WRITERS[fmt], world_size)
+    write_atomically(path, lambda f: WRITERS[fmt].write(f, line, metadata, compress))
+    return str(path)
+
+
+def write_atomically(path: Path, write: Callable[[IO[bytes]], None]) -> None:
+    """Call ``write`` on a new temporary file next to ``path`` (ordinary file permissions), then rename it over
+    ``path``: a failed write leaves no file behind and an older file at ``path`` whole."""
     fd, tmp = _temp_file(path, repr(str(path)))
     umask = os.umask(0)
     os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the trace ordinary file permissions
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600
     try:
         with os.fdopen(fd, "wb") as f:
-            WRITERS[fmt].write(f, line, metadata, compress)
+            write(f)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
-    return str(path)
 
 
 def export_ranks(owner, events: Callable[[], TraceRecords], path, merge: bool, *, api: str = "triton",

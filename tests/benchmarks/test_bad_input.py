@@ -24,17 +24,22 @@ from examples import run as examples_run
 pytestmark = pytest.mark.cpu_unit
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ("trace_store_triton", "trace_store_gluon", "message_passing_triton", "message_passing_gluon")
-# where each script would start running: replaced by a function that fails the test
+EXAMPLES = ("trace_store_triton", "trace_store_gluon", "message_passing_triton", "message_passing_gluon",
+            "all_gather_triton", "all_gather_gluon", "fused_gather_compute_triton", "fused_gather_compute_gluon")
+# where each script would start running: replaced by a function that fails the test (the examples that start ranks
+# run through examples.run, whose launch is replaced)
 STARTS = {"benchmarks.bench_compare": "bench", "benchmarks.bench_conformance": "rows",
           "benchmarks.bench_tile_resources": "rows", "benchmarks.bench_tracing_device": "launch",
-          "benchmarks.bench_tracing_host": "bench", "benchmarks.stress_traced_loops": "launch"}
+          "benchmarks.bench_tracing_host": "bench", "benchmarks.stress_traced_loops": "launch",
+          "examples.timeline_png": "draw"}
 WARPS = ", ".join(map(str, stress_traced_loops.num_warps_allowed()))
 LOOPS = ("expected a comma list of integers from 1 to 2146435008 (loop lengths: the trace holds an event per "
          "iteration and a chunk), such as 250,1000")
 EVENTS = "expected an integer from 1 to 2146435072 (the events one rank's tracing holds: slots are 32-bit)"
 FOLDER = "expected a folder (new or existing) that can be written"
 EVEN = "tests.conformance.faulty.even_ranks"
+A_TRACE = "expected a trace that tracing.export wrote as JSON (a .json name, or format='json')"
+PICTURE = "expected a PNG file in a folder that can be made and written"
 
 
 def _at_least(option: str, value: str, minimum: int = 1) -> str:
@@ -136,6 +141,20 @@ CASES = [
     ("examples.trace_store_gluon", ["--ranks", "100000"], _world_size("100000")),
     ("examples.message_passing_gluon", ["--ranks", "two"], _world_size("two")),
     ("examples.message_passing_triton", ["--out", "x.json"], "unrecognized arguments: --out x.json"),
+    # traced throughout (trace_ops=True): no bracketed variant to choose
+    *[(f"examples.{name}", ["--auto"], "unrecognized arguments: --auto") for name in EXAMPLES[4:]],
+    ("examples.fused_gather_compute_gluon", ["--ranks", "65"], _world_size("65")),
+    ("examples.timeline_png", [], "the following arguments are required: TRACE"),
+    ("examples.timeline_png", ["{tmp}/nosuch.json"],
+     f"argument TRACE: TRACE '{{tmp}}/nosuch.json': no such file; {A_TRACE}"),
+    ("examples.timeline_png", ["afile"], f"argument TRACE: TRACE 'afile': is not JSON; {A_TRACE}"),
+    ("examples.timeline_png", ["locked"], f"argument TRACE: TRACE 'locked': is a folder; {A_TRACE}"),
+    *[("examples.timeline_png", ["--width", value, "afile"],
+       f"argument --width: --width '{value}': expected an integer from 320 to 8000 (pixels)")
+      for value in ("319", "8001", "x")],
+    ("examples.timeline_png", ["--out", "afile/x.png", "afile"],
+     f"argument --out: --out 'afile/x.png': afile is not a folder; {PICTURE}"),
+    ("examples.timeline_png", ["--out", "locked", "afile"], f"argument --out: --out 'locked': is a folder; {PICTURE}"),
 ]
 # refused on a machine where torch sees no GPU (here: told so)
 WITHOUT_GPU = [
@@ -157,7 +176,7 @@ def _refused(module: str, argv: list[str], monkeypatch, tmp_path: Path, capsys) 
     def ran(*args, **kwargs):
         raise AssertionError(f"{module} {' '.join(argv)} ran: bad input must be refused before")
 
-    if module.startswith("examples."):
+    if module.startswith("examples.") and module not in STARTS:
         monkeypatch.setattr(examples_run, "launch", ran)
         example = importlib.import_module(module)
 
@@ -246,6 +265,7 @@ USER = [
     ("benchmarks.bench_tracing_device", ["--chunk", "0"], "argument --chunk: --chunk '0': expected an integer from 1 "
                                                           "to 1048576"),
     ("examples.message_passing_triton", ["--ranks", "0"], _world_size("0")),
+    ("examples.timeline_png", ["nosuch.json"], f"argument TRACE: TRACE 'nosuch.json': no such file; {A_TRACE}"),
 ]
 
 

@@ -1,12 +1,24 @@
 """The examples run on 2-rank worlds (CPU interpreter and GPU) and do what their docstrings say."""
 
 import json
+import struct
 
 import pytest
 
-from examples import message_passing_gluon, message_passing_triton, trace_store_gluon, trace_store_triton
+from examples import (
+    all_gather_gluon,
+    all_gather_triton,
+    fused_gather_compute_gluon,
+    fused_gather_compute_triton,
+    message_passing_gluon,
+    message_passing_triton,
+    timeline_png,
+    trace_store_gluon,
+    trace_store_triton,
+)
+from iris.ranks import launch
 from tests.trace_readers import PerfettoTrace, perfetto_pb2, read_json
-from tests.worlds import backends, run_world
+from tests.worlds import ENV, TIMEOUT_S, backends, run_world
 
 STORE = [trace_store_triton.main, trace_store_gluon.main]
 MESSAGES = [message_passing_triton.main, message_passing_gluon.main]
@@ -67,3 +79,145 @@ def test_message_passing_example(main, suffix, auto, backend, tmp_path):
         assert (dst.start_ns, dst.dur_ns) == (src.start_ns, src.dur_ns), f"{dst} should span {src}"
     names = sorted(s.name for s in slices if s.track == "program 0")
     assert names == sorted(events * 2), names
+
+
+GATHER = [all_gather_triton.main, all_gather_gluon.main]
+FUSED = [fused_gather_compute_triton.main, fused_gather_compute_gluon.main]
+M, N, RANKS = 40, 24, 2  # tiles of 16 x 16: 3 x 2, the last row of tiles 8 high and the last column 8 wide
+TILE_BYTES = [4 * rows * cols for rows in (16, 16, 8) for cols in (16, 8)]  # by tile id, row-major
+
+
+def _peers(rank: int) -> list[int]:
+    """Every rank, in the examples' order: rank + 1, rank + 2, ..., the own rank last."""
+    return [(rank + 1 + i) % RANKS for i in range(RANKS)]
+
+
+def _inner(slices: list) -> list[tuple]:
+    """(slice, the innermost slice of its track that holds it, or None) in start order: the nesting a viewer shows."""
+    ordered = sorted(slices, key=lambda s: (s.process, s.track, s.start_ns, -s.dur_ns))
+    out, open_ = [], []
+    for s in ordered:
+        while open_ and (open_[-1].process, open_[-1].track) != (s.process, s.track) or \
+                open_ and open_[-1].start_ns + open_[-1].dur_ns <= s.start_ns:
+            open_.pop()
+        if open_:
+            assert s.start_ns + s.dur_ns <= open_[-1].start_ns + open_[-1].dur_ns, f"{s} overlaps {open_[-1]}"
+        out.append((s, open_[-1] if open_ else None))
+        open_.append(s)
+    return out
+
+
+def _check_arrows(api: str, slices: list, remote_ops: tuple[str, ...], per_rank: int) -> None:
+    """Every op of ``remote_ops`` to another rank, and nothing else, has an arrow to that rank's incoming slice of
+    the same span, which names the op, its rank, program and op_index."""
+    by_flow = {}
+    for s in slices:
+        for side in ("flow_out", "flow_in"):
+            if getattr(s, side) is not None:
+                by_flow.setdefault(getattr(s, side), {})[side] = s
+    remote = [s for s in slices if s.track.startswith("program") and s.name in remote_ops
+              and s.args["target_rank"] != int(s.process.split()[-1])]
+    assert sorted(id(v["flow_out"]) for v in by_flow.values()) == sorted(map(id, remote)), "arrows != remote ops"
+    for r in range(RANKS):
+        assert sum(s.process == f"{api} rank {r}" for s in remote) == per_rank, f"rank {r}: {remote}"
+    for v in by_flow.values():
+        src, dst = v["flow_out"], v["flow_in"]
+        rank = int(src.process.split()[-1])
+        got = (dst.process, dst.track, dst.name, dst.start_ns, dst.dur_ns, dst.args["from_rank"],
+               dst.args["from_program"], dst.args["op_index"], dst.args["address"], dst.args["payload_size"])
+        assert got == (f"{api} rank {src.args['target_rank']}", "incoming", f"{src.name} from rank {rank}",
+                       src.start_ns, src.dur_ns, rank, int(src.track.split()[-1]), src.args["op_index"],
+                       src.args["address"], src.args["payload_size"]), f"arrow from {src}: {got}"
+
+
+def _gather_events(ranks: int) -> dict:
+    return {"store": 6 * ranks}
+
+
+def _fused_events(ranks: int) -> dict:
+    return {"atomic_xchg": 6 * ranks, "compute": 6 * ranks, "fetch": 6, "load": 6 * ranks, "reduce": 6,
+            "store": 6 * (ranks + 1), "wait": 6 * ranks}
+
+
+@pytest.mark.parametrize("backend", backends())
+@pytest.mark.parametrize("main", GATHER, ids=["triton", "gluon"])
+def test_all_gather_example(main, backend, tmp_path):
+    """Each of the 2 programs stores its 3 tiles (masked at the edges) to every rank, peers from rank + 1 on, the own
+    rank last; every store to the other rank has its arrow."""
+    out = tmp_path / "trace.json"
+    results = run_world(main, backend, RANKS, str(out), M, N, 2)
+    for q, r in enumerate(results):
+        assert r == {"rank": q, "events": _gather_events(RANKS), "gathered_ok": True}, f"rank {q}: result={r}"
+    api = "triton" if main is all_gather_triton.main else "gluon"
+    slices = read_json(json.loads(out.read_text()))
+    for r in range(RANKS):
+        for p in range(2):
+            got = [(s.name, s.args["target_rank"], s.args["payload_size"], parent)
+                   for s, parent in _inner([s for s in slices if (s.process, s.track) == (f"{api} rank {r}",
+                                                                                    f"program {p}")])]
+            expected = [("store", peer, TILE_BYTES[tile], None) for tile in (p, p + 2, p + 4) for peer in _peers(r)]
+            assert got == expected, f"rank {r} program {p}: {got}"
+    assert {s.track for s in slices} == {"program 0", "program 1", "incoming"}
+    _check_arrows(api, slices, ("store",), 6 * (RANKS - 1))
+
+
+def _phases(rank: int, tile_bytes: int) -> list[tuple]:
+    """A fused program's slices in start order: (name, target rank, payload, payload_size, the name of the range
+    holding it)."""
+    fetch = [s for peer in _peers(rank) for s in (("store", peer, 0, tile_bytes, "fetch"),
+                                                  ("atomic_xchg", peer, 0, 4, "fetch"))]
+    reduce = [s for q in _peers(rank) for s in (("wait", rank, q, 4, "reduce"),
+                                                ("compute", rank, q, tile_bytes, "reduce"),
+                                                ("load", rank, 0, tile_bytes, "compute"))]
+    return [("fetch", rank, 0, tile_bytes, None), *fetch, ("reduce", rank, 0, tile_bytes, None), *reduce,
+            ("store", rank, 0, tile_bytes, "reduce")]
+
+
+@pytest.mark.parametrize("backend", backends())
+@pytest.mark.parametrize("suffix", [".json", ".pftrace"])
+@pytest.mark.parametrize("main", FUSED, ids=["triton", "gluon"])
+def test_fused_gather_compute_example(main, suffix, backend, tmp_path):
+    """One program a tile: a fetch range holding the stores and flag releases to every rank, then a reduce range
+    holding, per rank, a wait and a compute around its load; arrows from every store and release to the other rank.
+    The picture of the JSON export has a row per track."""
+    if suffix == ".pftrace":
+        perfetto_pb2()
+    out = tmp_path / f"trace{suffix}"
+    results = run_world(main, backend, RANKS, str(out), M, N)
+    for q, r in enumerate(results):
+        assert r == {"rank": q, "events": _fused_events(RANKS), "gathered_ok": True, "result_ok": True,
+                     "flags_ok": True}, f"rank {q}: result={r}"
+    api = "triton" if main is fused_gather_compute_triton.main else "gluon"
+    slices = _message_slices(out)
+    for r in range(RANKS):
+        for tile in range(6):  # the grid is (3, 2): program pid_m + 3 pid_n
+            mine = [s for s in slices if (s.process, s.track) == (f"{api} rank {r}", f"program {tile}")]
+            got = [(s.name, s.args["target_rank"], s.args["payload"], s.args["payload_size"], parent and parent.name)
+                   for s, parent in _inner(mine)]
+            pid_m, pid_n = tile % 3, tile // 3
+            assert got == _phases(r, TILE_BYTES[2 * pid_m + pid_n]), f"rank {r} program {tile}: {got}"
+            assert {(s.args["pid_m"], s.args["pid_n"]) for s in mine} == {(pid_m, pid_n)}, f"program {tile}"
+    assert {s.track for s in slices} == {*(f"program {t}" for t in range(6)), "incoming"}
+    _check_arrows(api, slices, ("store", "atomic_xchg"), 12 * (RANKS - 1))
+    if suffix == ".json":
+        picture = timeline_png.main([str(out), "--width", "640"])
+        trace = timeline_png.parse(json.loads(out.read_text()))
+        assert [len(p.tracks) for p in trace.processes.values()] == [7] * RANKS
+        assert timeline_png.Layout(trace, 640).height == struct.unpack(">I", picture.read_bytes()[20:24])[0]
+
+
+@pytest.mark.parametrize("backend", backends())
+@pytest.mark.parametrize("main", [*GATHER, *FUSED], ids=["all_gather-triton", "all_gather-gluon",
+                                                         "fused-triton", "fused-gluon"])
+def test_collective_examples_at_8_ranks(main, backend, tmp_path):
+    """8 ranks (one GPU, or 8 CPU ranks: 4 to 11 s each there): every rank's checks pass, its events are counted by
+    name, and every op to another rank (6 tiles, 7 peers; the fused kernel's store and flag release) has its arrow."""
+    out = tmp_path / "trace.json"
+    results = launch(main, 8, str(out), M, N, timeout=TIMEOUT_S, env=ENV[backend])
+    gather = main in GATHER
+    for q, r in enumerate(results):
+        checks = {"gathered_ok": True} if gather else {"gathered_ok": True, "result_ok": True, "flags_ok": True}
+        assert r == {"rank": q, "events": _gather_events(8) if gather else _fused_events(8), **checks}, \
+            f"rank {q}: result={r}"
+    arrows = sum(e["ph"] == "s" for e in json.loads(out.read_text())["traceEvents"])
+    assert arrows == 8 * 6 * 7 * (1 if gather else 2), arrows
