@@ -30,14 +30,14 @@ chunk's end: chunks end at ``max_events`` at the latest (``chunk_cursor``), so a
 record's store, the cursor's advance and a range end's store are masked, not branched on. The record's eight words
 (``iris.tracing.events.FIELDS`` places the fields; 32-bit fields go two to a word) are chosen in registers; the clock
 is read last and the record, start timestamp included, is one block store. The words every record of a program shares
-(pid, cu_id, xcc_id) are built once, at ``initialize``; the records, counters and chunk are read from the context
-where a record uses them (the refill and the drop count are rare), so a program holds only what every record needs
-(the cursor's cell, ``max_events``, ``base``, the shared words) through the caller's loops: registers a traced tile
-kernel keeps are programs an SM does not fit.
+(pid, cu_id, xcc_id) are built once, at ``initialize``; the counters and the chunk are read from the context where
+the refill and the drop count use them (rarely), so a program holds only what every record needs (the records, the
+cursor's cell, ``max_events``, ``base``, the shared words) through the caller's loops: registers a traced tile kernel
+keeps are programs an SM does not fit.
 
 The address and size reductions run before the run-time switch is tested, not inside its branch: Triton's compiler
 moves the reductions of a pointer block that does not change in a loop (a tile stored to every peer) out of the
-loop, which it does not do inside a branch; the all-scatter's traced kernel then needs 122 registers a thread, not
+loop, which it does not do inside a branch; the all-scatter's traced kernel then needs 117 registers a thread, not
 148 (``benchmarks/bench_tile_resources.py``, sm_90), and fits the untraced kernel's 4 programs an SM. The Gluon twin
 keeps them inside the branch: its compiler moves nothing out of the loop, so there they would only cost.
 
@@ -173,17 +173,19 @@ class DeviceTracing:
     active: tl.tensor
     max_events: tl.tensor
     context: tl.tensor
+    records: tl.tensor
     base: tl.tensor
     cursor: tl.tensor
     program: tl.tensor  # record word WORD_PROGRAM (pid | cu_id), the same for every record of the program
     xcc: tl.tensor  # xcc_id in the high half of record word WORD_SIZE
 
     @triton.constexpr_function
-    def __init__(self, compiled, active, max_events, context, base, cursor, program, xcc):
+    def __init__(self, compiled, active, max_events, context, records, base, cursor, program, xcc):
         self.compiled = tl.constexpr(compiled)
         self.active = active
         self.max_events = max_events
         self.context = context
+        self.records = records
         self.base = base
         self.cursor = cursor
         self.program = program
@@ -198,6 +200,7 @@ class DeviceTracing:
             max_events = tl.load(context_tensor + L.TRACE_MAX_EVENTS)
             chunk = tl.load(context_tensor + L.TRACE_CHUNK)
             counters = tl.load(context_tensor + L.TRACE_COUNTERS_PTR).to(tl.pointer_type(tl.int64))
+            records = tl.load(context_tensor + L.TRACE_RECORDS_PTR).to(tl.pointer_type(tl.int64))
             cursors = tl.load(context_tensor + L.TRACE_CURSORS_PTR).to(tl.pointer_type(tl.int64))
             program = _halves(_linear_pid(), hw.cu_id())
             xcc = hw.xcc_id().to(tl.int64) << 32
@@ -211,19 +214,16 @@ class DeviceTracing:
         else:
             active = tl.load(context_tensor + L.CUR_RANK) * 0
             max_events = active
+            records = context_tensor
             base = active
             cursor = context_tensor
             program = active
             xcc = active
-        return DeviceTracing(compiled, active, max_events, context_tensor, base, cursor, program, xcc)
+        return DeviceTracing(compiled, active, max_events, context_tensor, records, base, cursor, program, xcc)
 
     @triton.jit
     def _counters(self):
         return tl.load(self.context + L.TRACE_COUNTERS_PTR).to(tl.pointer_type(tl.int64))
-
-    @triton.jit
-    def _records(self):
-        return tl.load(self.context + L.TRACE_RECORDS_PTR).to(tl.pointer_type(tl.int64))
 
     @triton.jit
     def _claim(self):
@@ -253,7 +253,7 @@ class DeviceTracing:
                     slot = self._claim()
                 else:
                     tl.atomic_add(self._counters() + L.COUNTER_DROPPED, 1, sem="relaxed")
-                start = _write_record(self._records(), slot, slot < self.max_events, _halves(event_id, target_rank),
+                start = _write_record(self.records, slot, slot < self.max_events, _halves(event_id, target_rank),
                                       _halves(pid_m, pid_n), _halves(nbytes, 0) | self.xcc, self.program, lowest,
                                       _payload(payload), duration)
         return slot, start
@@ -280,7 +280,7 @@ class DeviceTracing:
     def _close(self, handle, now):
         """Write the duration of the range ``handle``, ending at ``now``, if it claimed a slot."""
         slot = handle[0]
-        tl.store(self._records() + slot * L.RECORD_WORDS + L.WORD_DURATION, now - handle[1],
+        tl.store(self.records + slot * L.RECORD_WORDS + L.WORD_DURATION, now - handle[1],
                  mask=(slot >= 0) & (slot < self.max_events))
 
     @triton.jit

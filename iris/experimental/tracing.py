@@ -37,12 +37,12 @@ mask, a mask of the block's shape or a scalar mask. Not ``axis=None`` as in the 
 first, into a linear layout, and Triton 3.6 reduces a linear layout whose lanes repeat elements (a layout wider than
 the block) over the wrong lanes: for an [8, 16] block in ``BlockedLayout([1, 4], [4, 8], [1, 1], [1, 0])`` its
 shuffles cross lane offsets 1, 2, 4, 8 where the rows sit at 16, so thread 0's minimum misses rows 2-3 and 6-7 (a
-gathered one-lane mask there records no address on one H200). The records, counters and chunk are read from the
-context where a record uses them, as in the Triton twin. The reductions run inside the run-time switch's branch,
-unlike the Triton twin's: Gluon's compiler does not move a loop-invariant reduction out of a loop, so outside the
-branch they would only cost (the tile load's traced kernel: 145 registers a thread against 117 inside, sm_90,
-``benchmarks/bench_tile_resources.py``). With ``tracing`` compiled off every method is empty; compiled on but
-switched off at run time (context tracing block all zeros) it records nothing and touches no memory.
+gathered one-lane mask there records no address on one H200). The counters and the chunk are read from the
+context where the refill and the drop count use them, as in the Triton twin. The reductions run inside the run-time
+switch's branch, unlike the Triton twin's: Gluon's compiler does not move a loop-invariant reduction out of a loop,
+so outside the branch they would only cost (the tile load's traced kernel: 147 registers a thread against 121
+inside, sm_90, ``benchmarks/bench_tile_resources.py``). With ``tracing`` compiled off every method is empty;
+compiled on but switched off at run time (context tracing block all zeros) it records nothing and touches no memory.
 """
 
 from triton.experimental import gluon
@@ -188,17 +188,19 @@ class GluonDeviceTracing:
     active: gl.tensor
     max_events: gl.tensor
     context: gl.tensor
+    records: gl.tensor
     base: gl.tensor
     cursor: gl.tensor
     program: gl.tensor  # record word WORD_PROGRAM (pid | cu_id), the same for every record of the program
     xcc: gl.tensor  # xcc_id in the high half of record word WORD_SIZE
 
     @gluon.constexpr_function
-    def __init__(self, compiled, active, max_events, context, base, cursor, program, xcc):
+    def __init__(self, compiled, active, max_events, context, records, base, cursor, program, xcc):
         self.compiled = gl.constexpr(compiled)
         self.active = active
         self.max_events = max_events
         self.context = context
+        self.records = records
         self.base = base
         self.cursor = cursor
         self.program = program
@@ -213,6 +215,7 @@ class GluonDeviceTracing:
             max_events = gl.load(context_tensor + L.TRACE_MAX_EVENTS)
             chunk = gl.load(context_tensor + L.TRACE_CHUNK)
             counters = gl.load(context_tensor + L.TRACE_COUNTERS_PTR).to(gl.pointer_type(gl.int64))
+            records = gl.load(context_tensor + L.TRACE_RECORDS_PTR).to(gl.pointer_type(gl.int64))
             cursors = gl.load(context_tensor + L.TRACE_CURSORS_PTR).to(gl.pointer_type(gl.int64))
             program = _halves(_linear_pid(), hw.cu_id())
             xcc = hw.xcc_id().to(gl.int64) << 32
@@ -226,19 +229,16 @@ class GluonDeviceTracing:
         else:
             active = gl.load(context_tensor + L.CUR_RANK) * 0
             max_events = active
+            records = context_tensor
             base = active
             cursor = context_tensor
             program = active
             xcc = active
-        return GluonDeviceTracing(compiled, active, max_events, context_tensor, base, cursor, program, xcc)
+        return GluonDeviceTracing(compiled, active, max_events, context_tensor, records, base, cursor, program, xcc)
 
     @gluon.jit
     def _counters(self):
         return gl.load(self.context + L.TRACE_COUNTERS_PTR).to(gl.pointer_type(gl.int64))
-
-    @gluon.jit
-    def _records(self):
-        return gl.load(self.context + L.TRACE_RECORDS_PTR).to(gl.pointer_type(gl.int64))
 
     @gluon.jit
     def _claim(self):
@@ -268,7 +268,7 @@ class GluonDeviceTracing:
                     slot = self._claim()
                 else:
                     gl.atomic_add(self._counters() + L.COUNTER_DROPPED, 1, sem="relaxed")
-                start = _write_record(self._records(), slot, slot < self.max_events, _halves(event_id, target_rank),
+                start = _write_record(self.records, slot, slot < self.max_events, _halves(event_id, target_rank),
                                       _halves(pid_m, pid_n), _halves(nbytes, 0) | self.xcc, self.program, lowest,
                                       _payload(payload), duration)
         return slot, start
@@ -295,7 +295,7 @@ class GluonDeviceTracing:
     def _close(self, handle, now):
         """Write the duration of the range ``handle``, ending at ``now``, if it claimed a slot."""
         slot = handle[0]
-        gl.store(self._records() + slot * L.RECORD_WORDS + L.WORD_DURATION, now - handle[1],
+        gl.store(self.records + slot * L.RECORD_WORDS + L.WORD_DURATION, now - handle[1],
                  mask=(slot >= 0) & (slot < self.max_events))
 
     @gluon.jit
