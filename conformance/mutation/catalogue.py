@@ -414,6 +414,11 @@ _COLLECTIVE_TWINS: tuple[Mutant, ...] = (
                    "payload={m}.where(seen == 1, i, -1))\n        acc += ctx.load(tile + offs, s,",
                    "payload={m}.where(seen == 1, i, -1))\n        acc += ctx.load(tile + offs, {rank},",
                    "the fetch reads the own tile instead of the peer's it waited for", "fused_gather_compute@2"),
+    *_kernel_twins("auto_loops", "first-iteration-skipped",
+                   "acc = {m}.load(out + pid) * 0\n    i = n * 0\n",
+                   "acc = {m}.load(out + pid) * 0\n    i = n * 0 + 1\n",
+                   "the auto-traced loop starts at its second iteration: one op, and its range, fewer a program",
+                   "auto_loops@1"),
 )
 
 CATALOGUE: tuple[Mutant, ...] = (

@@ -250,6 +250,8 @@ def _expected_events(name: str, p: dict, world_size: int) -> int:
         return 2 * p["programs"] * p["per_program"]
     if name == "chunked_claims":
         return sum(p["counts"])
+    if name == "auto_loops":  # an op's own range per iteration, with TRACE_OPS
+        return sum(p["counts"]) * (ops - 1)
     if name == "two_views":
         return 2 * sum(p["counts"])
     if name == "nested_ranges":
@@ -271,7 +273,7 @@ def _expected_events(name: str, p: dict, world_size: int) -> int:
 
 @pytest.mark.parametrize("name", ["overflow", "chunked_claims", "two_views", "nested_ranges", "multi_event_payloads",
                                   "tile_2d", "all_scatter", "all_gather", "reduce_scatter", "all_to_all",
-                                  "fused_gather_compute"])
+                                  "fused_gather_compute", "auto_loops"])
 def test_gpu_models_expect_every_event_of_every_program_and_the_buffers_hold_them(name):
     for world_size in (2, 5):
         for e in _gpu_examples(name, world_size):
