@@ -253,6 +253,7 @@ def test_an_example_that_agrees_has_no_divergence_either_way():
     assert fast == slow == []
 
 
+@pytest.mark.filterwarnings("ignore:trace event ids:DeprecationWarning")  # a drawn event_id may be an old id, 14-17
 @settings(max_examples=500, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(size=sizes(), data=st.data())
 def test_column_wise_reports_what_one_event_at_a_time_reported(size, data):
