@@ -127,7 +127,8 @@ class Resources:
         return min(4 * waves // num_warps, by_lds)
 
 
-def _cuda_registers(cubin: bytes) -> tuple[int, int]:
+def _cuda_figures(cubin: bytes) -> tuple[int, int]:
+    """(registers per thread, SASS instructions) of a cubin, from the cuobjdump that ships with Triton."""
     tool = triton.knobs.nvidia.cuobjdump.path
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
@@ -140,7 +141,8 @@ def _cuda_registers(cubin: bytes) -> tuple[int, int]:
     return int(found.group(1)), len(re.findall(r"^\s+/\*[0-9a-f]{4,}\*/\s+\S", sass.stdout, re.M))
 
 
-def _hip_registers(amdgcn: str) -> tuple[int, int]:
+def _hip_figures(amdgcn: str) -> tuple[int, int]:
+    """(VGPRs per lane, arch and accumulation, instructions) of the amdgcn text of one kernel."""
     fields = {k: int(v) for k, v in re.findall(r"^\s+\.(vgpr_count|agpr_count):\s+(\d+)", amdgcn, re.M)}
     if "vgpr_count" not in fields:
         raise RuntimeError("the amdgcn code object has no .vgpr_count")
@@ -164,9 +166,9 @@ def resources(name: str, api: str, target: str, traced: bool) -> Resources:
     compiled = compile_jit(api, getattr(kernel, api), target, constexprs, signature, divisible_by_16=pointers,
                            num_warps=NUM_WARPS)
     if TARGETS[target].backend == "cuda":
-        registers, instructions = _cuda_registers(compiled.asm["cubin"])
+        registers, instructions = _cuda_figures(compiled.asm["cubin"])
     else:
-        registers, instructions = _hip_registers(compiled.asm["amdgcn"])
+        registers, instructions = _hip_figures(compiled.asm["amdgcn"])
     return Resources(registers, compiled.metadata.shared, instructions)
 
 

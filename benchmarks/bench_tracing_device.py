@@ -64,9 +64,8 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 import iris
-from benchmarks import tile_kernels
+from benchmarks.bench_tile_resources import KERNELS as TILE_KERNELS
 from benchmarks.tile_kernels import gluon_persistent, triton_persistent
-from conformance.scenarios import all_scatter
 from iris import DeviceContext, TraceEvent, layout
 from iris.cli_args import OneLineParser, chosen_backend, int_at_least, int_in, world_size
 from iris.experimental.iris_gluon import IrisDeviceCtx
@@ -75,6 +74,7 @@ from iris.tracing.core import MAX_CHUNK, MAX_EVENTS
 from iris.world import device_index
 
 PERSISTENT_TILE = 64  # persistent tiles are PERSISTENT_TILE x PERSISTENT_TILE
+AUTO_TILES = ("scatter_auto", "tile_load")  # the auto-traced tile kernels --auto times (bench_tile_resources.KERNELS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -233,19 +233,17 @@ def _pairs_launcher(api: str, shmem, out, n: int, programs: int, tracing: bool):
     return lambda: gluon_pairs[(programs,)](ctx, out, n, TRACING=tracing, num_warps=4)
 
 
-def _scatter_launcher(api: str, shmem, out, m: int, n: int, tracing: bool, hint=None, launches: int = 1,
-                      bm: int = 64, bn: int = 64, kernel: str = "bracketed", src=None):
-    """Launches of a tile kernel over an ``m`` x ``n`` grid of ``bm`` x ``bn`` tiles, ``launches`` back to back:
-    ``kernel`` "bracketed" (the all_scatter scenario's: a put range around each store), "auto" (its stores
-    auto-traced instead, ``tile_kernels``' scatter_auto) or "load" (``tile_kernels``' tile_load: a peer's tile of
-    ``src`` loaded, auto-traced, and summed into ``out``)."""
+def _tile_launcher(api: str, shmem, out, m: int, n: int, tracing: bool, hint=None, launches: int = 1,
+                   kernel: str = "all_scatter", src=None, bm: int = 64, bn: int = 64):
+    """Launches of the tile kernel ``kernel`` of ``bench_tile_resources.KERNELS`` over an ``m`` x ``n`` grid of
+    ``bm`` x ``bn`` tiles, ``launches`` back to back: "all_scatter" (the scenario's: a put range around each store),
+    "scatter_auto" (its stores auto-traced instead) or "tile_load" (a peer's tile of ``src`` loaded, auto-traced, and
+    summed into ``out``)."""
     ctx = shmem.get_device_context()
     grid = (triton.cdiv(m, bm), triton.cdiv(n, bn))
     args = (ctx, out, m, n) if src is None else (ctx, src, out, m, n)
-    extra = {"TRACE_OPS": False} if kernel == "bracketed" else {}
-    jit = {"bracketed": (all_scatter.triton_kernel, all_scatter.gluon_kernel),
-           "auto": (tile_kernels.triton_scatter_auto, tile_kernels.gluon_scatter_auto),
-           "load": (tile_kernels.triton_tile_load, tile_kernels.gluon_tile_load)}[kernel][api == "gluon"]
+    extra = {"TRACE_OPS": False} if kernel == "all_scatter" else {}
+    jit = getattr(TILE_KERNELS[kernel], api)
 
     def launch_all():
         for _ in range(launches):
@@ -384,18 +382,15 @@ def measure(sizes: Sizes, chunk: int, auto_tracing: bool = True) -> dict:
                           for k in kinds}
         pers = {k: statistics.median(times) for k, times in _interleaved_ms(shmem, pers_launchers, sizes).items()}
         pers_auto = pers.get("auto", 0.0)
-        scat_launchers = {(t, h): _scatter_launcher(api, shmem, scatter, m, m, t, h, sizes.scatter_launches)
+        scat_launchers = {(t, h): _tile_launcher(api, shmem, scatter, m, m, t, h, sizes.scatter_launches)
                           for t in (False, True) for h in (None, (1, 64))}
-        if auto_tracing:  # the all-scatter's stores auto-traced, and a tile load, each against its untraced twin
-            scat_launchers |= {(kind, t): _scatter_launcher(api, shmem, tile_sums if kind == "load" else scatter, m,
-                                                            m, t, (1, 64), sizes.scatter_launches, kernel=kind,
-                                                            src=scatter if kind == "load" else None)
-                               for kind in ("auto", "load") for t in (False, True)}
+        auto_tiles = AUTO_TILES if auto_tracing else ()  # each against its untraced twin, in turn with the above
+        scat_launchers |= {(name, t): _tile_launcher(api, shmem, tile_sums if name == "tile_load" else scatter, m, m,
+                                                     t, (1, 64), sizes.scatter_launches, kernel=name,
+                                                     src=scatter if name == "tile_load" else None)
+                           for name in auto_tiles for t in (False, True)}
         scat = _interleaved_ms(shmem, scat_launchers, sizes)
         per_launch = {k: sorted(v / sizes.scatter_launches for v in times) for k, times in scat.items()}
-        tiles_auto = {kind: (_spread(per_launch[(kind, True)]), _spread(per_launch[(kind, False)]),
-                             _registers(scat_launchers[(kind, True)]), _registers(scat_launchers[(kind, False)]))
-                      for kind in ("auto", "load") if (kind, True) in per_launch}
         figures[api] = {
             "one_program_ns_per_pair": (lines[True][0] - lines[False][0]) * 1e6,
             "one_program_r2": lines[True][1],
@@ -416,10 +411,9 @@ def measure(sizes: Sizes, chunk: int, auto_tracing: bool = True) -> dict:
             "auto_load_ns_per_op": auto.get("load", (0.0, 1.0))[0], "auto_load_r2": auto.get("load", (0.0, 1.0))[1],
             "auto_busy_ns_per_op": auto.get("busy", 0.0),
             "persistent_auto_ratio": pers_auto / pers[False],
-            **{f"{name}_{key}": value for kind, name in (("auto", "scatter_auto"), ("load", "tile_load"))
-               if kind in tiles_auto
-               for key, value in zip(("traced_ms", "untraced_ms", "registers"),
-                                     (tiles_auto[kind][0], tiles_auto[kind][1], tiles_auto[kind][2:]), strict=True)},
+            **{name: (_spread(per_launch[(name, True)]), _spread(per_launch[(name, False)]),
+                      (_registers(scat_launchers[(name, True)]), _registers(scat_launchers[(name, False)])))
+               for name in auto_tiles},  # traced and untraced ms (min, median, max), registers traced/untraced
             "persistent_registers": (_registers(pers_launchers[True]), _registers(pers_launchers[False])),
             "all_scatter_registers": (_registers(scat_launchers[(True, (1, 64))]),
                                       _registers(scat_launchers[(False, (1, 64))])),
@@ -440,8 +434,7 @@ AUTO_HEADER = (f"{'api':8s} {'auto store ns/op (R^2)':>24s} {'auto load ns/op (R
 
 def auto_row(api: str, f: dict) -> str:
     """One API's line of the auto-tracing table."""
-    tiles = {name: (f[f"{name}_traced_ms"], f[f"{name}_untraced_ms"], f[f"{name}_registers"])
-             for name in ("scatter_auto", "tile_load")}
+    tiles = {name: f[name] for name in AUTO_TILES}
     ratios = {name: traced[1] / untraced[1] for name, (traced, untraced, _) in tiles.items()}
     spreads = "; ".join(f"{name} per launch min/median/max: untraced {u[0]:.3f}/{u[1]:.3f}/{u[2]:.3f} ms, traced "
                         f"{t[0]:.3f}/{t[1]:.3f}/{t[2]:.3f} ms, registers traced/untraced {_pair(r)}"
