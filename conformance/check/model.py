@@ -79,5 +79,18 @@ class Model:
     kept: dict[int, int] | None = None  # under overflow, events rank r must keep, where the slots are deterministic
     claimed: dict[int, int] | None = None  # slots rank r's programs must claim (chunks, holes included), if known
 
+    def __post_init__(self) -> None:
+        """Refuse a nesting (``Event.within``) that names no earlier event of its program."""
+        for rank, events in self.events.items():
+            if all(e.within is None for e in events):
+                continue
+            position: dict[int, int] = {}
+            for e in events:
+                k = position[e.pid] = position.get(e.pid, -1) + 1
+                if e.within is not None and not (isinstance(e.within, int) and 0 <= e.within < k):
+                    raise ValueError(f"the model's event {k} of rank {rank} pid {e.pid} lies within event "
+                                     f"{e.within!r}: expected the position of an earlier event of its program, "
+                                     f"0 to {k - 1}")
+
     def attempted(self, rank: int) -> int:
         return len(self.events.get(rank, []))
