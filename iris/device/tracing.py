@@ -223,6 +223,9 @@ class DeviceTracing:
 
     @triton.jit
     def _counters(self):
+        """The counters, read from the context where the rare refill and drop count need them (each call a load: a
+        full buffer's record loads them twice, but bound once in ``_claim`` they cost the Triton all-scatter 11
+        registers a thread, ``benchmarks/bench_tile_resources.py``)."""
         return tl.load(self.context + L.TRACE_COUNTERS_PTR).to(tl.pointer_type(tl.int64))
 
     @triton.jit

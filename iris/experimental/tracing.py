@@ -238,6 +238,9 @@ class GluonDeviceTracing:
 
     @gluon.jit
     def _counters(self):
+        """The counters, read from the context where the rare refill and drop count need them (each call a load: a
+        full buffer's record loads them twice, but bound once in ``_claim`` they cost the Triton all-scatter 11
+        registers a thread, ``benchmarks/bench_tile_resources.py``)."""
         return gl.load(self.context + L.TRACE_COUNTERS_PTR).to(gl.pointer_type(gl.int64))
 
     @gluon.jit
