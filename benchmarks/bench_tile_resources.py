@@ -16,11 +16,12 @@ programs (the all-scatter) pays in time; each record also adds instructions. Pri
                (issue goal), else ``over``.
 
 The kernels are the benchmark's 64x64-tile kernels at ``num_warps`` 4, as ``bench_tracing_device`` launches them:
-``all_scatter`` (the scenario's kernel, one ``put`` range per tile and target), ``scatter_auto`` (its stores
-auto-traced instead), ``tile_load`` (a peer's tile loaded, auto-traced, and summed), ``persistent`` and
-``persistent_auto`` (``benchmarks/tile_kernels.py``; Triton's compiled for one rank). The cpu-compile tier checks
-the registers and the added instructions against ``CEILINGS`` (``tests/cpu_compile/test_tile_resources.py``), so a
-regression shows without a GPU.
+``all_scatter`` (the scenario's kernel, one ``put`` range per tile and target), ``scatter_span`` (the same kernel
+with ``SPAN``: the tile's record fields computed once, by ``ctx.tracing.span``, before the loop over targets),
+``scatter_auto`` (its stores auto-traced instead), ``tile_load`` (a peer's tile loaded, auto-traced, and summed),
+``persistent`` and ``persistent_auto`` (``benchmarks/tile_kernels.py``; Triton's compiled for one rank). The
+cpu-compile tier checks the registers and the added instructions against ``CEILINGS``
+(``tests/cpu_compile/test_tile_resources.py``), so a regression shows without a GPU.
 """
 
 from __future__ import annotations
@@ -69,6 +70,10 @@ KERNELS: dict[str, TileKernel] = {
     "all_scatter": TileKernel(all_scatter.triton_kernel, all_scatter.gluon_kernel, _2D | {"TRACE_OPS": "constexpr"},
                               _TILE | {"TRACING": True, "TRACE_OPS": False},
                               _TILE | {"TRACING": False, "TRACE_OPS": False}),
+    "scatter_span": TileKernel(all_scatter.triton_kernel, all_scatter.gluon_kernel,
+                               _2D | {"TRACE_OPS": "constexpr", "SPAN": "constexpr"},
+                               _TILE | {"TRACING": True, "TRACE_OPS": False, "SPAN": True},
+                               _TILE | {"TRACING": False, "TRACE_OPS": False, "SPAN": True}),
     "scatter_auto": TileKernel(K.triton_scatter_auto, K.gluon_scatter_auto, _2D, _TILE | {"TRACING": True},
                                _TILE | {"TRACING": False}),
     "tile_load": TileKernel(K.triton_tile_load, K.gluon_tile_load,
@@ -89,6 +94,10 @@ CEILINGS: dict[tuple[str, str, str], tuple[int, int]] = {
     ("all_scatter", "triton", "gfx942"): (64, 734),
     ("all_scatter", "gluon", "sm_90"): (181, 736),
     ("all_scatter", "gluon", "gfx942"): (72, 529),
+    ("scatter_span", "triton", "sm_90"): (117, 928),
+    ("scatter_span", "triton", "gfx942"): (64, 734),
+    ("scatter_span", "gluon", "sm_90"): (168, 680),
+    ("scatter_span", "gluon", "gfx942"): (72, 519),
     ("scatter_auto", "triton", "sm_90"): (111, 944),
     ("scatter_auto", "triton", "gfx942"): (64, 732),
     ("scatter_auto", "gluon", "sm_90"): (176, 744),

@@ -20,6 +20,9 @@ Prints, per API:
   all-scatter   traced/untraced time of the all_scatter scenario's kernels (each tile stored to every rank, one
                 range per tile and target) on a world of ``--ranks`` ranks sharing the GPUs, each timing
                 ``--scatter-launches`` launches back to back (50: about 1.3 ms untraced on one H200); min, median, max;
+  span          traced/untraced time of the all-scatter whose ranges are given the tile's span (``ctx.tracing.span``,
+                computed once per tile before the loop over targets: no block reduction per record), timed in turn
+                with the all-scatter; min, median, max per launch and registers per thread follow the row;
   registers     registers per thread of the persistent and all-scatter kernels, traced and untraced (GPU only;
                 ``benchmarks/bench_tile_resources.py`` reads them from code cross-compiled on any machine):
                 a traced kernel that needs more fits fewer programs on an SM, which a grid of many short
@@ -74,6 +77,7 @@ from iris.tracing.core import MAX_CHUNK, MAX_EVENTS
 from iris.world import device_index
 
 PERSISTENT_TILE = 64  # persistent tiles are PERSISTENT_TILE x PERSISTENT_TILE
+SPAN_TILES = ("scatter_span",)  # the all-scatter recording a span computed once per tile (bench_tile_resources.KERNELS)
 AUTO_TILES = ("scatter_auto", "tile_load")  # the auto-traced tile kernels --auto times (bench_tile_resources.KERNELS)
 
 
@@ -237,12 +241,13 @@ def _tile_launcher(api: str, shmem, out, m: int, n: int, tracing: bool, hint=Non
                    kernel: str = "all_scatter", src=None, bm: int = 64, bn: int = 64):
     """Launches of the tile kernel ``kernel`` of ``bench_tile_resources.KERNELS`` over an ``m`` x ``n`` grid of
     ``bm`` x ``bn`` tiles, ``launches`` back to back: "all_scatter" (the scenario's: a put range around each store),
-    "scatter_auto" (its stores auto-traced instead) or "tile_load" (a peer's tile of ``src`` loaded, auto-traced, and
+    "scatter_span" (the same, each range given the tile's span, computed once), "scatter_auto" (its stores
+    auto-traced instead) or "tile_load" (a peer's tile of ``src`` loaded, auto-traced, and
     summed into ``out``)."""
     ctx = shmem.get_device_context()
     grid = (triton.cdiv(m, bm), triton.cdiv(n, bn))
     args = (ctx, out, m, n) if src is None else (ctx, src, out, m, n)
-    extra = {"TRACE_OPS": False} if kernel == "all_scatter" else {}
+    extra = {"all_scatter": {"TRACE_OPS": False}, "scatter_span": {"TRACE_OPS": False, "SPAN": True}}.get(kernel, {})
     jit = getattr(TILE_KERNELS[kernel], api)
 
     def launch_all():
@@ -384,11 +389,11 @@ def measure(sizes: Sizes, chunk: int, auto_tracing: bool = True) -> dict:
         pers_auto = pers.get("auto", 0.0)
         scat_launchers = {(t, h): _tile_launcher(api, shmem, scatter, m, m, t, h, sizes.scatter_launches)
                           for t in (False, True) for h in (None, (1, 64))}
-        auto_tiles = AUTO_TILES if auto_tracing else ()  # each against its untraced twin, in turn with the above
+        tiles = SPAN_TILES + (AUTO_TILES if auto_tracing else ())  # each against its untraced twin, in turn
         scat_launchers |= {(name, t): _tile_launcher(api, shmem, tile_sums if name == "tile_load" else scatter, m, m,
                                                      t, (1, 64), sizes.scatter_launches, kernel=name,
                                                      src=scatter if name == "tile_load" else None)
-                           for name in auto_tiles for t in (False, True)}
+                           for name in tiles for t in (False, True)}
         scat = _interleaved_ms(shmem, scat_launchers, sizes)
         per_launch = {k: sorted(v / sizes.scatter_launches for v in times) for k, times in scat.items()}
         figures[api] = {
@@ -413,7 +418,7 @@ def measure(sizes: Sizes, chunk: int, auto_tracing: bool = True) -> dict:
             "persistent_auto_ratio": pers_auto / pers[False],
             **{name: (_spread(per_launch[(name, True)]), _spread(per_launch[(name, False)]),
                       (_registers(scat_launchers[(name, True)]), _registers(scat_launchers[(name, False)])))
-               for name in auto_tiles},  # traced and untraced ms (min, median, max), registers traced/untraced
+               for name in tiles},  # traced and untraced ms (min, median, max), registers traced/untraced
             "persistent_registers": (_registers(pers_launchers[True]), _registers(pers_launchers[False])),
             "all_scatter_registers": (_registers(scat_launchers[(True, (1, 64))]),
                                       _registers(scat_launchers[(False, (1, 64))])),
@@ -424,7 +429,8 @@ def measure(sizes: Sizes, chunk: int, auto_tracing: bool = True) -> dict:
 
 
 HEADER = (f"{'api':8s} {'one program ns/pair (R^2)':>26s} {'claims/event':>13s} {'claim floor':>12s} "
-          f"{'all SMs ns/pair':>16s} {'short ns/program':>17s} {'persistent t/u':>15s} {'all-scatter t/u':>16s}")
+          f"{'all SMs ns/pair':>16s} {'short ns/program':>17s} {'persistent t/u':>15s} {'all-scatter t/u':>16s} "
+          f"{'span t/u':>9s}")
 
 
 AUTO_HEADER = (f"{'api':8s} {'auto store ns/op (R^2)':>24s} {'auto load ns/op (R^2)':>23s} "
@@ -432,13 +438,22 @@ AUTO_HEADER = (f"{'api':8s} {'auto store ns/op (R^2)':>24s} {'auto load ns/op (R
                f"{'tile load t/u':>14s}")
 
 
+def _tile_ratio(figure: tuple) -> float:
+    """Traced/untraced median time of one tile kernel's figure (traced spread, untraced spread, registers)."""
+    return figure[0][1] / figure[1][1]
+
+
+def _tile_spreads(f: dict, names: tuple[str, ...]) -> str:
+    """The per-launch spreads and registers of the tile kernels ``names``."""
+    return "; ".join(f"{name} per launch min/median/max: untraced {u[0]:.3f}/{u[1]:.3f}/{u[2]:.3f} ms, traced "
+                     f"{t[0]:.3f}/{t[1]:.3f}/{t[2]:.3f} ms, registers traced/untraced {_pair(r)}"
+                     for name, (t, u, r) in ((name, f[name]) for name in names))
+
+
 def auto_row(api: str, f: dict) -> str:
     """One API's line of the auto-tracing table."""
-    tiles = {name: f[name] for name in AUTO_TILES}
-    ratios = {name: traced[1] / untraced[1] for name, (traced, untraced, _) in tiles.items()}
-    spreads = "; ".join(f"{name} per launch min/median/max: untraced {u[0]:.3f}/{u[1]:.3f}/{u[2]:.3f} ms, traced "
-                        f"{t[0]:.3f}/{t[1]:.3f}/{t[2]:.3f} ms, registers traced/untraced {_pair(r)}"
-                        for name, (t, u, r) in tiles.items())
+    ratios = {name: _tile_ratio(f[name]) for name in AUTO_TILES}
+    spreads = _tile_spreads(f, AUTO_TILES)
     return (f"{api:8s} {f['auto_store_ns_per_op']:15.1f} ({f['auto_store_r2']:.4f}) "
             f"{f['auto_load_ns_per_op']:14.1f} ({f['auto_load_r2']:.4f}) {f['auto_busy_ns_per_op']:20.2f} "
             f"{f['persistent_auto_ratio']:20.4f} {ratios['scatter_auto']:21.4f} {ratios['tile_load']:14.4f}   "
@@ -450,13 +465,14 @@ def row(api: str, f: dict) -> str:
     traced, untraced = f["all_scatter_traced_ms"], f["all_scatter_untraced_ms"]
     return (f"{api:8s} {f['one_program_ns_per_pair']:17.1f} ({f['one_program_r2']:.4f}) "
             f"{f['claims_per_event']:13.4f} {f['claim_floor_ns_per_pair']:12.1f} {f['busy_ns_per_pair']:16.2f} "
-            f"{f['short_ns_per_program']:17.2f} {f['persistent_ratio']:15.4f} {f['all_scatter_ratio']:16.4f}   "
+            f"{f['short_ns_per_program']:17.2f} {f['persistent_ratio']:15.4f} {f['all_scatter_ratio']:16.4f} "
+            f"{_tile_ratio(f['scatter_span']):9.4f}   "
             f"(untraced: loop {f['one_program_untraced_ms']:.3f} ms, short {f['short_untraced_ms']:.3f} ms, "
             f"persistent {f['persistent_untraced_ms']:.3f} ms; all-scatter per launch min/median/max: untraced "
             f"{untraced[0]:.3f}/{untraced[1]:.3f}/{untraced[2]:.3f} ms, traced {traced[0]:.3f}/{traced[1]:.3f}/"
             f"{traced[2]:.3f} ms, untraced without the hint {f['all_scatter_untraced_no_hint_ms']:.3f} ms; "
             f"registers per thread traced/untraced: persistent {_pair(f['persistent_registers'])}, all-scatter "
-            f"{_pair(f['all_scatter_registers'])})")
+            f"{_pair(f['all_scatter_registers'])}; {_tile_spreads(f, SPAN_TILES)})")
 
 
 def _pair(registers: tuple) -> str:

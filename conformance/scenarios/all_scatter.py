@@ -29,7 +29,7 @@ OUT_FILL = -1  # every element must be overwritten
 
 @triton.jit(do_not_specialize=["M", "N"])
 def triton_kernel(ctx_t, out, M, N, BM: tl.constexpr, BN: tl.constexpr, TRACING: tl.constexpr = True,
-                  HINT: tl.constexpr = None, TRACE_OPS: tl.constexpr = False):
+                  HINT: tl.constexpr = None, TRACE_OPS: tl.constexpr = False, SPAN: tl.constexpr = False):
     ctx = DeviceContext.initialize(ctx_t, tracing=TRACING, trace_ops=TRACE_OPS)
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
@@ -38,10 +38,16 @@ def triton_kernel(ctx_t, out, M, N, BM: tl.constexpr, BN: tl.constexpr, TRACING:
     mask = (rm[:, None] < M) & (rn[None, :] < N)
     tile = (ctx.rank * 1000000 + rm[:, None] * 1000 + rn[None, :]).to(out.dtype.element_ty)
     ptrs = out + (ctx.rank * M + rm[:, None]) * N + rn[None, :]
+    if SPAN:  # the tile's record fields, reduced once for every peer's record
+        where = ctx.tracing.span(ptrs, mask=mask)
+        lanes = None
+    else:
+        where = ptrs
+        lanes = mask
     i = M * 0
     while i < ctx.world_size:
         t = (ctx.rank + i) % ctx.world_size
-        h = ctx.tracing.record_event_start(TraceEvent().put, t, ptrs, pid_m, pid_n, mask=mask, payload=i)
+        h = ctx.tracing.record_event_start(TraceEvent().put, t, where, pid_m, pid_n, mask=lanes, payload=i)
         ctx.store(ptrs, tile, t, mask=mask, hint=HINT)
         ctx.tracing.record_event_end(h)
         i += 1
@@ -49,7 +55,7 @@ def triton_kernel(ctx_t, out, M, N, BM: tl.constexpr, BN: tl.constexpr, TRACING:
 
 @gluon.jit(do_not_specialize=["M", "N"])
 def gluon_kernel(ctx_t, out, M, N, BM: gl.constexpr, BN: gl.constexpr, TRACING: gl.constexpr = True,
-                 HINT: gl.constexpr = None, TRACE_OPS: gl.constexpr = False):
+                 HINT: gl.constexpr = None, TRACE_OPS: gl.constexpr = False, SPAN: gl.constexpr = False):
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACING, trace_ops=TRACE_OPS)
     layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
     pid_m = gl.program_id(0)
@@ -59,10 +65,16 @@ def gluon_kernel(ctx_t, out, M, N, BM: gl.constexpr, BN: gl.constexpr, TRACING: 
     mask = (rm < M) & (rn < N)
     tile = (ctx.cur_rank * 1000000 + rm * 1000 + rn).to(out.dtype.element_ty)
     ptrs = out + (ctx.cur_rank * M + rm) * N + rn
+    if SPAN:  # the tile's record fields, reduced once for every peer's record
+        where = ctx.tracing.span(ptrs, mask=mask)
+        lanes = None
+    else:
+        where = ptrs
+        lanes = mask
     i = M * 0
     while i < ctx.num_ranks:
         t = (ctx.cur_rank + i) % ctx.num_ranks
-        h = ctx.tracing.record_event_start(TraceEvent().put, t, ptrs, pid_m, pid_n, mask=mask, payload=i)
+        h = ctx.tracing.record_event_start(TraceEvent().put, t, where, pid_m, pid_n, mask=lanes, payload=i)
         ctx.store(ptrs, tile, t, mask=mask, hint=HINT)
         ctx.tracing.record_event_end(h)
         i += 1
@@ -77,6 +89,7 @@ def params(draw, world_size):
         "BN": draw(S.block_size(large=False), label="BN"),
         "dtype": draw(S.dtype_name(DTYPES), label="dtype"),
         "TRACE_OPS": draw(S.trace_ops(), label="TRACE_OPS"),
+        "SPAN": draw(st.booleans(), label="SPAN"),
     }
 
 
@@ -87,7 +100,7 @@ def setup(rank, p):
 def launch(kernel, rank, p):
     grid = (cdiv(p["M"], p["BM"]), cdiv(p["N"], p["BN"]))
     kernel[grid](rank.ctx, rank.buffers["out"], p["M"], p["N"], **rank.world_constexprs, BM=p["BM"], BN=p["BN"],
-                 TRACE_OPS=p["TRACE_OPS"])
+                 TRACE_OPS=p["TRACE_OPS"], SPAN=p["SPAN"])
 
 
 def model(p, world_size):

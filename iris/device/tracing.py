@@ -55,6 +55,7 @@ from iris._aggregate import aggregate
 from iris.layout_constexpr import SOURCE_KEY
 from iris.tracing import hw
 from iris.tracing.record_constexpr import MAX_THREADS, NO_ADDRESS, bits_type, element_bytes
+from iris.tracing.span import TraceSpan
 
 
 @triton.jit
@@ -91,6 +92,18 @@ def _address_and_size(address, mask):
         one = (addr * 0 + 1).to(tl.int32)  # the block's shape: a scalar mask covers every element
         count = _block_sum(tl.where(mask, one, 0))
     return lowest, count * element_bytes(address.dtype)
+
+
+@triton.jit
+def _fields(address, mask):
+    """A record's (address, payload_size) fields: reduced from a pointer block under ``mask``, or a span's."""
+    if isinstance(address, TraceSpan):
+        tl.static_assert(mask is None, "a record given a span takes no mask: pass it to ctx.tracing.span")
+        lowest = address.lowest
+        nbytes = address.nbytes
+    else:
+        lowest, nbytes = _address_and_size(address, mask)
+    return lowest, nbytes
 
 
 @triton.jit
@@ -222,6 +235,17 @@ class DeviceTracing:
         return DeviceTracing(compiled, active, max_events, context_tensor, records, base, cursor, program, xcc)
 
     @triton.jit
+    def span(self, address, mask=None):
+        """The record fields of the pointer block ``address`` under ``mask``, computed here once: pass the span as
+        a record's ``address`` (with no ``mask``) to record the block without reducing it again."""
+        if self.compiled:
+            lowest, nbytes = _address_and_size(address, mask)
+        else:  # tracing compiled off: records write nothing
+            lowest = tl.program_id(0).to(tl.int64) * 0
+            nbytes = tl.program_id(0) * 0
+        return TraceSpan(lowest, nbytes)
+
+    @triton.jit
     def _counters(self):
         """The counters, read from the context where the rare refill and drop count need them (each call a load: a
         full buffer's record loads them twice, but bound once in ``_claim`` they cost the Triton all-scatter 11
@@ -249,7 +273,7 @@ class DeviceTracing:
         slot = self.max_events * 0 - 1
         start = self.max_events * 0
         if self.compiled:
-            lowest, nbytes = _address_and_size(address, mask)
+            lowest, nbytes = _fields(address, mask)
             if self.active != 0:
                 slot = self.max_events
                 if self.base < self.max_events:

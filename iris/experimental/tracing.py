@@ -54,6 +54,7 @@ from iris.experimental.layouts import warp_size
 from iris.layout_constexpr import SOURCE_KEY
 from iris.tracing import hw
 from iris.tracing.record_constexpr import MAX_THREADS, NO_ADDRESS, bits_type, element_bytes
+from iris.tracing.span import TraceSpan
 
 
 @gluon.jit
@@ -103,6 +104,18 @@ def _record_layout(warp_size, num_warps):
     """Two words (16 bytes) a thread, in thread order: a record is lanes 0 .. RECORD_WORDS / 2 - 1 of warp 0 (every
     other thread holds a copy, which no store writes)."""
     return gl.BlockedLayout([2], [warp_size], [num_warps], [0])
+
+
+@gluon.jit
+def _fields(address, mask):
+    """A record's (address, payload_size) fields: reduced from a pointer block under ``mask``, or a span's."""
+    if isinstance(address, TraceSpan):
+        gl.static_assert(mask is None, "a record given a span takes no mask: pass it to ctx.tracing.span")
+        lowest = address.lowest
+        nbytes = address.nbytes
+    else:
+        lowest, nbytes = _address_and_size(address, mask)
+    return lowest, nbytes
 
 
 @gluon.jit
@@ -237,6 +250,17 @@ class GluonDeviceTracing:
         return GluonDeviceTracing(compiled, active, max_events, context_tensor, records, base, cursor, program, xcc)
 
     @gluon.jit
+    def span(self, address, mask=None):
+        """The record fields of the pointer block ``address`` under ``mask``, computed here once: pass the span as
+        a record's ``address`` (with no ``mask``) to record the block without reducing it again."""
+        if self.compiled:
+            lowest, nbytes = _address_and_size(address, mask)
+        else:  # tracing compiled off: records write nothing
+            lowest = gl.program_id(0).to(gl.int64) * 0
+            nbytes = gl.program_id(0) * 0
+        return TraceSpan(lowest, nbytes)
+
+    @gluon.jit
     def _counters(self):
         """The counters, read from the context where the rare refill and drop count need them (each call a load: a
         full buffer's record loads them twice, but bound once in ``_claim`` they cost the Triton all-scatter 11
@@ -265,7 +289,7 @@ class GluonDeviceTracing:
         start = self.max_events * 0
         if self.compiled:
             if self.active != 0:
-                lowest, nbytes = _address_and_size(address, mask)
+                lowest, nbytes = _fields(address, mask)
                 slot = self.max_events
                 if self.base < self.max_events:
                     slot = self._claim()

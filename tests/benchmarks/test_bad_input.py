@@ -56,8 +56,8 @@ CAPACITY = "expected a comma list of integers from 1 to 100 (percent of the even
 
 CASES = [
     ("benchmarks.bench_tile_resources", ["--kernels", "all_scatter,gemm"],
-     "argument --kernels: --kernels 'all_scatter,gemm': expected a comma list of all_scatter, scatter_auto, "
-     "tile_load, persistent, persistent_auto"),
+     "argument --kernels: --kernels 'all_scatter,gemm': expected a comma list of all_scatter, scatter_span, "
+     "scatter_auto, tile_load, persistent, persistent_auto"),
     ("benchmarks.bench_tile_resources", ["--targets", "sm_80"],
      "argument --targets: --targets 'sm_80': expected a comma list of sm_90, gfx942"),
     ("benchmarks.bench_compare", ["--events", "0"], _at_least("--events", "0")),

@@ -127,15 +127,17 @@ def test_bench_tracing_device_prints_both_apis_on_the_cpu():
     untraced = re.compile(rf"loop {NUMBER} ms, short {NUMBER} ms, persistent {NUMBER} ms; all-scatter per launch "
                           rf"min/median/max: untraced {NUMBER}/{NUMBER}/{NUMBER} ms, traced {NUMBER}/{NUMBER}/{NUMBER} "
                           rf"ms, untraced without the hint {NUMBER} ms; registers per thread traced/untraced: "
-                          r"persistent -/-, all-scatter -/-\)$")  # the interpreter compiles nothing
-    for row in rows:
+                          rf"persistent -/-, all-scatter -/-; scatter_span {spread}, registers traced/untraced -/-\)$")
+    for row in rows:  # the interpreter compiles nothing: no registers
         figures, _, rest = row.partition("   (untraced: ")
-        one, r2, claim, floor, busy, short, persistent, scatter = (finite(x.strip("()"))
-                                                                     for x in figures.split()[1:])
+        one, r2, claim, floor, busy, short, persistent, scatter, span = (finite(x.strip("()"))
+                                                                           for x in figures.split()[1:])
         assert 0 <= r2 <= 1 and claim == pytest.approx(claims, abs=1e-4), row
         assert persistent > 0 and scatter > 0, row
         times = untraced.search(rest)
         assert times and all(finite(t) > 0 for t in times.groups()), row
+        t = [float(x) for x in times.groups()[-6:]]  # the span all-scatter's spreads, untraced then traced
+        assert t[0] <= t[1] <= t[2] and t[3] <= t[4] <= t[5] and math.isclose(span, t[4] / t[1], rel_tol=1e-3), row
 
 
 def test_the_one_program_line_is_a_least_squares_fit():
