@@ -49,8 +49,10 @@ SCALAR, CONTIG, STRIDED, REVERSED, GATHERED, ROW, COL, TILE, TILE_T, CUBE = rang
 SHAPE_NAMES = ("scalar", "contig", "strided", "reversed", "gathered", "row", "col", "tile", "tile_t", "cube")
 NONE, FLAG, BLOCK, OFF, ROWS, COLS = range(6)
 MASK_NAMES = ("none", "scalar", "block", "off", "rows", "cols")
-INSTANT, RANGE, NESTED = range(3)
-RECORD_NAMES = ("instant", "range", "nested")  # nested: a range around an instant on the origin's element
+INSTANT, RANGE, NESTED, SPANNED = range(4)
+# nested: a range around an instant on the origin's element; spanned: a range given the block's span
+# (``ctx.tracing.span(pointer, mask=mask)``) as its address, with no mask
+RECORD_NAMES = ("instant", "range", "nested", "spanned")
 
 RANK_OF = {SCALAR: 0, CONTIG: 1, STRIDED: 1, REVERSED: 1, GATHERED: 1, ROW: 2, COL: 2, TILE: 2, TILE_T: 2, CUBE: 3}
 # ROW and COL are 1-D blocks in the layout of a tile (their layouts are slices of the 2-D set)
@@ -114,7 +116,8 @@ def _sites() -> tuple[tuple[int, ...], ...]:
         for i, mask in enumerate(_masks(shape)):
             s = len(out)
             layout = (i + shape) % LAYOUT_COUNT[RANK_OF[shape]]
-            out.append((shape, mask, layout, s % 3, (s // 3) % 2, events[s % len(events)], s % sources,
+            record = (s // 4) % len(RECORD_NAMES)  # not s % 4, which would tie a kind to one launch (its part)
+            out.append((shape, mask, layout, record, (s // 3) % 2, events[s % len(events)], s % sources,
                         (s + 2) % sources))
     return tuple(out)
 

@@ -13,7 +13,8 @@ from conformance.kit import call_shapes as _C
 
 for _name in ("B1", "BM", "BN", "C0", "C1", "C2", "NUM_SITES", "NUM_LAYOUT_SITES", "PLAN_FIELDS", "PLAN_TARGET",
               "PLAN_FLAG", "SCALAR", "CONTIG", "STRIDED", "REVERSED", "GATHERED", "ROW", "COL", "TILE", "TILE_T",
-              "CUBE", "NONE", "FLAG", "BLOCK", "OFF", "ROWS", "COLS", "INSTANT", "RANGE", "NESTED"):
+              "CUBE", "NONE", "FLAG", "BLOCK", "OFF", "ROWS", "COLS", "INSTANT", "RANGE", "NESTED",
+              "SPANNED"):
     globals()[_name] = tl.constexpr(getattr(_C, _name))
 
 # Triton's compile cache keys a kernel on the jit sources it calls and the constexprs it reads by name, not on

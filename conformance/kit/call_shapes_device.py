@@ -84,10 +84,15 @@ def triton_pid_sources():
 @triton.jit
 def triton_record(ctx, RECORD: tl.constexpr, EVENT: tl.constexpr, target, pointer, pid_m, pid_n, mask, payload,
                   inner):
-    """Record the site: an instant, a range, or a range around an instant on ``inner`` (``call_shapes.RECORDS``)."""
+    """Record the site: an instant, a range, a range around an instant on ``inner``, or a range given the block's span
+    (``call_shapes.RECORD_NAMES``)."""
     tl.static_assert(SOURCE_KEY == SOURCE_KEY, "keys the compile cache on the call-shape tables")
     if RECORD == K.INSTANT:
         ctx.tracing.record_event(EVENT, target, pointer, pid_m, pid_n, mask=mask, payload=payload)
+    elif RECORD == K.SPANNED:
+        span = ctx.tracing.span(pointer, mask=mask)
+        h = ctx.tracing.record_event_start(EVENT, target, span, pid_m, pid_n, payload=payload)
+        ctx.tracing.record_event_end(h)
     else:
         h = ctx.tracing.record_event_start(EVENT, target, pointer, pid_m, pid_n, mask=mask, payload=payload)
         if RECORD == K.NESTED:
@@ -171,10 +176,15 @@ def gluon_pid_sources():
 @gluon.jit
 def gluon_record(ctx, RECORD: gl.constexpr, EVENT: gl.constexpr, target, pointer, pid_m, pid_n, mask, payload,
                  inner):
-    """Record the site: an instant, a range, or a range around an instant on ``inner`` (``call_shapes.RECORDS``)."""
+    """Record the site: an instant, a range, a range around an instant on ``inner``, or a range given the block's span
+    (``call_shapes.RECORD_NAMES``)."""
     gl.static_assert(SOURCE_KEY == SOURCE_KEY, "keys the compile cache on the call-shape tables")
     if RECORD == K.INSTANT:
         ctx.tracing.record_event(EVENT, target, pointer, pid_m, pid_n, mask=mask, payload=payload)
+    elif RECORD == K.SPANNED:
+        span = ctx.tracing.span(pointer, mask=mask)
+        h = ctx.tracing.record_event_start(EVENT, target, span, pid_m, pid_n, payload=payload)
+        ctx.tracing.record_event_end(h)
     else:
         h = ctx.tracing.record_event_start(EVENT, target, pointer, pid_m, pid_n, mask=mask, payload=payload)
         if RECORD == K.NESTED:

@@ -32,8 +32,8 @@ def test_every_shape_meets_every_mask_it_admits_once_and_every_layout_of_its_ran
 
 
 def test_every_record_kind_payload_kind_pid_source_and_event_occurs():
-    assert {site[3] for site in C.SITES} == {C.INSTANT, C.RANGE, C.NESTED}
-    assert {(site[3], site[4]) for site in C.SITES} == {(r, p) for r in range(3) for p in (0, 1)}
+    assert {site[3] for site in C.SITES} == {C.INSTANT, C.RANGE, C.NESTED, C.SPANNED}
+    assert {(site[3], site[4]) for site in C.SITES} == {(r, p) for r in range(len(C.RECORD_NAMES)) for p in (0, 1)}
     assert {site[6] for site in C.SITES} == {site[7] for site in C.SITES} == set(range(len(C.PID_SOURCES)))
     assert all(site[6] != site[7] for site in C.SITES)
     from iris.tracing.events import EVENT_IDS
