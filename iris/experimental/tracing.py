@@ -16,7 +16,8 @@ constexprs (``iris.tracing.record_constexpr``) and the aggregate decorator (``ir
                       if slot < max_events: cursor := (end, slot + 1); read the clock, write the record at slot
     chunk_cursor(b) = (min(b + chunk, max_events), min(b, max_events))  # the chunk's slots below max_events
     pid          = linear program id over the whole grid
-    address      = min over active lanes of the pointer block (0 if no lane is active)
+    address      = min over active lanes of the pointer block (0 if no lane is active); given a span
+                   (``span(block, mask)``, made once for many records), the span's
     payload_size = active lanes x element bytes (no mask: every element; scalar pointer: 1)
     duration     = end - start ticks for a range; DURATION_OPEN until ended; DURATION_INSTANT for an instant
 
