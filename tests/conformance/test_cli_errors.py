@@ -35,7 +35,7 @@ _STORE = '{"n":5,"BLOCK":32,"dtype":"int32","TRACE_OPS":false,"offset":0,"bits":
 _TILE = ('{"M":5,"N":7,"BM":16,"BN":16,"dtype":"int32","TRACE_OPS":false,"offset":1,"rows":[' + _BITS[:32] + "],"
          + _BITS[:32] + "]]}")
 _KEYS = "n, BLOCK, dtype, TRACE_OPS, offset, bits"  # store's params, in the order it draws them
-_SCATTER = '{"M":5,"N":7,"BM":32,"BN":32,"dtype":"int32","TRACE_OPS":false}'
+_SCATTER = '{"M":5,"N":7,"BM":32,"BN":32,"dtype":"int32","TRACE_OPS":false,"SPAN":false}'
 FILE = "{tmp}/afile"  # every test's tmp_path holds this file (and nothing else)
 _TIMEOUT = "argument --timeout: --timeout '{}': expected a finite number of seconds > 0, at most 86400"
 _KNOWN_TAIL = ("unfinished_ranges; in tests.conformance.faulty: buffer_twice, diverging, draw_raises, even_ranks, "
