@@ -44,7 +44,7 @@ keeps them inside the branch: its compiler moves nothing out of the loop, so the
 
 With ``tracing`` compiled off every method is empty; compiled on but switched off at run time
 (context tracing block all zeros) it records nothing and touches no global memory (a record still computes its
-address and size, in registers and shared memory).
+address and size, and a span its own, in registers and shared memory).
 """
 
 

@@ -43,7 +43,8 @@ context where the refill and the drop count use them, as in the Triton twin. The
 switch's branch, unlike the Triton twin's: Gluon's compiler does not move a loop-invariant reduction out of a loop,
 so outside the branch they would only cost (the tile load's traced kernel: 147 registers a thread against 121
 inside, sm_90, ``benchmarks/bench_tile_resources.py``). With ``tracing`` compiled off every method is empty;
-compiled on but switched off at run time (context tracing block all zeros) it records nothing and touches no memory.
+compiled on but switched off at run time (context tracing block all zeros) it records nothing and touches no global
+memory (a span still reduces its block when it is made, in registers and shared memory).
 """
 
 from triton.experimental import gluon
