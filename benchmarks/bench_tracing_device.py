@@ -77,6 +77,7 @@ from iris.tracing.core import MAX_CHUNK, MAX_EVENTS
 from iris.world import device_index
 
 PERSISTENT_TILE = 64  # persistent tiles are PERSISTENT_TILE x PERSISTENT_TILE
+_LAUNCH_CONSTEXPRS = ("BM", "BN", "TRACING", "HINT")  # what _tile_launcher passes; the rest name a kernel's variant
 SPAN_TILES = ("scatter_span",)  # the all-scatter recording a span computed once per tile (bench_tile_resources.KERNELS)
 AUTO_TILES = ("scatter_auto", "tile_load")  # the auto-traced tile kernels --auto times (bench_tile_resources.KERNELS)
 
@@ -247,8 +248,9 @@ def _tile_launcher(api: str, shmem, out, m: int, n: int, tracing: bool, hint=Non
     ctx = shmem.get_device_context()
     grid = (triton.cdiv(m, bm), triton.cdiv(n, bn))
     args = (ctx, out, m, n) if src is None else (ctx, src, out, m, n)
-    extra = {"all_scatter": {"TRACE_OPS": False}, "scatter_span": {"TRACE_OPS": False, "SPAN": True}}.get(kernel, {})
-    jit = getattr(TILE_KERNELS[kernel], api)
+    tile_kernel = TILE_KERNELS[kernel]
+    extra = {k: v for k, v in tile_kernel.traced.items() if k not in _LAUNCH_CONSTEXPRS}  # the variant's own
+    jit = getattr(tile_kernel, api)
 
     def launch_all():
         for _ in range(launches):
