@@ -15,6 +15,12 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def claimed_slots(records: int, chunk: int) -> int:
+    """The slots one program's tracing view claims for ``records`` records (record semantics v2): its first chunk
+    at ``initialize``, recording or not, then a chunk each time one is used up."""
+    return chunk * max(1, cdiv(records, chunk))
+
+
 def active_lanes(start: int, block: int, n: int, bits: list[int] | None = None) -> list[int]:
     """Element indices ``start .. start+block`` that are below ``n`` and (if given) have their bit set."""
     return [j for j in range(start, start + block) if j < n and (bits is None or bits[j])]

@@ -25,7 +25,7 @@ from conformance.check.model import Model
 from conformance.kit import strategies as S
 from conformance.kit.auto_ops import call_events
 from conformance.kit.example_settings import ExampleSettings
-from conformance.kit.helpers import cast, cdiv
+from conformance.kit.helpers import cast, claimed_slots
 from conformance.kit.scenario import Scenario, first_sentence
 from iris import DeviceContext
 from iris.experimental.iris_gluon import IrisDeviceCtx
@@ -105,7 +105,7 @@ def model(p, world_size, settings: ExampleSettings):
         events[r] = [e for pid, n in enumerate(counts) for _ in range(n)
                      for e in call_events(p, p["OP"], rank=r, pid=pid, target=t, buffer="buf", heap_rank=r,
                                           lanes=[pid])]
-        claimed[r] = sum(chunk * max(1, cdiv(n, chunk)) if p["TRACE_OPS"] else chunk for n in counts)
+        claimed[r] = sum(claimed_slots(n if p["TRACE_OPS"] else 0, chunk) for n in counts)
         buf = _fill(r, programs)
         if p["OP"] == "store":
             buf = [p["base"] + 1000 * pid + n - 1 if n else buf[pid] for pid, n in enumerate(counts)]

@@ -20,7 +20,7 @@ from triton.experimental.gluon import language as gl
 from conformance.check.model import Model
 from conformance.kit import strategies as S
 from conformance.kit.example_settings import ExampleSettings
-from conformance.kit.helpers import block_event, cdiv
+from conformance.kit.helpers import block_event, claimed_slots
 from conformance.kit.scenario import Scenario, first_sentence
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
@@ -96,7 +96,7 @@ def model(p, world_size, settings: ExampleSettings):
         events[r] = [block_event("user", "instant", pid=pid, pid_n=i, rank=r, target=t, buffer="buf", heap_rank=r,
                                  lanes=[pid], dtype="int32", payload=p["base"] + 1000 * pid + i)
                      for pid, n in enumerate(p["counts"]) for i in range(n)]
-        claimed[r] = sum(chunk * max(1, cdiv(n, chunk)) for n in p["counts"])
+        claimed[r] = sum(claimed_slots(n, chunk) for n in p["counts"])
         memory[r] = {"buf": [0] * len(p["counts"])}
     return Model(events, memory, claimed=claimed)
 

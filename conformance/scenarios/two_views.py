@@ -19,7 +19,7 @@ from triton.experimental.gluon import language as gl
 from conformance.check.model import Model
 from conformance.kit import strategies as S
 from conformance.kit.example_settings import ExampleSettings
-from conformance.kit.helpers import block_event, cdiv
+from conformance.kit.helpers import block_event, claimed_slots
 from conformance.kit.scenario import Scenario, first_sentence
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
@@ -89,7 +89,7 @@ def model(p, world_size, settings: ExampleSettings):
                                       buffer="buf", heap_rank=r, lanes=[pid], dtype="int32",
                                       payload=p["base"] + 1000 * pid + 2 * i + view)
                           for _, view, i in records]
-        claimed[r] = sum(2 * chunk * max(1, cdiv(n, chunk)) for n in p["counts"])
+        claimed[r] = sum(2 * claimed_slots(n, chunk) for n in p["counts"])
         memory[r] = {"buf": [0] * len(p["counts"])}
     return Model(events, memory, claimed=claimed)
 
