@@ -321,14 +321,14 @@ def _flatten(x) -> list:
     return list(x)
 
 
-def _host_counters(check: str, rank: int, a: ApiObservation, records: TraceRecords, attempted: int, dropped: int,
+def _host_counters(check: str, rank: int, a: ApiObservation, top: int, attempted: int, dropped: int,
                    claimed: int | None, chunk: int, max_events: int) -> list[Divergence]:
     """Every host view of the counters (``a``: one API's observation) against the model: ``attempted`` and
     ``dropped`` as ``events()`` reports them and as ``tracing.attempted`` and ``tracing.dropped`` do; the claimed
     slots as ``tracing.claimed`` and ``tracing.trace_counter`` report them, against the model's ``claimed`` where
     it has one, else against each other and what the slots imply: a whole number of chunks, above every kept
-    slot, and at least ``max_events`` when a record was dropped (a record is dropped only when every slot is
-    claimed); and nothing written past the end (``_guard``)."""
+    slot (``top``, -1 when none is kept), and at least ``max_events`` when a record was dropped (a record is
+    dropped only when every slot is claimed); and nothing written past the end (``_guard``)."""
     host = a.host
     views = [("events().attempted", a.records.attempted, attempted), ("tracing.attempted", host.attempted, attempted),
              ("events().dropped", a.records.dropped, dropped), ("tracing.dropped", host.dropped, dropped)]
@@ -340,7 +340,6 @@ def _host_counters(check: str, rank: int, a: ApiObservation, records: TraceRecor
     if claimed is not None:
         return out
     got = host.claimed
-    top = int(records["slot"].max()) if len(records) else -1
     if host.trace_counter != got:
         out.append(Divergence(check, rank, "whole launch", "tracing.trace_counter", host.trace_counter,
                               f"{got} (tracing.claimed)"))
@@ -405,7 +404,8 @@ def compare(model: Model, observations: list[RankObservation], apis: tuple[str, 
             # record is kept or dropped, never both, so the drops are what the model attempted less what was kept
             dropped = model.attempted(r) - len(records) if overflow else 0
             claimed = None if model.claimed is None else model.claimed[r]
-            out += _host_counters(check, r, a, records, model.attempted(r), dropped, claimed, chunk, max_events)
+            top = int(records["slot"].max()) if len(records) else -1
+            out += _host_counters(check, r, a, top, model.attempted(r), dropped, claimed, chunk, max_events)
             out += _compare_programs(check, r, got, want, prefix_only=overflow)
             out += _op_indices(check, r, records, max_events, chunk)
             out += _containment(check, r, records, model.events.get(r, []))

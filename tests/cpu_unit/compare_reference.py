@@ -3,15 +3,16 @@ the reference the column-wise one must match divergence for divergence (``tests/
 
 Every observed event becomes an ``Event`` (addresses normalized one by one), events are grouped per program in
 Python dicts and compared pairwise; the records and the exported trace are read as a dict per row. Slow (about a
-minute for a million events) but plain. Not used by the suite. What did not change (the memory and guard slot
-checks, the one-address map and the row-to-event step) is imported from the modules that hold it now.
+minute for a million events) but plain. Not used by the suite. What did not change (the memory checks, the
+counter and guard slot checks given the highest kept slot, the one-address map and the row-to-event step) is imported
+from the modules that hold it now.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from conformance.check.compare import _guard, _memory  # unchanged: memory and the guard slot are not per event
+from conformance.check.compare import _host_counters, _memory  # unchanged: not per event
 from conformance.check.model import Event, Model
 from conformance.check.normalize import AddressMap, to_event  # one address (and one row) at a time, as before
 from conformance.results import Divergence, between, vs_model
@@ -19,7 +20,7 @@ from iris.tracing.events import PHYSICAL_FIELDS
 from iris.tracing.hw import XCC_ID_LIMIT
 
 if TYPE_CHECKING:
-    from conformance.harness.observation import ApiObservation, RankObservation
+    from conformance.harness.observation import RankObservation
 
 # ---------------------------------------------------------------------------------------------- normalization
 
@@ -133,39 +134,6 @@ def _op_indices(check: str, rank: int, rows: list[dict], max_events: int, chunk:
     return []
 
 
-def _host_counters(check: str, rank: int, a: ApiObservation, rows: list[dict], attempted: int, dropped: int,
-                   claimed: int | None, chunk: int, max_events: int) -> list[Divergence]:
-    """Every host view of the counters (``a``: one API's observation) against the model: ``attempted`` and
-    ``dropped`` as ``events()`` reports them and as ``tracing.attempted`` and ``tracing.dropped`` do; the claimed
-    slots as ``tracing.claimed`` and ``tracing.trace_counter`` report them, against the model's ``claimed`` where
-    it has one, else against each other and what the slots imply: a whole number of chunks, above every kept
-    slot, and at least ``max_events`` when a record was dropped (a record is dropped only when every slot is
-    claimed); and nothing written past the end (``_guard``)."""
-    host = a.host
-    views = [("events().attempted", a.records.attempted, attempted), ("tracing.attempted", host.attempted, attempted),
-             ("events().dropped", a.records.dropped, dropped), ("tracing.dropped", host.dropped, dropped)]
-    if claimed is not None:
-        views += [("tracing.claimed", host.claimed, claimed),
-                  ("tracing.trace_counter", host.trace_counter, claimed)]
-    out = [Divergence(check, rank, "whole launch", f, actual, want) for f, actual, want in views if actual != want]
-    out += _guard(check, rank, host.guard_changes, max_events)
-    if claimed is not None:
-        return out
-    got = host.claimed
-    top = max((r["slot"] for r in rows), default=-1)
-    if host.trace_counter != got:
-        out.append(Divergence(check, rank, "whole launch", "tracing.trace_counter", host.trace_counter,
-                              f"{got} (tracing.claimed)"))
-    elif got % chunk:
-        out.append(Divergence(check, rank, "whole launch", "tracing.claimed", got, f"a multiple of the chunk {chunk}"))
-    elif got <= top:
-        out.append(Divergence(check, rank, "whole launch", "tracing.claimed", got, f"> {top} (the highest kept slot)"))
-    elif dropped and got < max_events:
-        out.append(Divergence(check, rank, "whole launch", "tracing.claimed", got,
-                              f">= {max_events} (max_events: {dropped} records dropped)"))
-    return out
-
-
 def _host_reports(check: str, rank: int, obs: RankObservation, api: str, want, prefix_only: bool,
                   expected_dropped: int, heap_bytes: int) -> list[Divergence]:
     """What the host's exported trace file holds: its counts and events."""
@@ -204,7 +172,8 @@ def compare(model: Model, observations: list[RankObservation], apis: tuple[str, 
             # record is kept or dropped, never both, so the drops are what the model attempted less what was kept
             dropped = model.attempted(r) - len(rows) if overflow else 0
             claimed = None if model.claimed is None else model.claimed[r]
-            out += _host_counters(check, r, a, rows, model.attempted(r), dropped, claimed, chunk, max_events)
+            top = max((row["slot"] for row in rows), default=-1)
+            out += _host_counters(check, r, a, top, model.attempted(r), dropped, claimed, chunk, max_events)
             out += _compare_programs(check, r, got, want, prefix_only=overflow)
             out += _op_indices(check, r, rows, max_events, chunk)
             out += _physical(api, r, rows, obs)
