@@ -107,6 +107,32 @@ def _inner(slices: list) -> list[tuple]:
     return out
 
 
+def _is_incoming(track: str) -> bool:
+    return track == "incoming" or track.startswith("incoming #")
+
+
+def _check_tracks(api: str, slices: list, programs: int) -> dict[str, int]:
+    """Each rank's tracks are its programs' and its incoming lanes: "incoming", then, where arrivals overlap in time
+    (programs running at once on a GPU), "incoming #2" .. "incoming #k", with no overlap on a lane. Returns each
+    process's number of incoming lanes."""
+    tracks = {}
+    for s in slices:
+        tracks.setdefault(s.process, set()).add(s.track)
+    assert sorted(tracks) == [f"{api} rank {r}" for r in range(RANKS)], sorted(tracks)
+    lanes = {}
+    for process, names in tracks.items():
+        incoming = {t for t in names if _is_incoming(t)}
+        assert names - incoming == {f"program {p}" for p in range(programs)}, f"{process}: {names}"
+        assert incoming == {"incoming", *(f"incoming #{k}" for k in range(2, len(incoming) + 1))}, incoming
+        for lane in incoming:
+            spans = sorted((s.start_ns, s.start_ns + s.dur_ns) for s in slices if (s.process, s.track) ==
+                           (process, lane))
+            overlaps = [(a, b) for a, b in zip(spans, spans[1:], strict=False) if b[0] < a[1]]
+            assert not overlaps, f"{process} {lane}: overlapping slices {overlaps}"
+        lanes[process] = len(incoming)
+    return lanes
+
+
 def _check_arrows(api: str, slices: list, remote_ops: tuple[str, ...], per_rank: int) -> None:
     """Every op of ``remote_ops`` to another rank, and nothing else, has an arrow to that rank's incoming slice of
     the same span, which names the op, its rank, program and op_index."""
@@ -123,9 +149,10 @@ def _check_arrows(api: str, slices: list, remote_ops: tuple[str, ...], per_rank:
     for v in by_flow.values():
         src, dst = v["flow_out"], v["flow_in"]
         rank = int(src.process.split()[-1])
-        got = (dst.process, dst.track, dst.name, dst.start_ns, dst.dur_ns, dst.args["from_rank"],
+        assert _is_incoming(dst.track), f"arrow from {src} ends on {dst.track}"
+        got = (dst.process, dst.name, dst.start_ns, dst.dur_ns, dst.args["from_rank"],
                dst.args["from_program"], dst.args["op_index"], dst.args["address"], dst.args["payload_size"])
-        assert got == (f"{api} rank {src.args['target_rank']}", "incoming", f"{src.name} from rank {rank}",
+        assert got == (f"{api} rank {src.args['target_rank']}", f"{src.name} from rank {rank}",
                        src.start_ns, src.dur_ns, rank, int(src.track.split()[-1]), src.args["op_index"],
                        src.args["address"], src.args["payload_size"]), f"arrow from {src}: {got}"
 
@@ -157,7 +184,7 @@ def test_all_gather_example(main, backend, tmp_path):
                                                                                     f"program {p}")])]
             expected = [("store", peer, TILE_BYTES[tile], None) for tile in (p, p + 2, p + 4) for peer in _peers(r)]
             assert got == expected, f"rank {r} program {p}: {got}"
-    assert {s.track for s in slices} == {"program 0", "program 1", "incoming"}
+    _check_tracks(api, slices, 2)
     _check_arrows(api, slices, ("store",), 6 * (RANKS - 1))
 
 
@@ -197,12 +224,12 @@ def test_fused_gather_compute_example(main, suffix, backend, tmp_path):
             pid_m, pid_n = tile % 3, tile // 3
             assert got == _phases(r, TILE_BYTES[2 * pid_m + pid_n]), f"rank {r} program {tile}: {got}"
             assert {(s.args["pid_m"], s.args["pid_n"]) for s in mine} == {(pid_m, pid_n)}, f"program {tile}"
-    assert {s.track for s in slices} == {*(f"program {t}" for t in range(6)), "incoming"}
+    lanes = _check_tracks(api, slices, 6)
     _check_arrows(api, slices, ("store", "atomic_xchg"), 12 * (RANKS - 1))
     if suffix == ".json":
         picture = timeline_png.main([str(out), "--width", "640"])
         trace = timeline_png.parse(json.loads(out.read_text()))
-        assert [len(p.tracks) for p in trace.processes.values()] == [7] * RANKS
+        assert [len(p.tracks) for p in trace.processes.values()] == [6 + lanes[f"{api} rank {r}"] for r in range(RANKS)]
         assert timeline_png.Layout(trace, 640).height == struct.unpack(">I", picture.read_bytes()[20:24])[0]
 
 
