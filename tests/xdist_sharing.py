@@ -3,7 +3,9 @@
 * Tests of one module marked ``shares_setup`` whose ``backend``, ``world_size`` and ``api`` parameters are equal
   share a setup (a world cached by ``tests/worlds.py``, a module fixture), so they form one group and run on one
   worker: the setup is paid once per run, not once per worker that happens to get one of its tests.
-* Tests marked ``long`` are handed out first, so none of them starts late and ends the run alone.
+* Tests marked ``long`` are handed out first, so none of them starts late and ends the run alone. A worker runs a
+  test only once it holds the next one (pytest-xdist's workers need it for fixture teardown), so a worker given a
+  long test is also given one more unit that waits behind it: the smallest one left, not a whole setup group.
 
 Groups are handed to the parent's scheduler through a file (the first worker writes the map of test id to group once
 it has collected), not by renaming test ids, which newer pytest versions no longer allow. Without pytest-xdist, or
@@ -63,9 +65,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     workerinput = getattr(config, "workerinput", {})
     if _WORKER_KEY in workerinput and workerinput["workerid"] == "gw0":  # every worker collects the same tests
         groups = {item.nodeid: group for item in items if (group := setup_group(item)) is not None}
+        long = [item.nodeid for item in items if item.get_closest_marker("long") is not None]
         path = Path(workerinput[_WORKER_KEY])
         partial = path.with_suffix(".partial")
-        partial.write_text(json.dumps(groups))
+        partial.write_text(json.dumps({"groups": groups, "long": long}))
         os.replace(partial, path)  # the parent never reads half a file
 
 
@@ -75,13 +78,24 @@ def _setup_group_scheduling(config: pytest.Config, log, path: Path):
 
     class SetupGroupScheduling(LoadScopeScheduling):
         groups: dict[str, str] = {}
+        long: frozenset[str] = frozenset()
 
         def schedule(self) -> None:
             if self.collection is None and path.exists():  # every worker has collected: the file is complete
-                self.groups = json.loads(path.read_text())
+                written = json.loads(path.read_text())
+                self.groups, self.long = written["groups"], frozenset(written["long"])
             super().schedule()
 
         def _split_scope(self, nodeid: str) -> str:
             return self.groups.get(nodeid, nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            """The next unit in order, or the smallest one left where it would wait behind a long test."""
+            pending = (nodeid for unit in self.assigned_work.get(node, {}).values()
+                       for nodeid, done in unit.items() if not done)
+            if any(nodeid in self.long for nodeid in pending):
+                smallest = min(reversed(self.workqueue), key=lambda scope: len(self.workqueue[scope]))
+                self.workqueue.move_to_end(smallest, last=False)
+            super()._assign_work_unit(node)
 
     return SetupGroupScheduling(config, log)

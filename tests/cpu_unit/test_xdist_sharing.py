@@ -1,4 +1,5 @@
-"""Under pytest-xdist (tests/xdist_sharing.py): tests of one world share a worker, and ``long`` tests go first.
+"""Under pytest-xdist (tests/xdist_sharing.py): tests of one world share a worker, ``long`` tests go first, and what
+waits behind a long test is the smallest unit left.
 
 A small test module in a temporary folder runs with ``-n 2`` and the repository's conftest loaded as a plugin; each
 test writes which worker ran it and when, and the checks read those records back.
@@ -44,6 +45,19 @@ def test_long_collected_last():
 '''
 
 
+SINGLE = '''
+import os
+import time
+
+OUT = {out!r}
+
+
+def test_alone():
+    with open(os.path.join(OUT, "alone"), "w") as f:
+        f.write(f"{{os.environ['PYTEST_XDIST_WORKER']}} {{time.monotonic_ns()}}")
+'''
+
+
 def _records(out: Path) -> dict[str, tuple[str, int]]:
     records = {}
     for path in out.iterdir():
@@ -56,14 +70,15 @@ def test_tests_of_one_world_share_a_worker_and_long_tests_start_first(tmp_path):
     out = tmp_path / "records"
     out.mkdir()
     (tmp_path / "test_sample.py").write_text(SAMPLE.format(out=str(out)))
+    (tmp_path / "test_single.py").write_text(SINGLE.format(out=str(out)))
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "conftest", "-n", "2", "-q", "-p", "no:cacheprovider",
-         "--rootdir", str(tmp_path), str(tmp_path / "test_sample.py")],
+         "--rootdir", str(tmp_path), str(tmp_path / "test_sample.py"), str(tmp_path / "test_single.py")],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )
     assert run.returncode == 0, run.stdout + run.stderr
     records = _records(out)
-    assert len(records) == 17, sorted(records)
+    assert len(records) == 18, sorted(records)
     for world_size in (1, 2):
         for api in ("triton", "gluon"):
             workers = {records[f"world-cpu-{world_size}-{api}-{case}"][0] for case in range(4)}
@@ -71,3 +86,8 @@ def test_tests_of_one_world_share_a_worker_and_long_tests_start_first(tmp_path):
     long_worker, long_stamp = records["long"]
     same_worker = [stamp for worker, stamp in records.values() if worker == long_worker]
     assert long_stamp == min(same_worker), "the long test was collected last but did not run first on its worker"
+    after_long = min((stamp, name) for name, (worker, stamp) in records.items()
+                     if worker == long_worker and stamp > long_stamp)[1]
+    assert after_long == "alone", (
+        f"behind the long test its worker ran {after_long!r}, but should have run the smallest unit left ('alone', "
+        f"collected last), not a world's group")

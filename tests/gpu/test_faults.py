@@ -1,4 +1,4 @@
-"""gpu tier: a hung kernel, a killed rank, an out-of-bounds store under the memory checker and many pool restarts
+"""gpu tier: a hung kernel, a killed rank, an out-of-bounds store under the memory checker and repeated pool restarts
 cost one case each and leak nothing.
 
 Memory is read per process from NVML (the rank processes' own GPU memory), so other work on the GPU does not
@@ -21,6 +21,10 @@ pytestmark = pytest.mark.gpu
 
 FAULTY = "tests.conformance.faulty."
 RELEASE_S = 60.0  # how long the driver may take to free a killed process's memory
+# Pool restarts of 8 ranks: each cycle is checked on its own (no live rank, no GPU memory held), so a leak shows in
+# the first cycle that has one; 5 cycles keep the tier within its time (20 took more than 200 s on one H200 under
+# the tier's load, longer than every other test).
+RESTART_CYCLES = 5
 
 
 def _gpu_bytes_by_pid() -> dict[int, int]:
@@ -84,9 +88,9 @@ def test_a_hung_or_killed_rank_fails_one_case_and_its_memory_is_released(pools, 
 
 
 @pytest.mark.long
-def test_eight_ranks_on_one_gpu_start_and_stop_twenty_times_leaving_nothing():
+def test_eight_ranks_on_one_gpu_start_and_stop_again_and_again_leaving_nothing():
     leftovers = []
-    for cycle in range(20):
+    for cycle in range(RESTART_CYCLES):
         with RankPool(8, "gpu") as pool:
             pool.run(jobs.open_heap, timeout=300)
             pids = pool.pids
