@@ -101,6 +101,7 @@ def test_eight_ranks_on_one_gpu_start_and_stop_again_and_again_leaving_nothing()
     assert leftovers == [], f"(cycle, live rank processes, GPU bytes they hold) after stopping: {leftovers}"
 
 
+@pytest.mark.long
 def test_memory_checker_passes_a_clean_case_and_fails_an_out_of_bounds_store_quoting_it():
     from iris.ranks.sanitizer import SanitizerUnavailable, find_tool
 

@@ -14,7 +14,7 @@ from iris.ranks import Pools, RankError, RankPool
 from iris.ranks.sanitizer import TOOLS, SanitizerUnavailable, find_tool
 from tests.cpu_interpret import pool_jobs as jobs
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.long]  # the tier's slowest: handed out first
 
 
 @pytest.fixture(scope="module", autouse=True)
