@@ -60,12 +60,16 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     return None if path is None else _setup_group_scheduling(config, log, path)
 
 
+def _is_long(item: pytest.Item) -> bool:
+    return item.get_closest_marker("long") is not None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)  # stable: otherwise collection order
+    items.sort(key=lambda item: not _is_long(item))  # stable: otherwise collection order
     workerinput = getattr(config, "workerinput", {})
     if _WORKER_KEY in workerinput and workerinput["workerid"] == "gw0":  # every worker collects the same tests
         groups = {item.nodeid: group for item in items if (group := setup_group(item)) is not None}
-        long = [item.nodeid for item in items if item.get_closest_marker("long") is not None]
+        long = [item.nodeid for item in items if _is_long(item)]
         path = Path(workerinput[_WORKER_KEY])
         partial = path.with_suffix(".partial")
         partial.write_text(json.dumps({"groups": groups, "long": long}))

@@ -16,19 +16,21 @@ import pytest
 pytestmark = pytest.mark.cpu_unit
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = '''
+RECORD = '''
 import os
 import time
 
 import pytest
 
-pytestmark = pytest.mark.shares_setup
 OUT = {out!r}
 
 
 def _record(name):
     with open(os.path.join(OUT, name), "w") as f:
         f.write(f"{{os.environ['PYTEST_XDIST_WORKER']}} {{time.monotonic_ns()}}")
+'''  # what each test module starts with: each test records which worker ran it, and when
+SAMPLE = RECORD + '''
+pytestmark = pytest.mark.shares_setup
 
 
 @pytest.mark.parametrize("api", ["triton", "gluon"])
@@ -45,16 +47,10 @@ def test_long_collected_last():
 '''
 
 
-SINGLE = '''
-import os
-import time
-
-OUT = {out!r}
-
+SINGLE = RECORD + '''
 
 def test_alone():
-    with open(os.path.join(OUT, "alone"), "w") as f:
-        f.write(f"{{os.environ['PYTEST_XDIST_WORKER']}} {{time.monotonic_ns()}}")
+    _record("alone")
 '''
 
 

@@ -22,8 +22,8 @@ pytestmark = pytest.mark.gpu
 FAULTY = "tests.conformance.faulty."
 RELEASE_S = 60.0  # how long the driver may take to free a killed process's memory
 # Pool restarts of 8 ranks: each cycle is checked on its own (no live rank, no GPU memory held), so a leak shows in
-# the first cycle that has one; 5 cycles keep the tier within its time (20 took more than 200 s on one H200 under
-# the tier's load, longer than every other test).
+# the first cycle that has one. 5 cycles, not 20: with 20, in one gpu tier run on one H200, the worker holding this
+# test finished no test in 200 s; 5 took 27 s in the next.
 RESTART_CYCLES = 5
 
 
