@@ -14,6 +14,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 BACKENDS = ("cpu", "gpu")
+CACHE_MANAGER = "TRITON_CACHE_MANAGER"
+SHARED_COMPILE_CACHE = "iris.ranks.compile_once:SharedCompileCache"  # named, not imported: no Triton import here
 _BACKEND_ENV = {
     "cpu": {"TRITON_INTERPRET": "1", "IRIS_FORCE_CPU": "1"},  # Triton interpreter, heaps in shared memory
     "gpu": {"TRITON_INTERPRET": "0", "IRIS_FORCE_CPU": "0"},
@@ -23,10 +25,14 @@ _ENV_LOCK = threading.Lock()
 
 
 def backend_env(backend: str) -> dict[str, str]:
-    """The variables that make a rank a ``cpu`` (interpreter) or ``gpu`` rank."""
+    """The variables that make a rank a ``cpu`` (interpreter) or ``gpu`` rank. A gpu world's ranks compile each
+    kernel once between them (``iris.ranks.compile_once``) unless ``TRITON_CACHE_MANAGER`` names another cache."""
     if backend not in _BACKEND_ENV:
         raise ValueError(f"backend={backend!r}, expected one of {BACKENDS}")
-    return dict(_BACKEND_ENV[backend])
+    env = dict(_BACKEND_ENV[backend])
+    if backend == "gpu" and CACHE_MANAGER not in os.environ:
+        env[CACHE_MANAGER] = SHARED_COMPILE_CACHE
+    return env
 
 
 def rank_env(rank: int, world_size: int, port: int, extra: Mapping[str, str] | None = None) -> dict[str, str]:

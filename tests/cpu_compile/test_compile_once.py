@@ -1,0 +1,83 @@
+"""cpu-compile tier: the ranks of a world compile a kernel once (``iris.ranks.compile_once``).
+
+Processes that miss the same kernel at once: one compiles it, the others load what it wrote. A miss holds the key's
+lock until the compile's files are written or its cache manager is gone; gpu ranks select the cache by
+``TRITON_CACHE_MANAGER`` unless the user names another one.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+
+import pytest
+import triton
+import triton.language as tl
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+from iris.ranks import backend_env
+from iris.ranks import compile_once as C
+from iris.ranks.env import CACHE_MANAGER, SHARED_COMPILE_CACHE
+
+pytestmark = pytest.mark.cpu_compile
+
+PROCESSES = 4
+
+
+@triton.jit
+def _scale(src, dst, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(dst + offs, tl.load(src + offs) * 3)
+
+
+def _compile_at_once(cache: str, manager: str, start) -> tuple[int, int]:
+    """Child: wait for every process, then compile ``_scale`` for sm_90; (compiled, loaded from the cache)."""
+    os.environ["TRITON_CACHE_DIR"] = cache
+    os.environ[CACHE_MANAGER] = manager
+    seen = {"compiled": 0, "loaded": 0}
+
+    def listener(**event) -> None:
+        seen["loaded" if event.get("cache_hit") else "compiled"] += 1
+
+    triton.knobs.compilation.listener = listener
+    src = ASTSource(_scale, signature={"src": "*fp32", "dst": "*fp32", "BLOCK": "constexpr"}, constexprs={"BLOCK": 128})
+    start.wait()
+    triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+    return seen["compiled"], seen["loaded"]
+
+
+def test_processes_missing_one_kernel_at_once_compile_it_once(tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Manager() as m, ctx.Pool(PROCESSES) as pool:
+        start = m.Barrier(PROCESSES)
+        got = pool.starmap(_compile_at_once, [(str(tmp_path), SHARED_COMPILE_CACHE, start)] * PROCESSES)
+    assert sorted(got) == [(0, 1)] * (PROCESSES - 1) + [(1, 0)], got
+
+
+def test_a_miss_holds_the_key_until_its_files_are_written_or_its_manager_is_gone(tmp_path, monkeypatch):
+    monkeypatch.setattr(triton.knobs.cache, "dir", str(tmp_path))
+    monkeypatch.setattr(C, "WAIT_S", 0.0)
+    first = C.SharedCompileCache("key")
+    assert first.get_group("k.json") is None and first._held is not None, "the first miss compiles, holding the key"
+    waiting = C.SharedCompileCache("key")
+    assert waiting.get_group("k.json") is None and waiting._held is None, "past its wait, another compiles unheld"
+    del first  # a compile that raised: its manager is collected
+    second = C.SharedCompileCache("key")
+    assert second.get_group("k.json") is None and second._held is not None, "the key was released with the manager"
+    path = second.put("{}", "k.json")
+    second.put_group("k.json", {"k.json": path})
+    assert second._held is None
+    third = C.SharedCompileCache("key")
+    assert third.get_group("k.json") == {"k.json": path} and third._held is None, "a hit takes no lock"
+    assert third.get_group("other.ttir") is None and third._held is None, "only a compile's metadata is locked"
+
+
+def test_gpu_ranks_use_it_unless_the_user_names_another_cache(monkeypatch):
+    monkeypatch.delenv(CACHE_MANAGER, raising=False)
+    assert backend_env("gpu")[CACHE_MANAGER] == SHARED_COMPILE_CACHE
+    assert CACHE_MANAGER not in backend_env("cpu"), "the interpreter compiles nothing"
+    monkeypatch.setenv(CACHE_MANAGER, SHARED_COMPILE_CACHE)
+    assert triton.knobs.cache.manager_class is C.SharedCompileCache, "Triton resolves the name to the class"
+    monkeypatch.setenv(CACHE_MANAGER, "somewhere.else:Cache")
+    assert CACHE_MANAGER not in backend_env("gpu"), "the user's own cache manager is kept"
