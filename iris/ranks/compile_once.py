@@ -5,15 +5,19 @@ every rank; Triton's own cache lets all R ranks miss it at once and compile it R
 machine's CPUs (8 ranks: 8 compiles of each kernel, while other worlds wait for the CPUs). ``SharedCompileCache``
 is Triton's ``FileCacheManager`` where a miss takes the key's lock file (``COMPILING``) before Triton compiles: the
 first process to miss compiles and writes the cache, and the others wait for it and load what it wrote. The lock
-is released when the compile's files are written (``put_group``), when its cache manager is collected (a compile
-that raised), or when the process ends (the kernel's ``flock``); a process that has waited ``WAIT_S`` compiles on
-its own. gpu ranks use it (``iris.ranks.env.backend_env``) unless ``TRITON_CACHE_MANAGER`` names another manager.
+is released when the compile's files are written (``put_group``), when Triton's ``compile`` that missed has left
+the stack without writing them (it raised: a thread watches for that, since a kept traceback would keep the cache
+manager alive, and a rank that keeps one and then waits for its peers at a barrier would hold them), or when the
+process ends (the kernel's ``flock``); a process that has waited ``WAIT_S`` compiles on its own. gpu ranks use it
+(``iris.ranks.env.backend_env``) unless ``TRITON_CACHE_MANAGER`` names another manager.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import sys
+import threading
 import time
 
 from triton.runtime.cache import FileCacheManager
@@ -30,6 +34,7 @@ class SharedCompileCache(FileCacheManager):
         super().__init__(key, override=override, dump=dump)
         self._shared = not (override or dump)  # the cache proper: not Triton's dump or override directories
         self._held: int | None = None
+        self._lock = threading.Lock()
 
     def get_group(self, filename: str):
         group = super().get_group(filename)
@@ -43,7 +48,9 @@ class SharedCompileCache(FileCacheManager):
         if group is not None:  # another process compiled it while this one waited
             _unlock(fd)
             return group
-        self._held = fd  # this process compiles it; put_group releases the lock
+        self._held = fd  # this process compiles it; put_group releases the lock, or the watch if compile raises
+        threading.Thread(target=self._watch, args=(sys._getframe(1), threading.get_ident()), daemon=True,
+                         name="iris-compile-once").start()
         return None
 
     def put_group(self, filename: str, group):
@@ -53,13 +60,21 @@ class SharedCompileCache(FileCacheManager):
             self._release()
 
     def _release(self) -> None:
-        fd, self._held = self._held, None
+        with self._lock:
+            fd, self._held = self._held, None
         if fd is not None:
             _unlock(fd)
 
-    def __del__(self) -> None:
-        if self._held is not None:
-            self._release()
+    def _watch(self, caller, thread: int) -> None:
+        """Release the lock once ``caller`` (Triton's ``compile`` frame that missed) is off ``thread``'s stack."""
+        while self._held is not None:
+            frame = sys._current_frames().get(thread)
+            while frame is not None and frame is not caller:
+                frame = frame.f_back
+            if frame is None:
+                self._release()
+                return
+            time.sleep(POLL_S)
 
 
 def _lock(fd: int, wait_s: float) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 
 import pytest
 import triton
@@ -55,22 +56,42 @@ def test_processes_missing_one_kernel_at_once_compile_it_once(tmp_path):
     assert sorted(got) == [(0, 1)] * (PROCESSES - 1) + [(1, 0)], got
 
 
-def test_a_miss_holds_the_key_until_its_files_are_written_or_its_manager_is_gone(tmp_path, monkeypatch):
+def _miss_then_raise(manager, meanwhile) -> None:
+    """As Triton's ``compile`` whose kernel fails: a miss (this frame compiles), then an error before any file."""
+    assert manager.get_group("k.json") is None and manager._held is not None, "the first miss holds the key"
+    meanwhile()
+    raise RuntimeError("the kernel does not compile")
+
+
+def _join_watches() -> None:
+    for t in threading.enumerate():
+        if t.name == "iris-compile-once":
+            t.join(timeout=60)
+
+
+def test_a_miss_holds_the_key_until_its_files_are_written_or_its_compile_has_raised(tmp_path, monkeypatch):
     monkeypatch.setattr(triton.knobs.cache, "dir", str(tmp_path))
     monkeypatch.setattr(C, "WAIT_S", 0.0)
+
+    def another_process_misses() -> None:
+        waiting = C.SharedCompileCache("key")
+        assert waiting.get_group("k.json") is None and waiting._held is None, "past its wait, it compiles unheld"
+
     first = C.SharedCompileCache("key")
-    assert first.get_group("k.json") is None and first._held is not None, "the first miss compiles, holding the key"
-    waiting = C.SharedCompileCache("key")
-    assert waiting.get_group("k.json") is None and waiting._held is None, "past its wait, another compiles unheld"
-    del first  # a compile that raised: its manager is collected
+    with pytest.raises(RuntimeError) as kept:  # the traceback keeps the compile's frame and its manager alive
+        _miss_then_raise(first, another_process_misses)
+    _join_watches()
+    assert first._held is None, f"released once the compile that raised left the stack ({kept.value})"
     second = C.SharedCompileCache("key")
-    assert second.get_group("k.json") is None and second._held is not None, "the key was released with the manager"
+    assert second.get_group("k.json") is None and second._held is not None, "the key is free again"
     path = second.put("{}", "k.json")
     second.put_group("k.json", {"k.json": path})
-    assert second._held is None
+    assert second._held is None, "released when the compile's files are written"
     third = C.SharedCompileCache("key")
     assert third.get_group("k.json") == {"k.json": path} and third._held is None, "a hit takes no lock"
     assert third.get_group("other.ttir") is None and third._held is None, "only a compile's metadata is locked"
+    _join_watches()
+    assert second._held is None
 
 
 def test_gpu_ranks_use_it_unless_the_user_names_another_cache(monkeypatch):
