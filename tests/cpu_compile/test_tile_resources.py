@@ -41,3 +41,15 @@ def test_programs_an_sm_or_cu_holds(target, registers, shared, programs):
     lane, at most 8 waves a SIMD, 4 SIMDs; shared memory (228 KiB an SM, 1 KiB of it a program's reserve; 64 KiB of
     LDS a CU) bounds them too."""
     assert B.Resources(registers, shared, 1).programs(target) == programs
+
+
+@pytest.mark.parametrize(("kernel", "traced", "untraced", "met"), [
+    ("all_scatter", (181, 0), (139, 0), False),  # 2 programs an SM against 3
+    ("all_scatter", (147, 0), (139, 0), True),  # 8 more registers
+    ("all_scatter", (168, 0), (139, 0), True),  # 3 and 3
+    ("persistent", (105, 0), (72, 0), True),  # 4 against 7, but its launch puts 1 on an SM
+    ("persistent", (105, 240000), (72, 0), False),  # its shared memory lets none fit
+])
+def test_the_goal_compares_the_programs_a_launch_puts_on_an_sm(kernel, traced, untraced, met):
+    row = B.Row(kernel, "triton", "sm_90", B.Resources(*traced, 1), B.Resources(*untraced, 1))
+    assert row.goal_met is met
