@@ -8,8 +8,8 @@ first process to miss compiles and writes the cache, and the others wait for it 
 is released when the compile's files are written (``put_group``), when Triton's ``compile`` that missed has left
 the stack without writing them (it raised: a thread watches for that, since a kept traceback would keep the cache
 manager alive, and a rank that keeps one and then waits for its peers at a barrier would hold them), or when the
-process ends (the kernel's ``flock``); a process that has waited ``WAIT_S`` compiles on its own. gpu ranks use it
-(``iris.ranks.env.backend_env``) unless ``TRITON_CACHE_MANAGER`` names another manager.
+process ends (the operating system drops its ``flock``); a process that has waited ``WAIT_S`` compiles on its own.
+gpu ranks use it (``iris.ranks.env.backend_env``) unless ``TRITON_CACHE_MANAGER`` names another manager.
 """
 
 from __future__ import annotations
