@@ -31,7 +31,17 @@ from conformance.kit.scale import GPU, SCALES, SMALL, scale_named
 from conformance.kit.scenario import all_scenarios, default_world_sizes
 from conformance.mutation.runner import MUTANT_TIMEOUT_S
 from conformance.report.output import summary_table, write_example_trace, write_results
-from iris.cli_args import OneLineParser, choice_list, folder, int_at_least, int_list, out_file, positive_number
+from iris.cli_args import (
+    NO_GPU,
+    OneLineParser,
+    choice_list,
+    folder,
+    int_at_least,
+    int_list,
+    missing_gpu,
+    out_file,
+    positive_number,
+)
 from iris.ranks.pool import MAX_TIMEOUT_S, MAX_WORLD_SIZE
 from iris.ranks.sanitizer import DEFAULT_TOOL
 from iris.ranks.sanitizer import TOOLS as SANITIZERS
@@ -218,10 +228,17 @@ def _prepare(args, params_text: str | None = None):
                              f"{args.ranks}")
     if params is not None:
         _check_params(cases, params, args.chunk, scale, args.num_warps)
+    _check_gpu(backend)  # after the checks of what was typed, which hold on any machine
     chosen = load_profile(profile_name)
     if args.examples is not None:
         chosen = hypothesis_settings(chosen, max_examples=args.examples)
     return backend, profile_name, chosen, params, cases, notes
+
+
+def _check_gpu(backend: str) -> None:
+    """``--backend gpu`` where torch sees no GPU: every case would fail on its ranks, so nothing runs."""
+    if missing_gpu(backend):
+        raise SelectionError(NO_GPU)
 
 
 def _check_scale(scale, backend: str, num_warps: int | None) -> None:
@@ -447,6 +464,7 @@ def _mutate(args) -> int:
             for m in mutants:
                 print(f"{m.name:34s} {m.file:32s} {m.breaks}")
             return 0
+        _check_gpu(args.backend)
         print(f"mutate: {len(mutants)} mutant(s), backend {args.backend}{_scale_said(args)}, profile {args.profile}, "
               f"seed {mutation.SEED}")
         start = time.perf_counter()

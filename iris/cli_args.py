@@ -164,11 +164,21 @@ def out_file(option: str, what: str = "a file"):
     return parse
 
 
+NO_GPU = "--backend gpu needs a GPU (torch.cuda.is_available() is False)"
+
+
+def missing_gpu(backend: str) -> bool:
+    """Whether ``backend`` is gpu on a machine where torch sees no GPU (refused with ``NO_GPU``)."""
+    import torch
+
+    return backend == "gpu" and not torch.cuda.is_available()
+
+
 def chosen_backend(parser: argparse.ArgumentParser, asked: str | None) -> str:
     """``--backend``: ``asked``, else gpu where torch sees a GPU and cpu elsewhere; gpu without one is refused in one
     line through ``parser``."""
     import torch
 
-    if asked == "gpu" and not torch.cuda.is_available():
-        parser.error("--backend gpu needs a GPU (torch.cuda.is_available() is False)")
+    if asked is not None and missing_gpu(asked):
+        parser.error(NO_GPU)
     return asked or ("gpu" if torch.cuda.is_available() else "cpu")

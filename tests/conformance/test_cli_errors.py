@@ -257,6 +257,22 @@ def test_mutate_refuses_bad_input_before_it_copies_anything(tmp_path, capsys, ar
     assert sorted(os.listdir(tmp_path)) == ["afile", "locked"], "output was written before the input was refused"
 
 
+@pytest.mark.parametrize(("command", "expected"), [
+    ("run", "python -m conformance run: --backend gpu needs a GPU (torch.cuda.is_available() is False)"),
+    ("gate", "python -m conformance gate: --backend gpu needs a GPU (torch.cuda.is_available() is False)"),
+    ("mutate", "mutate: --backend gpu needs a GPU (torch.cuda.is_available() is False)"),
+])
+def test_the_gpu_backend_where_torch_sees_no_gpu_is_refused_before_any_case(tmp_path, capsys, monkeypatch, command,
+                                                                             expected):
+    """Was: every case ran and failed on its ranks ("the device is cpu ... TRITON_INTERPRET is not set")."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    code, err = _bad_input(tmp_path, capsys, command, ["--backend", "gpu", "--scenario", "store", "--ranks", "1"])
+    assert (code, err) == (2, expected + "\n")
+    assert sorted(os.listdir(tmp_path)) == ["afile", "locked"], "output was written before the input was refused"
+
+
 NEW = [
     ("store", "scenario name 'store': {root}/conformance/scenarios/store.py already exists; expected a new name"),
     ("My-scenario", "scenario name 'My-scenario': expected a lowercase Python identifier such as my_scenario"),
