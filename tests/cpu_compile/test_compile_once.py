@@ -1,6 +1,7 @@
 """cpu-compile tier: the ranks of a world compile a kernel once (``iris.ranks.compile_once``).
 
-Processes that miss the same kernel at once: one compiles it, the others load what it wrote. A miss holds the key's
+Processes that miss the same kernel (or the same launcher module) at once: one builds it, the others load what it
+wrote. A miss holds the key's
 lock until the compile's files are written or its cache manager is gone; gpu ranks select the cache by
 ``TRITON_CACHE_MANAGER`` unless the user names another one.
 """
@@ -54,6 +55,50 @@ def test_processes_missing_one_kernel_at_once_compile_it_once(tmp_path):
         start = m.Barrier(PROCESSES)
         got = pool.starmap(_compile_at_once, [(str(tmp_path), SHARED_COMPILE_CACHE, start)] * PROCESSES)
     assert sorted(got) == [(0, 1)] * (PROCESSES - 1) + [(1, 0)], got
+
+
+PROBE_MODULE = """
+#include <Python.h>
+static struct PyModuleDef probe = {PyModuleDef_HEAD_INIT, "iris_probe", NULL, -1, NULL};
+PyMODINIT_FUNC PyInit_iris_probe(void) { return PyModule_Create(&probe); }
+"""
+
+
+def _build_at_once(cache: str, manager: str, start) -> int:
+    """Child: wait for every process, then have Triton build (or load) an extension module as it builds a kernel's
+    launcher; how many times this process ran the C compiler."""
+    os.environ["TRITON_CACHE_DIR"] = cache
+    os.environ[CACHE_MANAGER] = manager
+    from triton.runtime import build
+
+    builds = []
+    compiler = build._build
+
+    def counted(*args, **kwargs):
+        builds.append(args[0])
+        return compiler(*args, **kwargs)
+
+    build._build = counted
+    start.wait()
+    assert build.compile_module_from_src(PROBE_MODULE, "iris_probe").__name__ == "iris_probe"
+    return len(builds)
+
+
+def _can_build_extensions() -> bool:
+    import shutil
+    import sysconfig
+
+    include = sysconfig.get_paths()["include"]
+    return (shutil.which("gcc") or shutil.which("clang")) is not None and os.path.exists(f"{include}/Python.h")
+
+
+@pytest.mark.skipif(not _can_build_extensions(), reason="no C compiler or Python headers to build a launcher with")
+def test_processes_missing_one_launcher_at_once_build_it_once(tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Manager() as m, ctx.Pool(PROCESSES) as pool:
+        start = m.Barrier(PROCESSES)
+        got = pool.starmap(_build_at_once, [(str(tmp_path), SHARED_COMPILE_CACHE, start)] * PROCESSES)
+    assert sorted(got) == [0] * (PROCESSES - 1) + [1], got
 
 
 def _miss_then_raise(manager, meanwhile) -> None:
