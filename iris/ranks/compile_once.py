@@ -28,7 +28,7 @@ from triton.runtime.cache import FileCacheManager
 COMPILING = "compiling.lock"  # in the key's cache directory, beside Triton's own files
 WAIT_S = 600.0  # the longest a process waits for another's compile of the same key before compiling it itself
 POLL_S = 0.05
-EXTENSION = sysconfig.get_config_var("EXT_SUFFIX") or ".so"  # Triton's launcher modules end so
+EXTENSION = sysconfig.get_config_var("EXT_SUFFIX") or ".so"  # how the file of a launcher module Triton builds ends
 
 
 class SharedCompileCache(FileCacheManager):
