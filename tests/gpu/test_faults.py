@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from conformance.harness.compile_ahead import Compiler
 from conformance.harness.host_side import load_profile, run_case
 from conformance.kit.scenario import load
 from iris.ranks import Pools, RankPool
@@ -58,8 +59,8 @@ def pools():
         yield owner
 
 
-def _case(pools, name: str, timeout: float = 120.0):
-    case, _ = run_case(pools, load(FAULTY + name), 2, "gpu", load_profile("dev"), timeout=timeout)
+def _case(pools, name: str, timeout: float = 120.0, compiler: Compiler | None = None):
+    case, _ = run_case(pools, load(FAULTY + name), 2, "gpu", load_profile("dev"), timeout=timeout, compiler=compiler)
     return case
 
 
@@ -109,10 +110,11 @@ def test_memory_checker_passes_a_clean_case_and_fails_an_out_of_bounds_store_quo
         find_tool()
     except SanitizerUnavailable as e:
         pytest.skip(str(e))
-    with Pools(sanitize=True) as checked:
-        clean = _case(checked, "healthy")
+    # compiled ahead, outside the tool, as the suite's --sanitize runs do: the ranks under memcheck only load
+    with Compiler(workers=2) as compiler, Pools(sanitize=True) as checked:
+        clean = _case(checked, "healthy", compiler=compiler)
         assert clean.ok, f"the healthy case failed under the memory checker: {clean.error}"
-        bad = _case(checked, "out_of_bounds", timeout=120.0)
+        bad = _case(checked, "out_of_bounds", timeout=120.0, compiler=compiler)
         assert not bad.ok, "a store 4 TiB past its buffer passed under the memory checker"
         assert "compute-sanitizer memcheck reported" in bad.error and "Invalid __global__ write" in bad.error, bad.error
         after = _case(checked, "healthy")
