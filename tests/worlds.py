@@ -12,6 +12,7 @@ import functools
 import pytest
 
 from iris.ranks import backend_env, launch
+from tests import gpu_memory
 
 CPU_WORLD_SIZES = (1, 2, 4)
 
@@ -40,6 +41,8 @@ def _outcome(job, backend: str, world_size: int, args: tuple):
     try:
         return True, tuple(launch(job, world_size, *args, timeout=TIMEOUT_S, env=ENV[backend]))
     except Exception as e:  # cached too, so a broken world fails each of its tests at once
+        if backend == "gpu" and "out of memory" in str(e):
+            e.add_note(gpu_memory.out_of_memory_note())
         return False, e
 
 

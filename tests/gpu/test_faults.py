@@ -16,6 +16,7 @@ from conformance.harness.compile_ahead import Compiler
 from conformance.harness.host_side import load_profile, run_case
 from conformance.kit.scenario import load
 from iris.ranks import Pools, RankPool
+from tests import gpu_memory
 from tests.cpu_interpret import pool_jobs as jobs
 
 pytestmark = pytest.mark.gpu
@@ -30,17 +31,8 @@ RESTART_CYCLES = 5
 
 def _gpu_bytes_by_pid() -> dict[int, int]:
     """GPU memory held by each process using the GPUs (NVML)."""
-    pynvml = pytest.importorskip("pynvml", reason="per-process GPU memory needs NVML (pip install nvidia-ml-py)")
-    pynvml.nvmlInit()
-    try:
-        held: dict[int, int] = {}
-        for i in range(pynvml.nvmlDeviceGetCount()):
-            handle = pynvml.nvmlDeviceGetHandleByIndex(i)
-            for proc in pynvml.nvmlDeviceGetComputeRunningProcesses(handle):
-                held[proc.pid] = held.get(proc.pid, 0) + (proc.usedGpuMemory or 0)
-        return held
-    finally:
-        pynvml.nvmlShutdown()
+    pytest.importorskip("pynvml", reason="per-process GPU memory needs NVML (pip install nvidia-ml-py)")
+    return gpu_memory.bytes_by_pid()
 
 
 def _released(pids: list[int]) -> dict[int, int]:
