@@ -167,7 +167,7 @@ def out_file(option: str, what: str = "a file"):
 NO_GPU = "--backend gpu needs a GPU (torch.cuda.is_available() is False)"
 
 
-def missing_gpu(backend: str) -> bool:
+def missing_gpu(backend: str | None) -> bool:
     """Whether ``backend`` is gpu on a machine where torch sees no GPU (refused with ``NO_GPU``)."""
     import torch
 
@@ -179,6 +179,6 @@ def chosen_backend(parser: argparse.ArgumentParser, asked: str | None) -> str:
     line through ``parser``."""
     import torch
 
-    if asked is not None and missing_gpu(asked):
+    if missing_gpu(asked):
         parser.error(NO_GPU)
     return asked or ("gpu" if torch.cuda.is_available() else "cpu")

@@ -1,9 +1,8 @@
 """cpu-compile tier: the ranks of a world compile a kernel once (``iris.ranks.compile_once``).
 
 Processes that miss the same kernel (or the same launcher module) at once: one builds it, the others load what it
-wrote. A miss holds the key's
-lock until the compile's files are written or its cache manager is gone; gpu ranks select the cache by
-``TRITON_CACHE_MANAGER`` unless the user names another one.
+wrote. A miss holds the key's lock until the compile's files are written or the compile that missed has raised; gpu
+ranks select the cache by ``TRITON_CACHE_MANAGER`` unless the user names another one.
 """
 
 from __future__ import annotations
@@ -33,10 +32,23 @@ def _scale(src, dst, BLOCK: tl.constexpr):
     tl.store(dst + offs, tl.load(src + offs) * 3)
 
 
-def _compile_at_once(cache: str, manager: str, start) -> tuple[int, int]:
-    """Child: wait for every process, then compile ``_scale`` for sm_90; (compiled, loaded from the cache)."""
+def _at_once(child, tmp_path) -> list:
+    """What ``child(start)`` returns in each of ``PROCESSES`` spawned processes on one empty cache (``tmp_path``, the
+    shared cache selected), sorted; ``start`` is a barrier they all reach before building."""
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Manager() as m, ctx.Pool(PROCESSES) as pool:
+        start = m.Barrier(PROCESSES)
+        return sorted(pool.starmap(_in_cache, [(child, str(tmp_path), start)] * PROCESSES))
+
+
+def _in_cache(child, cache: str, start):
     os.environ["TRITON_CACHE_DIR"] = cache
-    os.environ[CACHE_MANAGER] = manager
+    os.environ[CACHE_MANAGER] = SHARED_COMPILE_CACHE
+    return child(start)
+
+
+def _compile_at_once(start) -> tuple[int, int]:
+    """Child: wait for every process, then compile ``_scale`` for sm_90; (compiled, loaded from the cache)."""
     seen = {"compiled": 0, "loaded": 0}
 
     def listener(**event) -> None:
@@ -50,11 +62,8 @@ def _compile_at_once(cache: str, manager: str, start) -> tuple[int, int]:
 
 
 def test_processes_missing_one_kernel_at_once_compile_it_once(tmp_path):
-    ctx = multiprocessing.get_context("spawn")
-    with ctx.Manager() as m, ctx.Pool(PROCESSES) as pool:
-        start = m.Barrier(PROCESSES)
-        got = pool.starmap(_compile_at_once, [(str(tmp_path), SHARED_COMPILE_CACHE, start)] * PROCESSES)
-    assert sorted(got) == [(0, 1)] * (PROCESSES - 1) + [(1, 0)], got
+    got = _at_once(_compile_at_once, tmp_path)
+    assert got == [(0, 1)] * (PROCESSES - 1) + [(1, 0)], got
 
 
 PROBE_MODULE = """
@@ -64,11 +73,9 @@ PyMODINIT_FUNC PyInit_iris_probe(void) { return PyModule_Create(&probe); }
 """
 
 
-def _build_at_once(cache: str, manager: str, start) -> int:
+def _build_at_once(start) -> int:
     """Child: wait for every process, then have Triton build (or load) an extension module as it builds a kernel's
     launcher; how many times this process ran the C compiler."""
-    os.environ["TRITON_CACHE_DIR"] = cache
-    os.environ[CACHE_MANAGER] = manager
     from triton.runtime import build
 
     builds = []
@@ -94,11 +101,8 @@ def _can_build_extensions() -> bool:
 
 @pytest.mark.skipif(not _can_build_extensions(), reason="no C compiler or Python headers to build a launcher with")
 def test_processes_missing_one_launcher_at_once_build_it_once(tmp_path):
-    ctx = multiprocessing.get_context("spawn")
-    with ctx.Manager() as m, ctx.Pool(PROCESSES) as pool:
-        start = m.Barrier(PROCESSES)
-        got = pool.starmap(_build_at_once, [(str(tmp_path), SHARED_COMPILE_CACHE, start)] * PROCESSES)
-    assert sorted(got) == [0] * (PROCESSES - 1) + [1], got
+    got = _at_once(_build_at_once, tmp_path)
+    assert got == [0] * (PROCESSES - 1) + [1], got
 
 
 def _miss_then_raise(manager, meanwhile) -> None:
