@@ -1,4 +1,4 @@
-"""Compile a case's kernel variants ahead of its examples, on a pool of processes as wide as the machine.
+"""Compile a run's kernel variants ahead of its examples, on a pool of processes as wide as the machine.
 
 On a GPU, every example of a case used to compile the variants it needed one after another, on the rank
 processes, while the other CPUs waited. Before a case runs, the harness knows its examples (drawn from the
@@ -12,11 +12,13 @@ case's seed, ``host_side.drawn_examples``); :class:`Compiler` then
 3. compiles those in parallel with ``JITFunction.warmup``, which writes Triton's disk cache: the rank processes
    then load each variant from it instead of compiling it.
 
-A variant two processes would compile at once (two pytest-xdist workers, or two runs) is compiled by one, under a
-lock file next to Triton's cache; the other compiles its other variants first, then waits for that one and loads
-it (``variant_lock``). A variant this misses (an example Hypothesis replays from its database) is compiled by the
-ranks as before: the pool only ever saves time. Nothing is compiled under the interpreter (``backend="cpu"``), so
-the pool exists on GPUs only.
+A run submits every case at its start (``Compiler.submit``) and each case waits only for its own variants
+(``Compiler.wait``): later cases compile while earlier ones run, and a variant an earlier case compiles is not
+compiled again. A variant two processes would compile at once (two pytest-xdist workers, or two runs) is compiled
+by one, under a lock file next to Triton's cache; the other compiles what else it has first, then waits for that
+one and loads it (``variant_lock``). A variant this misses (an example Hypothesis replays from its database, or
+shrinks to) is compiled by the ranks as before: the pool only ever saves time. Nothing is compiled under the
+interpreter (``backend="cpu"``), so the pool exists on GPUs only, or for a ``target`` named to cross-compile for.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import fcntl
 import hashlib
 import multiprocessing
 import os
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -99,8 +102,29 @@ class Ahead:
     error: str = ""
 
 
-def _worker_init() -> None:
+class _CrossCompiling:
+    """Triton's active driver in a worker that compiles for ``target`` with no GPU: what ``JITFunction.warmup``
+    asks a driver for, and nothing that launches."""
+
+    def __init__(self, target) -> None:
+        self.target = target
+
+    def get_current_target(self):
+        return self.target
+
+    def get_current_device(self) -> int:
+        return 0
+
+    def get_current_stream(self, device: int | None = None) -> int:
+        return 0
+
+
+def _worker_init(target=None) -> None:
     os.environ["TRITON_INTERPRET"] = "0"
+    if target is not None:
+        from triton.runtime.driver import driver
+
+        driver.set_active(_CrossCompiling(target))
 
 
 def _get_ready() -> None:
@@ -126,7 +150,7 @@ def _launches(job: Job) -> tuple[object, list[Launch]]:
 
 
 def _capture(job: Job) -> list[str]:
-    """Worker: the variant key of each launch of ``job`` on this process's GPU, in order."""
+    """Worker: the variant key of each launch of ``job`` on this process's GPU (or target), in order."""
     from triton.runtime import driver
 
     kernel, launches = _launches(job)
@@ -179,23 +203,35 @@ def _compile(job: Job, key: str, wait: bool) -> bool | None:
     return any(compiled)
 
 
-class Compiler:
-    """A pool of ``workers`` processes that compile a case's variants ahead (see the module docstring).
+def _failure(f: futures.Future) -> BaseException:
+    """Why the done future ``f`` has no result: its exception, or that it was cancelled."""
+    return futures.CancelledError("the compile was cancelled: the pool was stopped or closed") if f.cancelled() \
+        else f.exception()
 
-    The processes start on first use and live until ``close()``; ``workers=0`` compiles nothing. A case whose
-    compiling ahead takes longer than ``timeout`` seconds (a hung compile) stops the pool for the rest of the run.
+
+class Compiler:
+    """A pool of ``workers`` processes that compile cases' variants ahead (see the module docstring).
+
+    ``submit`` hands a case's examples to the pool and returns at once; ``wait`` gives the case's :class:`Ahead`
+    once every variant it needs is in Triton's cache; ``ahead`` does both. The processes start on first use and live
+    until ``close()``; ``workers=0`` compiles nothing. A case that waits longer than ``timeout`` seconds for its
+    variants (a hung compile) stops the pool for the rest of the run. ``target`` (a ``GPUTarget``): compile for
+    that GPU instead of the one the workers find, with no GPU needed (a cross-compile).
     """
 
-    def __init__(self, workers: int | None = None, timeout: float = TIMEOUT_S) -> None:
+    def __init__(self, workers: int | None = None, timeout: float = TIMEOUT_S, target=None) -> None:
         self.workers = default_workers() if workers is None else workers
         self.timeout = timeout
+        self.target = target
         self._pool: futures.ProcessPoolExecutor | None = None
         self._ready: list[futures.Future] = []
+        self._feeder: futures.ThreadPoolExecutor | None = None  # hands each submitted case to the pool, in order
+        self._variants: dict[str, futures.Future] = {}  # key -> done once in the cache (True: this pool compiled it)
 
     def _executor(self) -> futures.ProcessPoolExecutor:
         if self._pool is None:
             self._pool = futures.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                                     initializer=_worker_init)
+                                                     initializer=_worker_init, initargs=(self.target,))
             self._ready = [self._pool.submit(_get_ready) for _ in range(self.workers)]
         return self._pool
 
@@ -205,57 +241,122 @@ class Compiler:
         if self.workers:
             self._executor()
 
+    def submit(self, scenario_ref: str, world_size: int, examples: list[dict], apis: tuple[str, ...],
+               ranks: tuple[int, ...], num_warps: list[int | None] | None = None) -> futures.Future:
+        """Start compiling every variant ``examples`` launch through ``apis`` on ``ranks`` and return at once: a
+        future of the case's :class:`Ahead` (``wait``). ``num_warps``: each example's, for launches that give none
+        (default: none). Cases are captured in the order submitted; a variant an earlier case already compiles is
+        waited for, not compiled again, and counts as compiled only in that case."""
+        out: futures.Future = futures.Future()
+        if not self.workers or not examples:
+            out.set_result(Ahead())
+            return out
+        warps = [None] * len(examples) if num_warps is None else num_warps
+        jobs = [Job(scenario_ref, api, p, r, world_size, num_warps=w)
+                for p, w in zip(examples, warps, strict=True) for api in apis for r in ranks]
+        if self._feeder is None:
+            self._feeder = futures.ThreadPoolExecutor(1, thread_name_prefix="compile-ahead")
+        self._feeder.submit(self._feed, jobs, out)
+        return out
+
+    def wait(self, pending: futures.Future) -> Ahead:
+        """``pending``'s :class:`Ahead` (a future ``submit`` returned), waiting at most ``timeout`` seconds; past
+        that the pool is stopped for the rest of the run and the Ahead says so (the ranks compile)."""
+        try:
+            return pending.result(timeout=self.timeout)
+        except futures.TimeoutError:
+            self._stop()
+            return Ahead(error=f"compiling ahead took over {self.timeout:g} s; stopped for this run (the ranks "
+                               "compile)")
+
     def ahead(self, scenario_ref: str, world_size: int, examples: list[dict], apis: tuple[str, ...],
               ranks: tuple[int, ...], num_warps: list[int | None] | None = None) -> Ahead:
-        """Compile every variant ``examples`` launch through ``apis`` on ``ranks``; ``num_warps``: each example's, for
-        launches that give none (default: none); never raises (see ``error``)."""
-        result = Ahead()
-        if not self.workers or not examples:
-            return result
+        """``submit``, then ``wait``: never raises (see ``Ahead.error``)."""
+        return self.wait(self.submit(scenario_ref, world_size, examples, apis, ranks, num_warps))
+
+    def _feed(self, jobs: list[Job], out: futures.Future) -> None:
+        """The feeder thread: capture one case's launches, hand its new variants to the pool, and resolve ``out``
+        once all of its variants are in the cache (without waiting for that: the next case is fed meanwhile)."""
         start = time.perf_counter()
-        deadline = time.monotonic() + self.timeout
-
-        def left() -> float:
-            return max(0.0, deadline - time.monotonic())
-
         try:
+            if not self.workers:  # stopped after this case was submitted
+                out.set_result(Ahead())
+                return
             pool = self._executor()
             for ready in self._ready:  # a worker that cannot start says so here, with its error
-                ready.result(timeout=left())
-            warps = [None] * len(examples) if num_warps is None else num_warps
-            jobs = [Job(scenario_ref, api, p, r, world_size, num_warps=w)
-                    for p, w in zip(examples, warps, strict=True) for api in apis for r in ranks]
+                ready.result()
             unique: dict[str, Job] = {}
-            for job, keys in zip(jobs, pool.map(_capture, jobs, timeout=left()), strict=True):
+            for job, keys in zip(jobs, pool.map(_capture, jobs), strict=True):
                 for i, key in enumerate(keys):
                     unique.setdefault(key, dataclasses.replace(job, index=i))
-            result.variants = len(unique)
-            # first every variant nobody else is compiling; then, waiting, those another process was (now loads)
-            first = {key: pool.submit(_compile, job, key, False) for key, job in unique.items()}
-            busy = [key for key, f in first.items() if f.result(timeout=left()) is None]
-            then = [pool.submit(_compile, unique[key], key, True) for key in busy]
-            result.compiled = sum(bool(f.result(timeout=left())) for f in [*first.values(), *then])
-        except futures.TimeoutError:
-            result.error = f"compiling ahead took over {self.timeout:g} s; stopped for this run (the ranks compile)"
-            self._stop()
+            mine = [key for key in unique if key not in self._variants]
+            for key in mine:
+                self._variants[key] = self._compile_once(pool, unique[key], key)
         except Exception as e:  # the ranks compile whatever this did not: report, do not fail the case
-            result.error = f"{type(e).__name__}: {e}"
-        result.seconds = time.perf_counter() - start
-        return result
+            out.set_result(Ahead(seconds=time.perf_counter() - start, error=f"{type(e).__name__}: {e}"))
+            return
+        needed = [self._variants[key] for key in unique]
+        left = [len(needed)]
+        lock = threading.Lock()
+
+        def one_done(_: futures.Future) -> None:
+            with lock:
+                left[0] -= 1
+                if left[0]:
+                    return
+            failed = [f.exception() for f in needed if f.exception() is not None]
+            error = f"{type(failed[0]).__name__}: {failed[0]}" if failed else ""
+            compiled = 0 if failed else sum(bool(self._variants[key].result()) for key in mine)
+            out.set_result(Ahead(len(unique), compiled, time.perf_counter() - start, error))
+
+        for f in needed:
+            f.add_done_callback(one_done)
+
+    def _compile_once(self, pool: futures.ProcessPoolExecutor, job: Job, key: str) -> futures.Future:
+        """A future done once variant ``key`` is in Triton's cache: True if this pool compiled it. A variant another
+        process is compiling (its lock is held) is tried again, waiting, after the work queued before it."""
+        done: futures.Future = futures.Future()
+
+        def settle(f: futures.Future) -> None:
+            if f.cancelled() or f.exception() is not None:  # the pool was stopped or closed, or the compile raised
+                done.set_exception(_failure(f))
+            elif f.result() is None:  # another process compiles it: queue a waiting try (from the feeder thread)
+                try:
+                    self._feeder.submit(self._again, pool, job, key, done)
+                except RuntimeError as e:  # closed meanwhile
+                    done.set_exception(e)
+            else:
+                done.set_result(f.result())
+
+        pool.submit(_compile, job, key, False).add_done_callback(settle)
+        return done
+
+    @staticmethod
+    def _again(pool: futures.ProcessPoolExecutor, job: Job, key: str, done: futures.Future) -> None:
+        try:
+            again = pool.submit(_compile, job, key, True)
+        except Exception as e:
+            done.set_exception(e)
+            return
+        again.add_done_callback(lambda f: done.set_exception(_failure(f)) if f.cancelled() or f.exception()
+                                else done.set_result(f.result()))
 
     def _stop(self) -> None:
         """Kill the processes (one may hang in a compile) and compile nothing more in this run."""
+        self.workers = 0
         if self._pool is not None:
             for process in list(getattr(self._pool, "_processes", {}).values()):
                 process.kill()
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
-        self.workers = 0
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+        if self._feeder is not None:
+            self._feeder.shutdown(wait=True, cancel_futures=True)
+            self._feeder = None
 
     def __enter__(self) -> Compiler:
         return self

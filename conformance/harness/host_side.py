@@ -14,6 +14,7 @@ is rebuilt and the run goes on.
 
 from __future__ import annotations
 
+import concurrent.futures as futures
 import json
 import os
 import random
@@ -163,6 +164,28 @@ def drawn_examples(scenario: Scenario, world_size: int, profile: settings, case_
     return drawn
 
 
+class Prepared(NamedTuple):
+    """A case made ready ahead of its turn (``prepare``): the seed its examples are drawn under, what they launch
+    (``_launch_key``) and the future of their variants compiling ahead (``Compiler.submit``)."""
+
+    seed: int
+    launch_keys: frozenset[str]
+    compiling: futures.Future
+
+
+def prepare(scenario: Scenario, world_size: int, profile: settings, compiler: Compiler, *,
+            chunk: int | None = None, fixed_seed: int | None = None, scale: Scale = SMALL,
+            num_warps: int | None = None) -> Prepared:
+    """Draw the case's examples under its seed (``fixed_seed``, else a fresh one) and submit their kernel variants
+    to ``compiler``, without waiting: ``run_case(..., prepared=)`` then runs exactly those examples and waits only
+    for what of their compiles is left. Raises what drawing raises (a broken strategy)."""
+    case_seed = random.getrandbits(64) if fixed_seed is None else fixed_seed
+    drawn = drawn_examples(scenario, world_size, profile, case_seed, chunk, scale, num_warps, sizing=False)
+    pending = compiler.submit(scenario.ref or scenario.name, world_size, [e.params for e in drawn], APIS,
+                              tuple(range(world_size)), [e.settings.num_warps for e in drawn])
+    return Prepared(case_seed, frozenset(_launch_key(e) for e in drawn), pending)
+
+
 class ConformanceFailure(AssertionError):
     """An example whose Triton, Gluon and model results disagree (the message is the full report)."""
 
@@ -170,8 +193,8 @@ class ConformanceFailure(AssertionError):
 def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, profile: settings,
              params: dict | None = None, on_example=None, *, chunk: int | None = None, fixed_seed: int | None = None,
              timeout: float = JOB_TIMEOUT_S, compiler: Compiler | None = None,
-             max_runs: int | None = None, scale: Scale = SMALL,
-             num_warps: int | None = None) -> tuple[CaseResult, ExampleResult | None]:
+             max_runs: int | None = None, scale: Scale = SMALL, num_warps: int | None = None,
+             prepared: Prepared | None = None) -> tuple[CaseResult, ExampleResult | None]:
     """Run the case and return its summary and last example (for its trace); never raises for a divergence.
 
     Every example also draws the trace chunk of its settings (one of ``CHUNK_SIZES``: slots a program claims at a
@@ -192,7 +215,8 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
     ``on_example(result)`` sees each example.
     ``fixed_seed`` makes the drawn examples the same on every run; ``timeout``: the cap of every example's budget on
     the ranks (seconds). ``compiler`` (GPU only): the examples are drawn first and
-    every kernel variant they launch is compiled ahead, in parallel (``compile_ahead``), before the first runs.
+    every kernel variant they launch is compiled ahead, in parallel (``compile_ahead``), before the first runs;
+    ``prepared`` (``prepare``, with the same ``compiler``): drawn and submitted already, so the case only waits.
     ``max_runs``: the most examples the case runs on the ranks, shrinking a failure included (Hypothesis's
     ``max_examples`` bounds only the examples it generates); once they ran, Hypothesis is stopped and the smallest
     failure found so far is the case's failure.
@@ -281,16 +305,18 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
                 one(example)
 
             case_seed = fixed_seed
-            if compiler is not None and compiler.workers and backend == "gpu":
-                case_seed = random.getrandbits(64) if fixed_seed is None else fixed_seed
-                drawn = drawn_examples(scenario, world_size, profile, case_seed, chunk, scale, num_warps, sizing=False)
-                done = compiler.ahead(ref, world_size, [e.params for e in drawn], APIS, tuple(range(world_size)),
-                                      [e.settings.num_warps for e in drawn])
+            if prepared is None and compiler is not None and compiler.workers and backend == "gpu":
+                prepared = prepare(scenario, world_size, profile, compiler, chunk=chunk, fixed_seed=fixed_seed,
+                                   scale=scale, num_warps=num_warps)
+            if prepared is not None:
+                case_seed = prepared.seed
+                waiting = time.perf_counter()
+                done = compiler.wait(prepared.compiling)
                 case.ahead_variants, case.ahead_compiled = done.variants, done.compiled
                 case.ahead_seconds, case.ahead_error = done.seconds, done.error
                 if not done.error:
-                    ahead.update(_launch_key(e) for e in drawn)
-                case.seconds += done.seconds
+                    ahead.update(prepared.launch_keys)
+                case.seconds += time.perf_counter() - waiting  # what is left of its compiles when its turn came
             if case_seed is not None:
                 check = seed(case_seed)(check)
             check()

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from hypothesis import settings
 
 from conformance.harness.compile_ahead import Compiler
-from conformance.harness.host_side import JOB_TIMEOUT_S, run_case
+from conformance.harness.host_side import JOB_TIMEOUT_S, Prepared, prepare, run_case
 from conformance.kit.patterns import PatternError, expand
 from conformance.kit.scale import SMALL, Scale
 from conformance.kit.scenario import (
@@ -133,9 +133,10 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
     the examples are drawn at (``conformance.kit.scale``); ``num_warps``: of every launch that gives none (None:
     drawn per example where the scale draws it).
 
-    On a GPU, each case's kernel variants are compiled ahead on a pool of processes (``compile_ahead``): in the
-    first pass, the later ones load them from Triton's cache. Returns ``(case, last)`` per case and pass: its result
-    and its last example (for a trace; None when none ran)."""
+    On a GPU, each case's kernel variants are compiled ahead on a pool of processes (``compile_ahead``): every
+    case of a pass is drawn and submitted at its start (``_prepare_all``), so later cases compile while earlier ones
+    run; later passes load what the first compiled from Triton's cache. Returns ``(case, last)`` per case and
+    pass: its result and its last example (for a trace; None when none ran)."""
     done: list[tuple[CaseResult, ExampleResult | None]] = []
     passes = tuple(sanitize) or ("",)
     total = len(cases) * len(passes)
@@ -144,11 +145,13 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
         for tool in passes:
             with Pools(sanitize=tool) as pools:
                 _start_pools(pools, cases, backend)
-                for planned in cases:
+                prepared = (_prepare_all(cases, compiler, profile, chunk, seed, scale, num_warps, echo)
+                            if backend == "gpu" and params is None else {})
+                for i, planned in enumerate(cases):
                     under = f" under {tool}" if tool else ""
                     echo(f"[{len(done) + 1}/{total}] {planned.name} on {planned.world_size} rank(s){under} ...")
                     c, last = _run_one(pools, planned, backend, profile, params, chunk, seed, timeout, compiler,
-                                       max_runs, scale, num_warps)
+                                       max_runs, scale, num_warps, prepared.get(i))
                     if not c.ok and c.failing_params is not None and params is None:
                         cap = timeout if c.hang is None else min(timeout, c.hang.timeout)
                         again, _ = run_case(pools, planned.scenario, planned.world_size, backend, profile,
@@ -161,6 +164,25 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
                     done.append((c, last))
                     _said(c, echo)
     return done
+
+
+def _prepare_all(cases: list[Planned], compiler: Compiler, profile: settings, chunk: int | None, seed: int | None,
+                 scale: Scale, num_warps: int | None, echo: Callable[[str], None]) -> dict[int, Prepared]:
+    """Each case's examples drawn and their variants submitted to ``compiler`` (``host_side.prepare``), by the
+    case's index; a case whose drawing raises is left out (``run_case`` draws it again and reports the error)."""
+    if not compiler.workers:
+        return {}
+    echo(f"drawing the examples of {len(cases)} case(s) to compile their kernels ahead ...")
+    prepared: dict[int, Prepared] = {}
+    for i, planned in enumerate(cases):
+        if planned.scenario is None:
+            continue
+        try:
+            prepared[i] = prepare(planned.scenario, planned.world_size, profile, compiler, chunk=chunk,
+                                  fixed_seed=seed, scale=scale, num_warps=num_warps)
+        except Exception:  # the case draws again when its turn comes, and reports the error
+            continue
+    return prepared
 
 
 def _said(c: CaseResult, echo: Callable[[str], None]) -> None:
@@ -190,8 +212,8 @@ def _ahead(c: CaseResult) -> str:
 
 def _run_one(pools: Pools, planned: Planned, backend: str, profile: settings, params: dict | None,
              chunk: int | None, seed: int | None, timeout: float, compiler: Compiler,
-             max_runs: int | None = None, scale: Scale = SMALL,
-             num_warps: int | None = None) -> tuple[CaseResult, ExampleResult | None]:
+             max_runs: int | None = None, scale: Scale = SMALL, num_warps: int | None = None,
+             prepared: Prepared | None = None) -> tuple[CaseResult, ExampleResult | None]:
     if planned.scenario is None:
         case = CaseResult(planned.name, planned.world_size, backend, sanitizer=pools.sanitizer)
         case.error = planned.load_error
@@ -199,7 +221,7 @@ def _run_one(pools: Pools, planned: Planned, backend: str, profile: settings, pa
     try:
         case, last = run_case(pools, planned.scenario, planned.world_size, backend, profile, params, chunk=chunk,
                               fixed_seed=seed, timeout=timeout, compiler=compiler, max_runs=max_runs, scale=scale,
-                              num_warps=num_warps)
+                              num_warps=num_warps, prepared=prepared)
     except Exception as e:  # a scenario module that breaks in a way run_case does not expect: its case fails
         case = CaseResult(planned.scenario.ref or planned.name, planned.world_size, backend, sanitizer=pools.sanitizer)
         last = None

@@ -59,10 +59,30 @@ def _check_imports(root: Path) -> None:
                                "run the probe with the copy as working directory and on PYTHONPATH")
 
 
-def run_one(pools, name: str, world_size: int, spec: dict, compiler=None) -> dict:
-    """Run one case; its record (never raises)."""
-    from conformance.harness.host_side import run_case
+def _settings(spec: dict) -> dict:
+    """The keywords ``run_case`` and ``prepare`` share for every case of ``spec``."""
     from conformance.kit.scale import scale_named
+
+    return {"fixed_seed": spec["seed"], "scale": scale_named(spec.get("scale") or "small")}
+
+
+def prepared_for(name: str, world_size: int, spec: dict, compiler):
+    """The case drawn and its kernels submitted to ``compiler`` (``host_side.prepare``), to compile while the case
+    before it runs; None off a GPU, or where preparing raises (``run_one`` then meets and records the error)."""
+    if spec.get("backend", "cpu") != "gpu" or compiler is None or not compiler.workers:
+        return None
+    try:
+        from conformance.harness.host_side import prepare
+        from conformance.kit.scenario import load
+
+        return prepare(load(name), world_size, probe_settings(spec["profile"]), compiler, **_settings(spec))
+    except Exception:  # a mutant can break the package itself
+        return None
+
+
+def run_one(pools, name: str, world_size: int, spec: dict, compiler=None, prepared=None) -> dict:
+    """Run one case (``prepared``: by ``prepared_for``, with the same ``compiler``); its record (never raises)."""
+    from conformance.harness.host_side import run_case
     from conformance.kit.scenario import load
 
     record = {"scenario": name, "world_size": world_size, "ok": True, "checks": [], "detail": "", "examples": 0}
@@ -75,8 +95,8 @@ def run_one(pools, name: str, world_size: int, spec: dict, compiler=None) -> dic
 
     try:
         case, _ = run_case(pools, load(name), world_size, spec.get("backend", "cpu"), probe_settings(spec["profile"]),
-                           on_example=seen, fixed_seed=spec["seed"], timeout=spec["job_timeout"],
-                           compiler=compiler, scale=scale_named(spec.get("scale") or "small"))
+                           on_example=seen, timeout=spec["job_timeout"], compiler=compiler, prepared=prepared,
+                           **_settings(spec))
         record["examples"] = case.examples
         if case.problem:  # a hang, an error, or no example ran to a verdict
             record.update(ok=False, checks=["hang" if case.hang is not None else "error"], detail=case.problem)
@@ -103,9 +123,13 @@ def main(argv: list[str]) -> int:
 
     records: list[dict] = []
     gpu = spec.get("backend", "cpu") == "gpu"
+    cases = spec["cases"]
     with Pools() as pools, Compiler(None if gpu else 0) as compiler:  # on a GPU, the copy's kernels compiled ahead
-        for name, world_size in spec["cases"]:
-            record = run_one(pools, name, world_size, spec, compiler)
+        following = prepared_for(*cases[0], spec, compiler) if cases else None
+        for i, (name, world_size) in enumerate(cases):
+            current = following  # the next case compiles while this one runs (one ahead: a kill stops the probe)
+            following = prepared_for(*cases[i + 1], spec, compiler) if i + 1 < len(cases) else None
+            record = run_one(pools, name, world_size, spec, compiler, current)
             records.append(record)
             result_path.write_text(json.dumps(records))
             verdict = "ok" if record["ok"] else "FAIL (" + ", ".join(record["checks"]) + ")"

@@ -1,0 +1,120 @@
+"""The compile-ahead pool itself, cross-compiling for sm_90 (``Compiler(target=...)``: no GPU needed).
+
+A run submits every case at its start and each case waits only for its own variants: a variant two cases need is
+compiled once, a case is not held behind an earlier one whose variant another process is compiling, and a case
+prepared ahead (``host_side.prepare``) runs exactly the examples whose kernels were compiled for it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import Phase, find, settings
+from triton.backends.compiler import GPUTarget
+
+from conformance.harness.compile_ahead import Compiler, variant_key, variant_lock
+from conformance.harness.host_side import drawn_examples, load_profile, prepare, run_case
+from conformance.harness.stand_in import captured_launches
+from conformance.kit.scale import SMALL
+from conformance.kit.scenario import APIS, load
+from iris.ranks import Pools
+
+pytestmark = pytest.mark.cpu_compile
+
+SM90 = GPUTarget("cuda", 90, 32)
+WAIT_S = 300.0  # a case's wait for its compiles: far above what two workers need here, and it ends a stuck test
+
+
+def _simplest(name: str) -> dict:
+    only_first = settings(database=None, max_examples=1, phases=(Phase.generate,))
+    return find(load(name).params(1), lambda p: True, settings=only_first)
+
+
+def _keys(name: str, apis: tuple[str, ...], examples: list[dict]) -> set[str]:
+    scenario = load(name)
+    return {variant_key(scenario.kernel(api), launch, SM90)
+            for api in apis for p in examples for launch in captured_launches(scenario, api, p, 0, 1)}
+
+
+def _compiled_kernels(cache) -> list[str]:
+    """The names of the kernels in Triton's cache folder ``cache``, one per compile."""
+    return sorted(json.loads(f.read_text())["name"] for f in cache.glob("*/*.json") if not f.name.startswith("__grp__"))
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))  # empty; the pool's processes inherit it
+    return tmp_path
+
+
+def test_a_variant_two_cases_need_is_compiled_once_and_counted_in_the_first(cache):
+    p = _simplest("load")
+    with Compiler(workers=2, timeout=WAIT_S, target=SM90) as compiler:
+        first = compiler.submit("load", 1, [p], APIS, (0,))
+        second = compiler.submit("load", 1, [p], APIS, (0,))
+        a, b = compiler.wait(first), compiler.wait(second)
+    expected = len(_keys("load", APIS, [p]))
+    assert expected == len(APIS)
+    assert (a.variants, a.compiled, a.error) == (expected, expected, "")
+    assert (b.variants, b.compiled, b.error) == (expected, 0, "")
+    kernels = _compiled_kernels(cache)  # the scenario's two and the harness's clock kernel, each compiled once
+    assert len(kernels) == expected + 1, kernels
+    assert {load("load").kernel(api).fn.__name__ for api in APIS} < set(kernels)
+
+
+def test_a_case_is_not_held_behind_an_earlier_one_that_waits_for_another_process(cache):
+    p, q = _simplest("load"), _simplest("store")
+    (busy,) = _keys("load", ("gluon",), [p])
+    with Compiler(workers=2, timeout=WAIT_S, target=SM90) as compiler:
+        with variant_lock(busy, wait=True):  # as another process compiling the earlier case's variant holds it
+            earlier = compiler.submit("load", 1, [p], ("gluon",), (0,))
+            later = compiler.submit("store", 1, [q], ("gluon",), (0,))
+            b = compiler.wait(later)
+            assert not earlier.done(), "the earlier case compiled a variant whose lock another process held"
+        a = compiler.wait(earlier)  # released: it compiles it now
+    assert (b.variants, b.compiled, b.error) == (1, 1, "")
+    assert (a.variants, a.compiled, a.error) == (1, 1, "")
+
+
+def test_a_prepared_case_runs_the_examples_it_compiled_ahead(cache):
+    scenario = load("load")
+    profile = settings(load_profile("dev"), max_examples=3, database=None)
+    ran: list[dict] = []
+    with Compiler(workers=2, timeout=WAIT_S, target=SM90) as compiler, Pools() as pools:
+        prepared = prepare(scenario, 1, profile, compiler, fixed_seed=7)
+        case, _ = run_case(pools, scenario, 1, "cpu", profile, on_example=lambda r: ran.append(r.params),
+                           compiler=compiler, prepared=prepared)
+    assert case.ok, case.failure or case.error
+    drawn = [e.params for e in drawn_examples(scenario, 1, profile, 7, sizing=False)]
+    assert prepared.seed == 7 and ran == drawn
+    assert prepared.launch_keys == {json.dumps([d, None], sort_keys=True) for d in drawn}
+    assert (case.ahead_variants, case.ahead_error) == (len(_keys("load", APIS, drawn)), "")
+    assert case.ahead_compiled == case.ahead_variants  # an empty cache
+
+
+def test_a_run_submits_every_case_it_can_draw_at_its_start(cache, monkeypatch):
+    from conformance.harness import suite
+
+    cases, _ = suite.plan(["load", "store"], (1,))
+    cases.insert(1, suite.Planned("broken", 1, None, "ImportError: no module"))
+    drawing = suite.prepare
+
+    def prepare(scenario, *args, **kwargs):
+        if scenario.name == "store":
+            raise ValueError("the strategy raised")
+        return drawing(scenario, *args, **kwargs)
+
+    monkeypatch.setattr(suite, "prepare", prepare)
+    said: list[str] = []
+    profile = settings(load_profile("dev"), max_examples=2, database=None)
+    with Compiler(workers=2, timeout=WAIT_S, target=SM90) as compiler:
+        prepared = suite._prepare_all(cases, compiler, profile, None, 3, SMALL, None, said.append)
+        done = {i: compiler.wait(p.compiling) for i, p in prepared.items()}
+    assert said == ["drawing the examples of 3 case(s) to compile their kernels ahead ..."]
+    assert list(prepared) == [0]  # not the broken module's case, nor the one whose drawing raised
+    assert prepared[0].seed == 3
+    drawn = [e.params for e in drawn_examples(load("load"), 1, profile, 3, sizing=False)]
+    assert (done[0].variants, done[0].compiled, done[0].error) == (len(_keys("load", APIS, drawn)),) * 2 + ("",)
+    with Compiler(workers=0) as off:
+        assert suite._prepare_all(cases, off, profile, None, 3, SMALL, None, said.append) == {}
