@@ -205,8 +205,9 @@ def _compile(job: Job, key: str, wait: bool) -> bool | None:
 
 def _failure(f: futures.Future) -> BaseException:
     """Why the done future ``f`` has no result: its exception, or that it was cancelled."""
-    return futures.CancelledError("the compile was cancelled: the pool was stopped or closed") if f.cancelled() \
-        else f.exception()
+    if f.cancelled():
+        return futures.CancelledError("the compile was cancelled: the pool was stopped or closed")
+    return f.exception()
 
 
 class Compiler:
@@ -296,6 +297,9 @@ class Compiler:
             out.set_result(Ahead(seconds=time.perf_counter() - start, error=f"{type(e).__name__}: {e}"))
             return
         needed = [self._variants[key] for key in unique]
+        if not needed:  # its examples launch nothing
+            out.set_result(Ahead(seconds=time.perf_counter() - start))
+            return
         left = [len(needed)]
         lock = threading.Lock()
 
@@ -323,7 +327,7 @@ class Compiler:
             elif f.result() is None:  # another process compiles it: queue a waiting try (from the feeder thread)
                 try:
                     self._feeder.submit(self._again, pool, job, key, done)
-                except RuntimeError as e:  # closed meanwhile
+                except Exception as e:  # closed meanwhile
                     done.set_exception(e)
             else:
                 done.set_result(f.result())

@@ -8,6 +8,7 @@ prepared ahead (``host_side.prepare``) runs exactly the examples whose kernels w
 from __future__ import annotations
 
 import json
+import multiprocessing
 
 import pytest
 from hypothesis import Phase, find, settings
@@ -118,3 +119,17 @@ def test_a_run_submits_every_case_it_can_draw_at_its_start(cache, monkeypatch):
     assert (done[0].variants, done[0].compiled, done[0].error) == (len(_keys("load", APIS, drawn)),) * 2 + ("",)
     with Compiler(workers=0) as off:
         assert suite._prepare_all(cases, off, profile, None, 3, SMALL, None, said.append) == {}
+
+
+def test_a_case_submitted_before_the_pool_was_stopped_is_not_left_waiting(cache):
+    p = _simplest("load")
+    before = set(multiprocessing.active_children())
+    with Compiler(workers=1, timeout=0.01, target=SM90) as compiler:
+        first = compiler.submit("load", 1, [p], APIS, (0,))
+        second = compiler.submit("store", 1, [_simplest("store")], APIS, (0,))
+        stopped = compiler.wait(first)
+        assert stopped.error == "compiling ahead took over 0.01 s; stopped for this run (the ranks compile)"
+        assert compiler.workers == 0
+        late = second.result(timeout=WAIT_S)  # settled by the stop (nothing compiled), not by a timeout of its own
+        assert late.compiled == 0, late
+    assert set(multiprocessing.active_children()) <= before
