@@ -35,3 +35,21 @@ def test_a_case_compiled_ahead_only_loads_on_its_ranks(name, world_size, tmp_pat
                                APIS,
                                tuple(range(world_size)))
     assert (again.variants, again.compiled, again.error) == (case.ahead_variants, 0, "")
+
+
+@pytest.mark.long
+def test_a_run_compiles_every_case_ahead_at_its_start_and_its_ranks_only_load(tmp_path, monkeypatch):
+    from conformance.harness.suite import plan, run_cases
+
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton-cache"))  # empty; ranks and workers inherit it
+    monkeypatch.setenv("IRIS_COMPILE_WORKERS", "2")
+    cases, _ = plan(["load", "store", "get"], (1, 2))
+    said: list[str] = []
+    done = run_cases(cases, "gpu", settings(load_profile("dev"), max_examples=2, database=None), seed=5,
+                     echo=said.append)
+    assert said[0] == f"drawing the examples of {len(cases)} case(s) to compile their kernels ahead ..."
+    assert len(done) == len(cases)
+    for case, _ in done:
+        assert case.ok, case.failure or case.error
+        assert (case.ahead_error, case.jit_compiled) == ("", 0), (case.scenario, case.world_size, case.ahead_error)
+        assert case.ahead_variants >= len(APIS) and case.jit_loaded > 0, case.scenario
