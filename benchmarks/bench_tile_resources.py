@@ -39,7 +39,7 @@ import tempfile
 import triton
 
 from benchmarks import tile_kernels as K
-from benchmarks.cross_compile import TARGETS, compile_jit
+from benchmarks.cross_compile import TARGETS, compile_jit, cubin_resources
 from conformance.scenarios import all_scatter
 from iris.cli_args import OneLineParser, choice_list
 
@@ -140,16 +140,12 @@ class Resources:
 
 def _cuda_figures(cubin: bytes) -> tuple[int, int]:
     """(registers per thread, SASS instructions) of a cubin, from the cuobjdump that ships with Triton."""
-    tool = triton.knobs.nvidia.cuobjdump.path
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
-        usage = subprocess.run([tool, "--dump-resource-usage", f.name], capture_output=True, text=True, check=True)
-        sass = subprocess.run([tool, "-sass", f.name], capture_output=True, text=True, check=True)
-    found = re.search(r"\bREG:(\d+)", usage.stdout)
-    if found is None:
-        raise RuntimeError(f"cuobjdump --dump-resource-usage printed no REG: {usage.stdout[:200]!r}")
-    return int(found.group(1)), len(re.findall(r"^\s+/\*[0-9a-f]{4,}\*/\s+\S", sass.stdout, re.M))
+        sass = subprocess.run([triton.knobs.nvidia.cuobjdump.path, "-sass", f.name], capture_output=True, text=True,
+                              check=True)
+    return cubin_resources(cubin)["REG"], len(re.findall(r"^\s+/\*[0-9a-f]{4,}\*/\s+\S", sass.stdout, re.M))
 
 
 def _hip_figures(amdgcn: str) -> tuple[int, int]:

@@ -119,9 +119,23 @@ class _CrossCompiling:
         return 0
 
 
+@contextmanager
+def cross_compiling(target) -> Iterator[None]:
+    """Within it, Triton's launches and ``warmup`` in this process compile for ``target`` (a ``GPUTarget``), with no
+    GPU needed; nothing can launch."""
+    from triton.runtime.driver import driver
+
+    before = driver._active  # None until first use (Triton then finds the GPU's driver)
+    driver.set_active(_CrossCompiling(target))
+    try:
+        yield
+    finally:
+        driver._active = before
+
+
 def _worker_init(target=None) -> None:
     os.environ["TRITON_INTERPRET"] = "0"
-    if target is not None:
+    if target is not None:  # for the worker's life
         from triton.runtime.driver import driver
 
         driver.set_active(_CrossCompiling(target))

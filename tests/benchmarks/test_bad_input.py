@@ -19,6 +19,7 @@ import torch
 
 from benchmarks import bench_compare, bench_tracing_host, stress_traced_loops
 from conformance.kit.scenario import known_scenarios
+from conformance.kit.scenario import names as scenario_names
 from examples import run as examples_run
 
 pytestmark = pytest.mark.cpu_unit
@@ -29,6 +30,7 @@ EXAMPLES = ("trace_store_triton", "trace_store_gluon", "message_passing_triton",
 # where each script would start running: replaced by a function that fails the test (the examples that start ranks
 # run through examples.run, whose launch is replaced)
 STARTS = {"benchmarks.bench_compare": "bench", "benchmarks.bench_conformance": "rows",
+          "benchmarks.bench_gate_compiles": "variants",
           "benchmarks.bench_tile_resources": "rows", "benchmarks.bench_tracing_device": "launch",
           "benchmarks.bench_tracing_host": "bench", "benchmarks.stress_traced_loops": "launch",
           "examples.timeline_png": "draw"}
@@ -55,6 +57,13 @@ CAPACITY = "expected a comma list of integers from 1 to 100 (percent of the even
 
 
 CASES = [
+    ("benchmarks.bench_gate_compiles", ["--ranks", "0"],
+     "argument --ranks: --ranks '0': expected a comma list of integers from 1 to 64 (world sizes), such as 1,2,4"),
+    ("benchmarks.bench_gate_compiles", ["--scale", "huge"],
+     "argument --scale: invalid choice: 'huge' (choose from 'small', 'gpu')"),
+    ("benchmarks.bench_gate_compiles", ["--scenario", "load,nosuch"],
+     f"argument --scenario: --scenario 'load,nosuch': expected a comma list of {', '.join(scenario_names())}"),
+    ("benchmarks.bench_gate_compiles", ["--seed", "-1"], _at_least("--seed", "-1", 0)),
     ("benchmarks.bench_tile_resources", ["--kernels", "all_scatter,gemm"],
      "argument --kernels: --kernels 'all_scatter,gemm': expected a comma list of all_scatter, scatter_span, "
      "scatter_auto, tile_load, persistent, persistent_auto"),

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import bench_compare as compare_bench
+from benchmarks import bench_gate_compiles as gate_bench
 from benchmarks import bench_tile_resources as resources_bench
 from benchmarks import bench_tracing_device as device_bench
 from benchmarks import stress_traced_loops as stress
@@ -33,6 +34,7 @@ COMPARED = ("--events", "2000", "--ranks", "2", "--programs", "10", "--repeat", 
 CPU_RUNS: dict[str, list[str] | str] = {
     "bench_compare": list(COMPARED),
     "bench_conformance": "tests/conformance/test_bench_conformance.py",  # bench_conformance.main, 1 cpu rank
+    "bench_gate_compiles": ["--scale", "small", "--ranks", "1", "--scenario", "load,store"],
     "bench_tile_resources": ["--kernels", "all_scatter,tile_load", "--targets", "sm_90"],
     "bench_tracing_device": ["--backend", "cpu", "--pairs", str(PAIRS), "--chunk", str(CHUNK), "--auto"],
     "bench_tracing_host": ["--events", str(EVENTS), "--repeat", "1", "--device", "cpu"],
@@ -86,6 +88,25 @@ def test_bench_compare_prints_a_row_per_capacity_and_the_exported_trace():
     exported = re.fullmatch(rf"exported trace of one rank and API \(1,000 events\), written and read back on its "
                             rf"rank: JSON write {NUMBER} s, read {NUMBER} s, {NUMBER} MB \({NUMBER} B/event\)", out[4])
     assert exported and all(finite(x) > 0 for x in exported.groups()) and len(out) == 5, out
+
+
+def test_bench_gate_compiles_counts_the_variants_compiling_ahead_would_compile_and_reads_their_frames():
+    """The load and store cases on one rank: every distinct variant compiled once (compile_ahead's count of the
+    same draws); at the small scale none of them spills, so their frames and the memory they hold are 0."""
+    out = run("bench_gate_compiles")
+    assert out[0] == (f"gate compiles: scale small, ranks 1, seed 0, sm_90, triton {gate_bench.triton.__version__}, "
+                      "one core, empty cache") and out[1] == gate_bench.HEADER, out
+    cases, found = gate_bench.variants(["load", "store"], (1,), "small", 0)
+    cells = out[2].split()
+    assert (int(cells[0]), int(cells[1])) == (cases, len(found)) == (2, len(found)) and len(found) >= 4, out
+    seconds, per_variant, slowest = (finite(x) for x in cells[2:5])
+    assert 0 < slowest <= seconds and math.isclose(per_variant, seconds / len(found), abs_tol=0.006), out
+    assert out[3].startswith("largest stack frames (bytes a thread), and the local memory a rank process then holds "
+                             "on one H200 (132 SMs x 2048 threads):"), out
+    frames = out[4:]
+    assert len(frames) == gate_bench.LARGEST, out
+    frame = re.compile(r"\s+0 B\s+0\.00 GiB  (load|store)@1 (triton|gluon), num_warps \d+, \d+ registers")
+    assert all(frame.fullmatch(line) for line in frames), frames
 
 
 def test_bench_tile_resources_prints_what_the_cross_compile_reads():
