@@ -133,3 +133,31 @@ def test_a_case_submitted_before_the_pool_was_stopped_is_not_left_waiting(cache)
         late = second.result(timeout=WAIT_S)  # settled by the stop (nothing compiled), not by a timeout of its own
         assert late.compiled == 0, late
     assert set(multiprocessing.active_children()) <= before
+
+
+def test_a_gpu_run_hands_each_case_the_examples_drawn_and_compiled_for_it_at_its_start(cache, monkeypatch):
+    from conformance.harness import suite
+    from conformance.results import CaseResult
+
+    cases, _ = suite.plan(["load", "store"], (1,))
+    profile = settings(load_profile("dev"), max_examples=2, database=None)
+    ran: list[tuple] = []
+    order: list[str] = []
+
+    def run_one(pools, planned, backend, profile, params, chunk, seed, timeout, compiler, max_runs, scale, num_warps,
+                prepared):  # the case's turn: what it was handed (no ranks on this machine)
+        order.append(f"run {planned.name}")
+        ahead = compiler.wait(prepared.compiling)
+        ran.append((planned.name, prepared.seed, ahead.variants, ahead.compiled, ahead.error))
+        return CaseResult(planned.name, planned.world_size, backend), None
+
+    monkeypatch.setattr(suite, "_run_one", run_one)
+    monkeypatch.setattr(suite, "_start_pools", lambda pools, cases, backend: None)
+    monkeypatch.setattr(suite, "Compiler", lambda workers: Compiler(workers=2, timeout=WAIT_S, target=SM90))
+    suite.run_cases(cases, "gpu", profile, seed=9, echo=order.append)
+    assert order[:2] == ["drawing the examples of 2 case(s) to compile their kernels ahead ...",
+                         "[1/2] load on 1 rank(s) ..."], order
+    expected = {name: len(_keys(name, APIS, [e.params for e in drawn_examples(load(name), 1, profile, 9,
+                                                                                sizing=False)]))
+                for name in ("load", "store")}
+    assert ran == [(name, 9, n, n, "") for name, n in expected.items()]
