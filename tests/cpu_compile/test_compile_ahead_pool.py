@@ -161,3 +161,18 @@ def test_a_gpu_run_hands_each_case_the_examples_drawn_and_compiled_for_it_at_its
                                                                                 sizing=False)]))
                 for name in ("load", "store")}
     assert ran == [(name, 9, n, n, "") for name, n in expected.items()]
+
+
+def test_a_variant_that_does_not_compile_is_each_waiting_case_s_error_and_holds_up_no_other(cache):
+    broken, p = "tests.conformance.faulty.gluon_does_not_compile", {"BLOCK": 32}
+    with Compiler(workers=2, timeout=WAIT_S, target=SM90) as compiler:
+        first = compiler.submit(broken, 1, [p], APIS, (0,))
+        healthy = compiler.submit("tests.conformance.faulty.healthy", 1, [p], APIS, (0,))
+        again = compiler.submit(broken, 1, [p], ("gluon",), (0,))  # waits for the first case's compile of it
+        a, h, b = compiler.wait(first), compiler.wait(healthy), compiler.wait(again)
+    for failed in (a, b):
+        assert failed.error.startswith("CompileTimeAssertionFailure: ") and "BLOCK must be negative" in failed.error, failed
+        assert failed.compiled == 0, failed
+    assert (a.variants, b.variants) == (2, 1)
+    # its Triton variant is the broken module's (both copy one scenario): compiled once, by the first case
+    assert (h.variants, h.compiled, h.error) == (2, 1, "")
