@@ -6,11 +6,11 @@ sm_90, the time to cross-compile them on one core, and the largest stack frames 
 Each case's examples are drawn as a gate draws them (``host_side.drawn_examples``; the case's seed is ``--seed``
 plus its index) and their launches captured and told apart as compiling ahead tells them apart (``stand_in``,
 ``compile_ahead.variant_key``); each distinct variant is then compiled once, one after another, into an empty
-Triton cache. Prints the cases and variants, the seconds in all and per variant, the slowest variant, and the
-variants with the largest stack frames (bytes of local memory a thread: its frame and what it spills). CUDA sizes a
-context's local memory for every thread the GPU can hold, and keeps it: a rank process that launches such a
-variant holds that frame times ``SMS * THREADS_PER_SM`` bytes of GPU memory from then on (the last column, for one
-H200).
+Triton cache. Prints the cases, the events their examples record per API (what their models say, over every rank),
+the variants, the seconds in all and per variant, the slowest variant, and the variants with the largest stack
+frames (bytes of local memory a thread: its frame and what it spills). CUDA sizes a context's local memory for every
+thread the GPU can hold, and keeps it: a rank process that launches such a variant holds that frame times
+``SMS * THREADS_PER_SM`` bytes of GPU memory from then on (the GiB column, for one H200).
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from iris.ranks.pool import MAX_WORLD_SIZE
 TARGET = "sm_90"
 SMS, THREADS_PER_SM = 132, 2048  # one H200: streaming multiprocessors, resident threads an SM holds at most
 LARGEST = 5  # stack frames listed
-HEADER = f"{'cases':>5s} {'variants':>8s} {'seconds':>8s} {'per variant':>11s} {'slowest (s)':>11s}  slowest variant"
+HEADER = (f"{'cases':>5s} {'events/API':>10s} {'variants':>8s} {'seconds':>8s} {'per variant':>11s} "
+          f"{'slowest (s)':>11s}  slowest variant")
 
 
 @dataclass(frozen=True)
@@ -58,8 +59,11 @@ class Compiled:
         return self.stack * SMS * THREADS_PER_SM / 2**30
 
 
-def variants(scenarios: list[str] | None, ranks: tuple[int, ...], scale: str, seed: int) -> tuple[int, dict]:
-    """(cases, {variant key: Variant}) of the gate over ``scenarios`` (default all) on ``ranks`` at ``scale``."""
+def variants(scenarios: list[str] | None, ranks: tuple[int, ...], scale: str,
+             seed: int) -> tuple[int, int, dict[str, Variant]]:
+    """(cases, events, {variant key: Variant}) of the gate over ``scenarios`` (default all) on ``ranks`` at
+    ``scale``: ``events`` is what its examples' models say each API records, over every rank."""
+    from conformance.harness.budget import Size
     from conformance.harness.compile_ahead import variant_key
     from conformance.harness.host_side import drawn_examples, load_profile
     from conformance.harness.stand_in import captured_launches
@@ -69,10 +73,12 @@ def variants(scenarios: list[str] | None, ranks: tuple[int, ...], scale: str, se
 
     cases = [c for c in plan(scenarios, ranks)[0] if c.scenario is not None]
     found: dict[str, Variant] = {}
+    events = 0
     for i, case in enumerate(cases):
-        drawn = drawn_examples(case.scenario, case.world_size, load_profile(), seed + i, scale=SCALES[scale],
-                               sizing=False)
+        drawn = drawn_examples(case.scenario, case.world_size, load_profile(), seed + i, scale=SCALES[scale])
         for example in drawn:
+            model = example.model or case.scenario.expected(example.params, case.world_size, example.settings)
+            events += Size.of(model).events
             for api in APIS:
                 kernel = case.scenario.kernel(api)
                 for rank in range(case.world_size):
@@ -80,7 +86,7 @@ def variants(scenarios: list[str] | None, ranks: tuple[int, ...], scale: str, se
                                                     num_warps=example.settings.num_warps):
                         key = variant_key(kernel, launch, TARGETS[TARGET])
                         found.setdefault(key, Variant(case.name, case.world_size, api, kernel, launch))
-    return len(cases), found
+    return len(cases), events, found
 
 
 def compile_each(found: dict, progress=None) -> list[Compiled]:
@@ -125,7 +131,7 @@ def main(argv: list[str] | None = None) -> list[Compiled]:
         print(f"bench_gate_compiles: {text}", flush=True, file=sys.stderr)
 
     try:
-        cases, found = variants(args.scenario, tuple(args.ranks), args.scale, args.seed)
+        cases, events, found = variants(args.scenario, tuple(args.ranks), args.scale, args.seed)
     except SelectionError as e:  # a world size a chosen scenario refuses
         p.error(str(e))
     progress(f"{cases} cases launch {len(found)} distinct variants; compiling each once for {TARGET}")
@@ -135,7 +141,7 @@ def main(argv: list[str] | None = None) -> list[Compiled]:
     print(f"gate compiles: scale {args.scale}, ranks {','.join(map(str, args.ranks))}, seed {args.seed}, "
           f"{TARGET}, triton {triton.__version__}, one core, empty cache")
     print(HEADER)
-    print(f"{cases:5d} {len(done):8d} {total:8.1f} {total / len(done):11.2f} {slowest.seconds:11.2f}  "
+    print(f"{cases:5d} {events:10d} {len(done):8d} {total:8.1f} {total / len(done):11.2f} {slowest.seconds:11.2f}  "
           f"{_name(slowest.variant)}")
     print(f"largest stack frames (bytes a thread), and the local memory a rank process then holds on one H200 "
           f"({SMS} SMs x {THREADS_PER_SM} threads):")

@@ -24,6 +24,8 @@ from benchmarks import bench_gate_compiles as gate_bench
 from benchmarks import bench_tile_resources as resources_bench
 from benchmarks import bench_tracing_device as device_bench
 from benchmarks import stress_traced_loops as stress
+from conformance.harness.host_side import drawn_examples, load_profile
+from conformance.kit.scenario import load
 from iris import layout
 
 pytestmark = pytest.mark.cpu_interpret
@@ -96,10 +98,15 @@ def test_bench_gate_compiles_counts_the_variants_compiling_ahead_would_compile_a
     out = run("bench_gate_compiles")
     assert out[0] == (f"gate compiles: scale small, ranks 1, seed 0, sm_90, triton {gate_bench.triton.__version__}, "
                       "one core, empty cache") and out[1] == gate_bench.HEADER, out
-    cases, found = gate_bench.variants(["load", "store"], (1,), "small", 0)
+    cases, events, found = gate_bench.variants(["load", "store"], (1,), "small", 0)
     cells = out[2].split()
-    assert (int(cells[0]), int(cells[1])) == (cases, len(found)) == (2, len(found)) and len(found) >= 4, out
-    seconds, per_variant, slowest = (finite(x) for x in cells[2:5])
+    assert (int(cells[0]), int(cells[1]), int(cells[2])) == (cases, events, len(found)), out
+    assert cases == 2 and len(found) >= 4
+    modelled = sum(len(model.events[0]) for i, name in enumerate(("load", "store"))
+                   for e in drawn_examples(load(name), 1, load_profile(), i)
+                   for model in [e.model or load(name).expected(e.params, 1, e.settings)])
+    assert events == modelled > 0, (events, modelled)  # each case's examples as the gate draws them, seed 0 and 1
+    seconds, per_variant, slowest = (finite(x) for x in cells[3:6])
     assert 0 < slowest <= seconds and math.isclose(per_variant, seconds / len(found), abs_tol=0.006), out
     assert out[3].startswith("largest stack frames (bytes a thread), and the local memory a rank process then holds "
                              "on one H200 (132 SMs x 2048 threads):"), out

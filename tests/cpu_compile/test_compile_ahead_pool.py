@@ -171,7 +171,8 @@ def test_a_variant_that_does_not_compile_is_each_waiting_case_s_error_and_holds_
         again = compiler.submit(broken, 1, [p], ("gluon",), (0,))  # waits for the first case's compile of it
         a, h, b = compiler.wait(first), compiler.wait(healthy), compiler.wait(again)
     for failed in (a, b):
-        assert failed.error.startswith("CompileTimeAssertionFailure: ") and "BLOCK must be negative" in failed.error, failed
+        assert failed.error.startswith("CompileTimeAssertionFailure: "), failed
+        assert "BLOCK must be negative" in failed.error, failed
         assert failed.compiled == 0, failed
     assert (a.variants, b.variants) == (2, 1)
     # its Triton variant is the broken module's (both copy one scenario): compiled once, by the first case
