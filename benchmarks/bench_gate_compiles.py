@@ -25,11 +25,12 @@ from dataclasses import dataclass
 import triton
 
 from benchmarks.cross_compile import TARGETS, cubin_resources
+from conformance.kit.scale import SMS
 from iris.cli_args import OneLineParser, choice_list, int_at_least, int_list
 from iris.ranks.pool import MAX_WORLD_SIZE
 
 TARGET = "sm_90"
-SMS, THREADS_PER_SM = 132, 2048  # one H200: streaming multiprocessors, resident threads an SM holds at most
+THREADS_PER_SM = 2048  # resident threads an SM of one H200 (``SMS`` of them) holds at most
 LARGEST = 5  # stack frames listed
 HEADER = (f"{'cases':>5s} {'events/API':>10s} {'variants':>8s} {'seconds':>8s} {'per variant':>11s} "
           f"{'slowest (s)':>11s}  slowest variant")

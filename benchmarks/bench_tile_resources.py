@@ -32,14 +32,12 @@ import dataclasses
 import math
 import os
 import re
-import subprocess
 import sys
-import tempfile
 
 import triton
 
 from benchmarks import tile_kernels as K
-from benchmarks.cross_compile import TARGETS, compile_jit, cubin_resources
+from benchmarks.cross_compile import TARGETS, compile_jit, cubin_resources, cuobjdump
 from conformance.scenarios import all_scatter
 from iris.cli_args import OneLineParser, choice_list
 
@@ -140,12 +138,8 @@ class Resources:
 
 def _cuda_figures(cubin: bytes) -> tuple[int, int]:
     """(registers per thread, SASS instructions) of a cubin, from the cuobjdump that ships with Triton."""
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(cubin)
-        f.flush()
-        sass = subprocess.run([triton.knobs.nvidia.cuobjdump.path, "-sass", f.name], capture_output=True, text=True,
-                              check=True)
-    return cubin_resources(cubin)["REG"], len(re.findall(r"^\s+/\*[0-9a-f]{4,}\*/\s+\S", sass.stdout, re.M))
+    sass = cuobjdump(cubin, "-sass")
+    return cubin_resources(cubin)["REG"], len(re.findall(r"^\s+/\*[0-9a-f]{4,}\*/\s+\S", sass, re.M))
 
 
 def _hip_figures(amdgcn: str) -> tuple[int, int]:

@@ -63,15 +63,19 @@ def compile_jit(api: str, fn, target_name: str, constexprs: dict, signature: dic
         return triton.compile(src, target=TARGETS[target_name], options={"num_warps": num_warps})
 
 
-def cubin_resources(cubin: bytes) -> dict[str, int]:
-    """What a cubin's kernel needs per thread and block, as ``cuobjdump --dump-resource-usage`` (the one Triton
-    ships) prints it: ``REG``, ``STACK`` (bytes of local memory a thread: its frame and spills), ``SHARED``, ``LOCAL``
-    and the rest, by name."""
+def cuobjdump(cubin: bytes, *options: str) -> str:
+    """What the cuobjdump that ships with Triton prints for ``cubin`` with ``options`` (such as ``-sass``)."""
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
-        usage = subprocess.run([triton.knobs.nvidia.cuobjdump.path, "--dump-resource-usage", f.name],
-                               capture_output=True, text=True, check=True).stdout
+        return subprocess.run([triton.knobs.nvidia.cuobjdump.path, *options, f.name], capture_output=True, text=True,
+                              check=True).stdout
+
+
+def cubin_resources(cubin: bytes) -> dict[str, int]:
+    """What a cubin's kernel needs per thread and block, as ``cuobjdump --dump-resource-usage`` prints it: ``REG``,
+    ``STACK`` (bytes of local memory a thread: its frame and spills), ``SHARED``, ``LOCAL`` and the rest, by name."""
+    usage = cuobjdump(cubin, "--dump-resource-usage")
     fields = {name: int(value) for name, value in re.findall(r"\b([A-Z]+(?:\[\d+\])?):(\d+)", usage)}
     if "REG" not in fields:
         raise RuntimeError(f"cuobjdump --dump-resource-usage printed no REG: {usage[:200]!r}")
