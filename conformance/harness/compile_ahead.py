@@ -217,11 +217,20 @@ def _compile(job: Job, key: str, wait: bool) -> bool | None:
     return any(compiled)
 
 
-def _failure(f: futures.Future) -> BaseException:
-    """Why the done future ``f`` has no result: its exception, or that it was cancelled."""
+def _failed(f: futures.Future) -> BaseException | None:
+    """Why the done future ``f`` has no result (its exception, or that it was cancelled); None when it has one."""
     if f.cancelled():
         return futures.CancelledError("the compile was cancelled: the pool was stopped or closed")
     return f.exception()
+
+
+def _settle(done: futures.Future, f: futures.Future) -> None:
+    """Give ``done`` the outcome of the done future ``f``."""
+    failure = _failed(f)
+    if failure is not None:
+        done.set_exception(failure)
+    else:
+        done.set_result(f.result())
 
 
 class Compiler:
@@ -322,7 +331,7 @@ class Compiler:
                 left[0] -= 1
                 if left[0]:
                     return
-            failed = [f.exception() for f in needed if f.exception() is not None]
+            failed = [e for e in map(_failed, needed) if e is not None]
             error = f"{type(failed[0]).__name__}: {failed[0]}" if failed else ""
             compiled = 0 if failed else sum(bool(self._variants[key].result()) for key in mine)
             out.set_result(Ahead(len(unique), compiled, time.perf_counter() - start, error))
@@ -335,18 +344,16 @@ class Compiler:
         process is compiling (its lock is held) is tried again, waiting, after the work queued before it."""
         done: futures.Future = futures.Future()
 
-        def settle(f: futures.Future) -> None:
-            if f.cancelled() or f.exception() is not None:  # the pool was stopped or closed, or the compile raised
-                done.set_exception(_failure(f))
-            elif f.result() is None:  # another process compiles it: queue a waiting try (from the feeder thread)
+        def first_try(f: futures.Future) -> None:
+            if _failed(f) is None and f.result() is None:  # another process compiles it: a waiting try, queued
                 try:
                     self._feeder.submit(self._again, pool, job, key, done)
                 except Exception as e:  # closed meanwhile
                     done.set_exception(e)
-            else:
-                done.set_result(f.result())
+            else:  # compiled, cached, raised, or cancelled by a stop or close
+                _settle(done, f)
 
-        pool.submit(_compile, job, key, False).add_done_callback(settle)
+        pool.submit(_compile, job, key, False).add_done_callback(first_try)
         return done
 
     @staticmethod
@@ -356,8 +363,7 @@ class Compiler:
         except Exception as e:
             done.set_exception(e)
             return
-        again.add_done_callback(lambda f: done.set_exception(_failure(f)) if f.cancelled() or f.exception()
-                                else done.set_result(f.result()))
+        again.add_done_callback(lambda f: _settle(done, f))
 
     def _stop(self) -> None:
         """Kill the processes (one may hang in a compile) and compile nothing more in this run."""
