@@ -133,24 +133,34 @@ def cross_compiling(target) -> Iterator[None]:
         driver._active = before
 
 
-def _worker_init(target=None) -> None:
-    os.environ["TRITON_INTERPRET"] = "0"
-    if target is not None:  # for the worker's life
-        from triton.runtime.driver import driver
+# What hides every GPU from a process (torch's CUDA and ROCm builds, Triton's drivers), read when it first touches one
+GPU_HIDING_ENV = {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": ""}
 
-        driver.set_active(_CrossCompiling(target))
+
+def _worker_init(target) -> None:
+    """For the worker's life: no GPU (a process that touched one would hold a CUDA context, about 0.5 GiB of GPU
+    memory, for nothing: a scenario's launch captured on a stand-in may make a stream), and Triton compiling for
+    ``target``."""
+    from triton.runtime.driver import driver
+
+    os.environ.update(TRITON_INTERPRET="0", **GPU_HIDING_ENV)
+    driver.set_active(_CrossCompiling(target))
+
+
+def _this_gpu():
+    """The ``GPUTarget`` of the GPU this process would launch on (Triton's driver; no kernel runs)."""
+    from triton.runtime.driver import driver
+
+    return driver.active.get_current_target()
 
 
 def _get_ready() -> None:
-    """Worker: import what a job needs and find the GPU now (while the rank pools start), and compile the harness's
-    own kernel (``device_clock``'s) once, so that the ranks compile nothing."""
-    from triton.runtime import driver
-
+    """Worker: import what a job needs now (while the rank pools start), and compile the harness's own kernel
+    (``device_clock``'s) once, so that the ranks compile nothing."""
     from conformance.kit.scenario import all_scenarios
     from iris.tracing.export import compile_device_clock
 
     all_scenarios()
-    driver.active.get_current_target()
     with variant_lock("device_clock", wait=True):
         compile_device_clock()
 
@@ -239,8 +249,9 @@ class Compiler:
     ``submit`` hands a case's examples to the pool and returns at once; ``wait`` gives the case's :class:`Ahead`
     once every variant it needs is in Triton's cache; ``ahead`` does both. The processes start on first use and live
     until ``close()``; ``workers=0`` compiles nothing. A case that waits longer than ``timeout`` seconds for its
-    variants (a hung compile) stops the pool for the rest of the run. ``target`` (a ``GPUTarget``): compile for
-    that GPU instead of the one the workers find, with no GPU needed (a cross-compile).
+    variants (a hung compile) stops the pool for the rest of the run. The workers never touch a GPU: they compile
+    for ``target`` (a ``GPUTarget``), by default this process's GPU as Triton's driver finds it; another target
+    is a cross-compile, with no GPU needed.
     """
 
     def __init__(self, workers: int | None = None, timeout: float = TIMEOUT_S, target=None) -> None:
@@ -254,16 +265,26 @@ class Compiler:
 
     def _executor(self) -> futures.ProcessPoolExecutor:
         if self._pool is None:
+            if self.target is None:
+                self.target = _this_gpu()
             self._pool = futures.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
                                                      initializer=_worker_init, initargs=(self.target,))
             self._ready = [self._pool.submit(_get_ready) for _ in range(self.workers)]
         return self._pool
 
+    @property
+    def pids(self) -> list[int]:
+        """The worker processes' ids (none before the first use or after a stop)."""
+        return [] if self._pool is None else list(getattr(self._pool, "_processes", {}))
+
     def start(self) -> None:
-        """Start the processes now, in the background (they import, find the GPU, and compile the harness's own
-        kernel), instead of at the first case; no-op with no workers."""
+        """Start the processes now, in the background (they import and compile the harness's own kernel), instead
+        of at the first case; no-op with no workers. A GPU that cannot be found is reported by each case's wait."""
         if self.workers:
-            self._executor()
+            try:
+                self._executor()
+            except Exception:  # no GPU to compile for: the first case's feed raises it again, into its Ahead
+                pass
 
     def submit(self, scenario_ref: str, world_size: int, examples: list[dict], apis: tuple[str, ...],
                ranks: tuple[int, ...], num_warps: list[int | None] | None = None) -> futures.Future:

@@ -254,15 +254,16 @@ _TRACING_TWINS: tuple[Mutant, ...] = (
 # one code path per vendor. Not here: the same cursor mask dropped from _refill's store (every thread then stores the
 # cursor of its own element of the masked claim), which the interpreter shows too: refill-cursor-unmasked above.
 _HW = "iris/tracing/hw.py"
-_WARPS_AND_LOOPS = ("num_warps >= 4 and a run-time traced loop of >= 128 calls, so that chunks refill inside the "
-                    "loop (chunked_claims, overflow at the GPU scale): a launch hangs, killed as an error")
+_WARPS_AND_LOOPS = ("num_warps >= 4 and a counted loop (for i in range(n), n a run-time argument: its counter in "
+                    "uniform registers) of >= 128 traced calls, so that chunks refill inside the loop (counted_loop "
+                    "at the GPU scale): a launch hangs, a hang verdict")
 _CONCURRENT: tuple[Mutant, ...] = (
     Mutant("hw-load_lane0-cuda-plain-load", _HW,
            'return _asm(name, "load_lane0", _semantic, _semantic.cast(pointer, tl.int64))',
            "return tl.load(pointer, _semantic=_semantic)",
            "every lane reads the trace cursor with a plain load (cuda): ptxas keeps it in a warp's uniform registers "
            "and a half-warp can take the other side of the refill branch (the hang of the last release)",
-           ("chunked_claims@1", "overflow@1"), backends=("gpu-cuda",), scale="gpu", dimension=_WARPS_AND_LOOPS,
+           ("counted_loop@1", "counted_loop@2"), backends=("gpu-cuda",), scale="gpu", dimension=_WARPS_AND_LOOPS,
            why_skipped="the interpreter and AMD GPUs do not take load_lane0's cuda path (and the interpreter runs a "
            "block's lanes in lockstep)"),
     Mutant("hw-load_lane0-hip-no-readlane", _HW,
@@ -270,7 +271,7 @@ _CONCURRENT: tuple[Mutant, ...] = (
            "return x",
            "every lane takes its own load of the trace cursor (hip): the two v_readlane of lane 0's halves are left "
            "unused, so a wave's lanes may branch apart on the refill",
-           ("chunked_claims@1", "overflow@1"), backends=("gpu-hip",), scale="gpu", dimension=_WARPS_AND_LOOPS,
+           ("counted_loop@1", "counted_loop@2"), backends=("gpu-hip",), scale="gpu", dimension=_WARPS_AND_LOOPS,
            why_skipped="the interpreter and NVIDIA GPUs do not take load_lane0's hip path (and the interpreter runs a "
            "block's lanes in lockstep)"),
     *_concurrent_twins(

@@ -19,11 +19,16 @@ class Pools:
     """``get(world_size, backend)`` returns this owner's pool for that world, made on first use.
 
     ``sanitize``: the pools run their ranks under that compute-sanitizer tool (True: memcheck; see ``RankPool``).
+    ``one_at_a_time``: a new pool first closes this owner's other pools of its backend, so that the owner holds one
+    world's ranks per backend at most (on one GPU every rank process holds a CUDA context, about 0.6 to 0.9 GiB:
+    the test processes of ``pytest -n 8`` each keeping pools of 1, 2 and 4 ranks outgrow an 80 GB GPU).
     """
 
-    def __init__(self, worker_index: int | None = None, *, sanitize: bool | str = False) -> None:
+    def __init__(self, worker_index: int | None = None, *, sanitize: bool | str = False,
+                 one_at_a_time: bool = False) -> None:
         self._worker = xdist_worker_index() if worker_index is None else worker_index
         self._sanitize = tool_name(sanitize)
+        self._one_at_a_time = one_at_a_time
         self._pools: dict[tuple[int, str], RankPool] = {}
         self._lock = threading.Lock()
 
@@ -41,6 +46,9 @@ class Pools:
         with self._lock:
             pool = self._pools.get((world_size, backend))
             if pool is None or pool.closed:
+                if self._one_at_a_time:
+                    for other in [key for key in self._pools if key[1] == backend]:
+                        self._pools.pop(other).close()
                 pool = RankPool(world_size, backend, device_offset=self.device_offset(world_size),
                                 sanitize=self._sanitize)
                 self._pools[(world_size, backend)] = pool

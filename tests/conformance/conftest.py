@@ -8,7 +8,8 @@ from iris.ranks import Pools
 
 @pytest.fixture(scope="session")
 def pools():
-    with Pools() as owner:
+    """One world's ranks per backend at a time (the cases come world size by world size: test_conformance.py)."""
+    with Pools(one_at_a_time=True) as owner:
         yield owner
 
 

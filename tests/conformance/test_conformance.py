@@ -15,12 +15,15 @@ from tests.worlds import backends
 
 
 def pytest_generate_tests(metafunc):
-    """Every scenario x world size (``--ranks``, else the scenario's defaults) x backend, ids as the gate's."""
+    """Every scenario x world size (``--ranks``, else the scenario's defaults) x backend, ids as the gate's, world
+    size by world size: a test process then holds one world's rank pool at a time (``conftest.pools``), and moves
+    on to the next world size about once."""
     if metafunc.definition.name != "test_conformance":
         return
     ranks = metafunc.config.getoption("--ranks")
-    cases = [pytest.param(s, ws, id=f"{s.name}-{ws}r") for s in all_scenarios() for ws in (ranks or s.world_sizes)
-             if s.refusal(ws) is None]
+    cases = sorted(((s, ws) for s in all_scenarios() for ws in (ranks or s.world_sizes) if s.refusal(ws) is None),
+                   key=lambda case: case[1])  # stable: scenarios in order within a world size
+    cases = [pytest.param(s, ws, id=f"{s.name}-{ws}r") for s, ws in cases]
     metafunc.parametrize("backend", backends())
     metafunc.parametrize(("scenario", "world_size"), cases)
 

@@ -274,6 +274,19 @@ def test_pools_owner_and_xdist_offset(monkeypatch):
         RankPool(2, "tpu")
 
 
+def test_pools_one_at_a_time_keep_one_world_per_backend():
+    with Pools(one_at_a_time=True) as pools:
+        one, gpu_two = pools.get(1, "cpu"), pools.get(2, "gpu")
+        assert pools.get(1, "cpu") is one, "asking again for the pool it holds keeps it"
+        four = pools.get(4, "cpu")
+        assert (one.closed, gpu_two.closed, four.closed) == (True, False, False), "only the other cpu world closes"
+        again = pools.get(1, "cpu")
+        assert again is not one and (four.closed, again.closed, gpu_two.closed) == (True, False, False)
+    with Pools() as pools:  # by default every world stays
+        one, four = pools.get(1, "cpu"), pools.get(4, "cpu")
+        assert (one.closed, four.closed) == (False, False)
+
+
 _PAST_POLL = ("must be a positive number of seconds, at most 86400 (MAX_TIMEOUT_S: a pool waits through poll(), whose "
               "timeout overflows past about 24 days), got ")
 

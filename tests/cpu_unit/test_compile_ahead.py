@@ -8,12 +8,13 @@ The compiling itself needs a GPU (tests/gpu/test_compile_ahead.py); what decides
 from __future__ import annotations
 
 import multiprocessing
+import os
 
 import pytest
 from hypothesis import Phase, find, settings
 from triton.backends.compiler import GPUTarget
 
-from conformance.harness.compile_ahead import Compiler, default_workers, variant_key
+from conformance.harness.compile_ahead import GPU_HIDING_ENV, Compiler, _this_gpu, default_workers, variant_key
 from conformance.harness.host_side import CHUNK_SIZES, Example, drawn_examples, load_profile, run_case
 from conformance.harness.stand_in import Launch, captured_launches
 from conformance.kit.scenario import load
@@ -98,12 +99,29 @@ def test_workers_come_from_the_environment(monkeypatch):
 
 def test_a_case_that_overruns_its_time_stops_the_pool_for_the_run():
     before = set(multiprocessing.active_children())
-    with Compiler(workers=1, timeout=0.01) as compiler:
+    with Compiler(workers=1, timeout=0.01, target=GPUTarget("cuda", 90, 32)) as compiler:
         ahead = compiler.ahead("load", 1, [{"n": 1}], ("gluon",), (0,))
         assert ahead.error == "compiling ahead took over 0.01 s; stopped for this run (the ranks compile)"
         assert compiler.workers == 0
         assert compiler.ahead("load", 1, [{"n": 1}], ("gluon",), (0,)).error == ""  # off: nothing more
     assert set(multiprocessing.active_children()) <= before
+
+
+def test_with_no_gpu_and_no_target_a_case_says_so_and_no_worker_starts():
+    with Compiler(workers=1) as compiler:
+        compiler.start()  # the missing GPU is not raised here: the case's wait reports it
+        ahead = compiler.ahead("load", 1, [{"n": 1}], ("triton",), (0,))
+        assert (ahead.variants, ahead.compiled, compiler.pids) == (0, 0, [])
+    assert ahead.error == "RuntimeError: 0 active drivers ([]). There should only be one."
+
+
+def test_the_workers_see_no_gpu_and_compile_for_the_target():
+    target = GPUTarget("hip", "gfx942", 64)
+    with Compiler(workers=1, target=target) as compiler:
+        pool = compiler._executor()
+        seen = [pool.submit(os.getenv, name).result() for name in GPU_HIDING_ENV]
+        assert seen == ["", ""] and len(compiler.pids) == 1
+        assert pool.submit(_this_gpu).result() == target
 
 
 def test_no_workers_compile_nothing():
