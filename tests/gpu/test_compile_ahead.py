@@ -1,7 +1,8 @@
 """gpu tier: a case compiled ahead (``conformance.harness.compile_ahead``) leaves its ranks nothing to compile.
 
 On an empty Triton cache, the pool compiles every variant the case's examples launch; the ranks then load each one
-from the cache and compile none, and compiling the same examples ahead again compiles nothing.
+from the cache and compile none, and compiling the same examples ahead again compiles nothing. The pool's processes
+hold no GPU memory: they compile for the GPU without touching it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from conformance.harness.compile_ahead import Compiler
 from conformance.harness.host_side import drawn_examples, load_profile, run_case
 from conformance.kit.scenario import APIS, load
 from iris.ranks import Pools
+from tests import gpu_memory
 
 pytestmark = pytest.mark.gpu
 
@@ -53,3 +55,18 @@ def test_a_run_compiles_every_case_ahead_at_its_start_and_its_ranks_only_load(tm
         assert case.ok, case.failure or case.error
         assert (case.ahead_error, case.jit_compiled) == ("", 0), (case.scenario, case.world_size, case.ahead_error)
         assert case.ahead_variants >= len(APIS) and case.jit_loaded > 0, case.scenario
+
+
+def test_the_compile_workers_hold_no_gpu_memory(tmp_path, monkeypatch):
+    """chunked_claims's launch makes a second CUDA stream where a GPU is visible: captured on a worker that could
+    see the GPU, it gave that worker a CUDA context (about 0.5 GiB) for the rest of the run."""
+    pytest.importorskip("pynvml", reason="per-process GPU memory needs NVML (pip install nvidia-ml-py)")
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton-cache"))
+    scenario, world_size = load("chunked_claims"), 1
+    profile = settings(load_profile("dev"), max_examples=2, database=None)
+    examples = [e.params for e in drawn_examples(scenario, world_size, profile, 3)]
+    with Compiler(workers=2) as compiler:
+        ahead = compiler.ahead("chunked_claims", world_size, examples, APIS, (0,))
+        assert (ahead.error, ahead.compiled > 0, len(compiler.pids)) == ("", True, 2)
+        held = {pid: b for pid, b in gpu_memory.bytes_by_pid().items() if pid in compiler.pids}
+    assert held == {}, f"compile workers holding GPU memory (pid: bytes): {held}"
