@@ -19,10 +19,10 @@ missed the loop's exit (a counter in the warp's shared uniform registers) looped
 0 alone and shuffled to the warp (``iris.tracing.hw.load_lane0``); this script is the check that it stays fixed.
 
 Why it stays beside the conformance suite: the suite's GPU-scale draws take over its role as the check that such
-loops finish (``chunked_claims`` and ``two_views`` with ``num_warps`` of 4 or more and 128 or more records a
-program, where a loop that does not finish fails the gate as ``hang``; a loop of auto-traced stores and loads has
-no drawn counterpart until a scenario loops over auto-traced ops), but a conformance example launches each API
-once; an intermittent hang needs one configuration launched over and over, and this script says how often it fails.
+loops finish (``counted_loop``: this loop's form, ``for i in range(n)`` over a run-time argument, with ``num_warps`` of
+4 or more and hundreds of records a program, where a loop that does not finish fails the gate as ``hang``;
+``auto_loops`` for loops of auto-traced stores and loads), but a conformance example launches each API once; an
+intermittent hang needs one configuration launched over and over, and this script says how often it fails.
 """
 
 from __future__ import annotations

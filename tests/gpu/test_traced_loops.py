@@ -5,8 +5,8 @@ The loop is ``benchmarks.stress_traced_loops``'s case, one rank per case under a
 read through lane 0 (``iris.tracing.hw.load_lane0``), such loops hung on one H200 within a few launches (a warp's
 lanes split across the chunk-refill branch); ``tests/cpu_compile/test_cross_compile.py`` checks the machine code.
 
-Kept beside the conformance suite's GPU-scale draws (``chunked_claims`` and ``two_views`` with ``num_warps`` >= 4 and
->= 128 records a program, where such a loop that does not finish is a ``hang``): those find this class of bug at
+Kept beside the conformance suite's GPU-scale draws (``counted_loop``: this loop's form with ``num_warps`` >= 4 and
+hundreds of records a program, where such a loop that does not finish is a ``hang``): those find this class of bug at
 random; this is a fast, deterministic regression check of the one configuration known to have hung, in the tier
 every pull request runs, whatever the suite draws that day.
 """
