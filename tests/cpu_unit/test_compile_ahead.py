@@ -107,11 +107,17 @@ def test_a_case_that_overruns_its_time_stops_the_pool_for_the_run():
     assert set(multiprocessing.active_children()) <= before
 
 
-def test_with_no_gpu_and_no_target_a_case_says_so_and_no_worker_starts():
+def test_with_no_gpu_and_no_target_a_case_says_so_and_no_worker_starts(monkeypatch):
+    from conformance.harness import compile_ahead
+
+    def no_gpu():
+        raise RuntimeError("0 active drivers ([]). There should only be one.")  # what Triton says on a CPU host
+
+    monkeypatch.setattr(compile_ahead, "_this_gpu", no_gpu)
     with Compiler(workers=1) as compiler:
         compiler.start()  # the missing GPU is not raised here: the case's wait reports it
         ahead = compiler.ahead("load", 1, [{"n": 1}], ("triton",), (0,))
-        assert (ahead.variants, ahead.compiled, compiler.pids) == (0, 0, [])
+        assert (ahead.variants, ahead.compiled, compiler.pids, compiler.target) == (0, 0, [], None)
     assert ahead.error == "RuntimeError: 0 active drivers ([]). There should only be one."
 
 
