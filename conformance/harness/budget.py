@@ -24,7 +24,7 @@ on a shared 2-core machine; GPU: the host work per event on the ranks, measured 
   (imports, device, heap) and compiles of kernels not compiled ahead are the one-off work: before kernels were
   compiled ahead, call_shapes' four cases took 287 s of a cold GPU gate (README, "Suite speed"), about 12 s an
   example at 6 examples a case. Read against the GPU: on one H100, in the scaled gate at 1, 2, 4 and 8 ranks with
-  an empty Triton cache (148 cases, examples of up to 139,000 events), no example took more than 12% of its
+  an empty Triton cache (148 cases, 888 examples), no example took more than 12% of its
   budget (put_options; every other scenario under 5%), and half the cases stayed under 0.7%.
 
 A scenario that bounds its own waits keeps them inside ``base`` where it can, so that a lost flag is reported as
