@@ -275,6 +275,12 @@ _CONCURRENT: tuple[Mutant, ...] = (
            why_skipped="the interpreter and NVIDIA GPUs do not take load_lane0's hip path (and the interpreter runs a "
            "block's lanes in lockstep)"),
     *_concurrent_twins(
+        "claim-cursor-plain-load", "cursor = hw.load_lane0(self.cursor)\n        if _used_up(cursor):",
+        "cursor = {m}.load(self.cursor)\n        if _used_up(cursor):",
+        "_claim reads the trace cursor with a plain load by every lane instead of hw.load_lane0 (in this tracing "
+        "alone): the lanes of a warp may take the two sides of the refill branch", _WARPS_AND_LOOPS,
+        "counted_loop@1", "counted_loop@2"),
+    *_concurrent_twins(
         "first-claim-not-atomic", 'base = {m}.atomic_add(counters + L.COUNTER_CLAIMED, chunk, sem="relaxed")',
         "base = {m}.load(counters + L.COUNTER_CLAIMED)\n                {m}.store(counters + L.COUNTER_CLAIMED, "
         "base + chunk)",
