@@ -217,13 +217,14 @@ def simplest_launches(scenario, api: str, rank: int = 0) -> list[tuple[tuple, di
     return [(launch.args, launch.kwargs) for launch in launches]
 
 
-def compile_scenario(scenario, api: str, target_name: str) -> dict[str, str]:
+def compile_scenario(scenario, api: str, target_name: str, *, sass: bool = False) -> dict[str, str]:
     """Text stages of ``scenario``'s ``api`` kernel compiled for ``TARGETS[target_name]`` as the first launch of its
-    simplest example compiles it (its arguments' types, its constexprs and its ``num_warps``)."""
+    simplest example compiles it (its arguments' types, its constexprs and its ``num_warps``); ``sass`` as in
+    ``compile_kernel``."""
     args, kwargs = simplest_launches(scenario, api)[0]
     kernel = scenario.kernel(api)
     signature, constexprs = launch_signature(kernel, args, kwargs)
-    return compile_function(api, kernel, target_name, constexprs, signature,
+    return compile_function(api, kernel, target_name, constexprs, signature, sass=sass,
                             num_warps=kwargs.get("num_warps", NUM_WARPS))
 
 

@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conformance.kit.scenario import APIS
+from conformance.kit.scenario import APIS, load
 from conformance.mutation.catalogue import CATALOGUE, GLUON_TRACING, TRITON_TRACING, Mutant
 from conformance.mutation.runner import ROOT, apply, copy_tree
-from tests.cpu_compile.compile_helpers import first_difference
+from tests.cpu_compile.compile_helpers import compile_scenario, first_difference, sass_tool
 from tests.cpu_compile.mutant_machine_code import machine_code
 
 pytestmark = [pytest.mark.cpu_compile, pytest.mark.long]
@@ -80,3 +81,20 @@ def test_a_harmless_mutant_leaves_the_machine_code_as_it_was(tmp_path):
     mutated = _mutated_code(HARMLESS, tmp_path, ("triton",))
     here = machine_code("chunked_claims", "triton", "sm_90")
     assert mutated["triton"] == here, first_difference(here, mutated["triton"], ("here", "mutated copy"))
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_counted_loops_counter_stays_in_a_warps_uniform_registers(api):
+    """``counted_loop`` kills the cursor-read mutants (``*-plain-load``) only while ptxas keeps its loop counter in a
+    warp's uniform registers and leaves the loop on an equality test against ``n``: a warp split on the refill branch
+    then advances the one counter twice and can step past ``n``. A per-thread counter (what a trip count
+    loaded from memory gives) ends the loop whatever the cursor read does, and those mutants could not die."""
+    if sass_tool() is None:
+        pytest.skip("no cuobjdump to disassemble sm_90 code")
+    lines = [line.split("\t")[-1].strip().rstrip(" ;") for line in
+             compile_scenario(load("counted_loop"), api, "sm_90", sass=True)["sass"].splitlines()]
+    counters = {m.group(1) for line in lines if (m := re.fullmatch(r"UIADD3 (UR\d+), UP\d, \1, 0x1, URZ", line))}
+    exits = [line for line in lines for ur in counters
+             if re.fullmatch(rf"U?ISETP\.NE\.U32\.AND U?P\d, U?PT, U?R\d+, {ur}, U?PT", line)]
+    assert counters and exits, f"{api}: no loop counter in uniform registers with a != exit:\n" + "\n".join(
+        line for line in lines if re.search(r"IADD3|ISETP|BRA", line))
