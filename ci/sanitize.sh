@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
 # Every scenario at 1 and 2 ranks under each of compute-sanitizer's four tools, on one CUDA GPU (README "Sanitizers"):
 # one gate per tool (`python -m conformance gate --backend gpu --ranks 1,2 --examples 1 --sanitize TOOL`), the four at
-# once, each in its own process with its own rank pools and output folder, then each tool's verdict, what fails it
+# once by default, each in its own process with its own rank pools and output folder, then each tool's verdict, what fails it
 # (with the tool's first lines) and the reports that are not ours. Exit 0 only when every tool's gate passes; 2 when the arguments are refused.
 # Extra arguments go to every gate, after the defaults (e.g. --examples 2, --scenario store, --seed 7).
 #
 # IRIS_SANITIZE_OUT: the output folder (default conformance-sanitize/): <tool>/ holds a gate's results.json,
 #   junit.xml and summary.md, <tool>.log its console output as it runs.
-# IRIS_COMPILE_WORKERS: compile processes per gate (default: the CPUs divided among the four gates).
+# IRIS_SANITIZE_PARALLEL: how many gates run at once (default 4, all of them; fewer run in waves, in the order
+#   memcheck, racecheck, synccheck, initcheck; 1 runs them one after another).
+# IRIS_COMPILE_WORKERS: compile processes per gate (default: the CPUs divided among the gates that run at once).
 # PYTHON picks the interpreter (default python3).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PYTHON="${PYTHON:-python3}"
 OUT="${IRIS_SANITIZE_OUT:-conformance-sanitize}"
 TOOLS=(memcheck racecheck synccheck initcheck)
+PARALLEL="${IRIS_SANITIZE_PARALLEL:-${#TOOLS[@]}}"
+if ! [[ "$PARALLEL" =~ ^[1-9][0-9]*$ ]] || (( PARALLEL > ${#TOOLS[@]} )); then
+  echo "IRIS_SANITIZE_PARALLEL=$PARALLEL; expected how many gates run at once, 1 to ${#TOOLS[@]}" >&2
+  exit 2
+fi
 CPUS="$(nproc)"
-export IRIS_COMPILE_WORKERS="${IRIS_COMPILE_WORKERS:-$(( CPUS > ${#TOOLS[@]} ? CPUS / ${#TOOLS[@]} : 1 ))}"
+export IRIS_COMPILE_WORKERS="${IRIS_COMPILE_WORKERS:-$(( CPUS > PARALLEL ? CPUS / PARALLEL : 1 ))}"
 made=""
 [[ -d "$OUT" ]] || made=1
 mkdir -p "$OUT" || exit 2
@@ -24,16 +31,18 @@ section() {  # the lines of section "## $2" of the Markdown file $1, up to the n
   awk -v heading="## $2" '$0 == heading { on = 1; next } /^## / { on = 0 } on && NF' "$1"
 }
 
-pids=()
-for tool in "${TOOLS[@]}"; do
-  "$PYTHON" -m conformance gate --backend gpu --ranks 1,2 --examples 1 --sanitize "$tool" --out "$OUT/$tool" "$@" \
-    > "$OUT/$tool.log" 2>&1 &
-  pids+=("$!")
-done
 codes=()
-for pid in "${pids[@]}"; do
-  wait "$pid"
-  codes+=("$?")
+for (( first = 0; first < ${#TOOLS[@]}; first += PARALLEL )); do  # the gates in waves of PARALLEL
+  pids=()
+  for tool in "${TOOLS[@]:first:PARALLEL}"; do
+    "$PYTHON" -m conformance gate --backend gpu --ranks 1,2 --examples 1 --sanitize "$tool" --out "$OUT/$tool" "$@" \
+      > "$OUT/$tool.log" 2>&1 &
+    pids+=("$!")
+  done
+  for pid in "${pids[@]}"; do
+    wait "$pid"
+    codes+=("$?")
+  done
 done
 
 status=0

@@ -104,14 +104,17 @@ class Rank:
         return {n: (t.data_ptr() - base, t.element_size(), t.numel()) for n, t in self.buffers.items()}
 
 
-def _shmem():
+def _shmem(name: str):
+    """This rank's ``Iris``, made on its first example (of scenario ``name``: what its progress says meanwhile)."""
     from iris.ranks import rank_state
 
     state = rank_state()
     if "shmem" not in state:
         import iris
 
-        state["shmem"] = iris.iris(heap_bytes("cpu" if is_interpreter() else "gpu"))
+        size = heap_bytes("cpu" if is_interpreter() else "gpu")
+        progress(f"{name}: start-up, this rank's first example: its symmetric heap ({size >> 20} MiB) and tracing")
+        state["shmem"] = iris.iris(size)
     return state["shmem"]
 
 
@@ -132,12 +135,14 @@ def run_example(name: str, params: dict, settings: ExampleSettings, apis: tuple[
     from iris.tracing.hw import cu_id_limit
 
     clock = PhaseClock()
+    progress(f"{name}: loading the scenario module")
     scenario = load(name)
     name = scenario.ref or scenario.name
-    shmem = _shmem()
+    shmem = _shmem(name)
     out = RankObservation(shmem.get_rank(), list(shmem.heap.bases), cu_id_limit(shmem.tracing.backend, shmem.device),
                           shmem.tracing.backend, shmem.tracing.ticks_per_second)
     with clock("reset"):
+        progress(f"{name}: resetting the heap")
         shmem.heap.reset()
         ranks = {api: Rank(shmem, api, scenario.kernel(api)) for api in apis}
     with clock("setup"):

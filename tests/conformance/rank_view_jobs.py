@@ -11,7 +11,7 @@ def real_rank_job() -> dict:
     from conformance.kit.scenario import load
     from iris import layout
 
-    rank = Rank(_shmem(), "gluon", load("store").kernel("gluon"))
+    rank = Rank(_shmem("store"), "gluon", load("store").kernel("gluon"))
     return {"RankView": isinstance(rank, RankView), "HostView": isinstance(rank.shmem, HostView),
             "TracingView": isinstance(rank.shmem.tracing, TracingView),
             "ctx": layout.decode(rank.ctx.cpu())}

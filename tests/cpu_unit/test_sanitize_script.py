@@ -1,4 +1,5 @@
-"""``ci/sanitize.sh``: one gate per compute-sanitizer tool, the four at once, then each verdict; bad input refused.
+"""``ci/sanitize.sh``: one gate per compute-sanitizer tool, the four at once or in waves, then each verdict; bad input
+refused.
 
 The script runs with a stand-in interpreter that records the command line each gate would start with, and plays
 the gate: it writes the output a gate writes (its verdict line, ``summary.md``) or refuses its arguments.
@@ -21,10 +22,22 @@ pytestmark = pytest.mark.cpu_unit
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 STAND_IN = """#!{python}
-import json, os, pathlib, sys
+import json, os, pathlib, sys, time
 argv = sys.argv[1:]
 tool, out = argv[argv.index("--sanitize") + 1], pathlib.Path(argv[argv.index("--out") + 1])
-pathlib.Path({record!r}, tool + ".json").write_text(json.dumps({{"argv": argv, "env": dict(os.environ)}}))
+started = pathlib.Path({record!r}, "started")
+started.mkdir(exist_ok=True)
+(started / tool).touch()
+tools, width = {tools!r}, int(os.environ.get("IRIS_SANITIZE_PARALLEL", "4"))
+first = tools.index(tool) // width * width
+wave, until = set(tools[first:first + width]), time.monotonic() + 60
+while not wave <= {{p.name for p in started.iterdir()}} and time.monotonic() < until:  # this gate's wave has started
+    time.sleep(0.01)
+grace = time.monotonic() + 1  # time for a gate that should not run yet to show
+while len(list(started.iterdir())) < len(tools) and time.monotonic() < grace:
+    time.sleep(0.01)
+pathlib.Path({record!r}, tool + ".json").write_text(json.dumps({{"argv": argv, "env": dict(os.environ),
+                                                                 "seen": sorted(p.name for p in started.iterdir())}}))
 if os.environ["PLAY"] == "refuse":
     print("python -m conformance gate: unknown scenario 'nope'; known scenarios: ...", file=sys.stderr)
     sys.exit(2)
@@ -42,16 +55,18 @@ sys.exit(int(failing))
 """
 
 
-def _run(tmp_path: Path, play: str, args: list[str]) -> tuple[subprocess.CompletedProcess, dict[str, dict], Path]:
+def _run(tmp_path: Path, play: str, args: list[str],
+         env_more: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess, dict[str, dict], Path]:
     record = tmp_path / "record"
     record.mkdir()
     stub = tmp_path / "python"
-    stub.write_text(STAND_IN.format(python=sys.executable, record=str(record)))
+    stub.write_text(STAND_IN.format(python=sys.executable, record=str(record), tools=list(TOOLS)))
     stub.chmod(0o755)
     out = tmp_path / "out"
-    env = {k: v for k, v in os.environ.items() if k != "IRIS_COMPILE_WORKERS"}
+    env = {k: v for k, v in os.environ.items() if k not in ("IRIS_COMPILE_WORKERS", "IRIS_SANITIZE_PARALLEL")}
     result = subprocess.run([str(ROOT / "ci" / "sanitize.sh"), *args], capture_output=True, text=True, timeout=120,
-                            env=env | {"PYTHON": str(stub), "IRIS_SANITIZE_OUT": str(out), "PLAY": play})
+                            env=env | {"PYTHON": str(stub), "IRIS_SANITIZE_OUT": str(out), "PLAY": play}
+                            | (env_more or {}))
     gates = {p.stem: json.loads(p.read_text()) for p in record.glob("*.json")}
     return result, gates, out
 
@@ -89,3 +104,23 @@ def test_arguments_the_gates_refuse_are_one_line_exit_code_2_and_leave_nothing(t
     assert (result.returncode, result.stdout) == (2, ""), result
     assert result.stderr == "python -m conformance gate: unknown scenario 'nope'; known scenarios: ...\n", result.stderr
     assert sorted(gates) == sorted(TOOLS) and not out.exists(), "the folder the script made is removed"
+
+
+@pytest.mark.parametrize("parallel", ["1", "2"])
+def test_fewer_gates_at_once_run_in_waves_in_the_tools_order_and_share_the_cpus(tmp_path, parallel):
+    result, gates, out = _run(tmp_path, "none", [], {"IRIS_SANITIZE_PARALLEL": parallel})
+    assert (result.returncode, result.stderr) == (0, ""), result
+    width = int(parallel)
+    for i, tool in enumerate(TOOLS):  # a gate ends with the gates of its wave and those before it started, no later
+        assert gates[tool]["seen"] == sorted(TOOLS[: i - i % width + width]), (tool, gates[tool]["seen"])
+        assert gates[tool]["env"]["IRIS_COMPILE_WORKERS"] == str(max(1, len(os.sched_getaffinity(0)) // width))
+    assert "== initcheck: exit code 0; gate PASSED" in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("parallel", ["0", "5", "two", "-1"])
+def test_a_bad_number_of_gates_at_once_is_refused_before_any_gate_starts(tmp_path, parallel):
+    result, gates, out = _run(tmp_path, "none", [], {"IRIS_SANITIZE_PARALLEL": parallel})
+    assert (result.returncode, result.stdout, gates) == (2, "", {}), result
+    expected = f"IRIS_SANITIZE_PARALLEL={parallel}; expected how many gates run at once, 1 to 4\n"
+    assert result.stderr == expected, result
+    assert not out.exists()
