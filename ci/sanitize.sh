@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every scenario at 1 and 2 ranks under each of compute-sanitizer's four tools, on one CUDA GPU (README "Sanitizers"):
 # one gate per tool (`python -m conformance gate --backend gpu --ranks 1,2 --examples 1 --sanitize TOOL`), the four at
-# once by default, each in its own process with its own rank pools and output folder, then each tool's verdict, what fails it
-# (with the tool's first lines) and the reports that are not ours. Exit 0 only when every tool's gate passes; 2 when the arguments are refused.
+# once by default, each in its own process with its own rank pools and output folder, then each tool's verdict, what
+# fails it (with the tool's first lines) and the reports that are not ours. Exit 0 only when every tool's gate passes;
+# 2 when the arguments are refused.
 # Extra arguments go to every gate, after the defaults (e.g. --examples 2, --scenario store, --seed 7).
 #
 # IRIS_SANITIZE_OUT: the output folder (default conformance-sanitize/): <tool>/ holds a gate's results.json,
