@@ -64,6 +64,12 @@ def _database():
     return None if path.lower() == "none" else DirectoryBasedExampleDatabase(path)
 
 
+def database_key(ref: str, world_size: int, backend: str, scale: Scale, chunk: int | None,
+                 num_warps: int | None) -> bytes:
+    """What tells a case's examples apart in Hypothesis's database: every input of what its examples draw."""
+    return f"{ref}@{world_size}:{backend}:{scale.name}:chunk={chunk}:num_warps={num_warps}".encode()
+
+
 def register_profiles() -> None:
     """Register every profile with Hypothesis (idempotent)."""
     for name, examples in PROFILES.items():
@@ -304,6 +310,11 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
                     note(f"replay: {replay_of(example)}")
                 one(example)
 
+            # Hypothesis keys its example database by the test function, the same ``check`` for every case: each case
+            # adds its own key, as Hypothesis does for pytest's parametrized cases, so a failure saved for one case is
+            # replayed by that case alone
+            check.hypothesis.inner_test._hypothesis_internal_add_digest = database_key(
+                ref, world_size, backend, scale, chunk, num_warps)
             case_seed = fixed_seed
             if prepared is None and compiler is not None and compiler.workers and backend == "gpu":
                 prepared = prepare(scenario, world_size, profile, compiler, chunk=chunk, fixed_seed=fixed_seed,
