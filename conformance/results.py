@@ -170,12 +170,14 @@ class Hang:
 
     ``ranks``: those that had not answered; ``doing``: what each of them last said it was doing
     (``iris.ranks.progress``); ``timeout``: the example's budget in seconds; ``replay``: the command that runs it
-    again."""
+    again; ``stacks``: rank -> its Python stack's frames when it was killed (``iris.ranks.stacks``), where it wrote
+    them."""
 
     ranks: list[int]
     doing: dict[int, str]
     timeout: float
     replay: str
+    stacks: dict[int, str] = field(default_factory=dict)
 
     def summary(self) -> str:
         """One line: which ranks did not finish within how long, and where each was."""

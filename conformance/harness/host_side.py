@@ -269,7 +269,7 @@ def run_case(pools: Pools, scenario: Scenario, world_size: int, backend: str, pr
                 on_example(result)
         except ExampleHung as e:
             failed_on(example)
-            case.hang = Hang(e.error.ranks, e.error.doing, e.error.timeout, case.replay)
+            case.hang = Hang(e.error.ranks, e.error.doing, e.error.timeout, case.replay, e.error.stacks)
             case.seconds += e.seconds
             case.budget_used = max(case.budget_used, round(e.seconds / e.error.timeout, 4))
             case.error = f"hang: {case.hang.summary()}\n{type(e.error).__name__}: {e.error}\nreplay: {case.replay}"

@@ -56,9 +56,9 @@ def write_results(path: Path, cases: list[CaseResult], meta: dict, extra: dict[s
     A record's ``verdict`` is the case's ``reported_verdict``, its ``status`` the case's (pass, FAIL, error, hang)
     and its ``error`` the case's ``problem``: a case that errored or ran no example says ``error`` for every check
     that did not fail, never ``pass``; one that hung says ``hang``, and its ``hang`` record gives the ranks that had
-    not answered, what each was doing, the budget (``timeout``, seconds) and the replay command (``null`` when no
-    example hung). Its ``failing_params`` are written as its replay line writes them (a list drawn as a pattern as
-    its spec)."""
+    not answered, what each was doing, the budget (``timeout``, seconds), the replay command and each rank's Python
+    stack when it was killed (``stacks``; ``null`` when no example hung). Its ``failing_params`` are written as its
+    replay line writes them (a list drawn as a pattern as its spec)."""
     records = [{"case_id": c.case_id, "record_id": c.record_id} | {k: v for k, v in asdict(c).items() if k != "seen"}
                | {"failing_params": compact(c.failing_params)}
                | {"verdict": c.reported_verdict, "status": c.status, "error": c.problem, "ok": c.ok}

@@ -18,6 +18,8 @@ import traceback
 from multiprocessing.connection import Connection
 from typing import Any
 
+from iris.ranks import stacks
+
 _PR_SET_PDEATHSIG = 1  # prctl option: the signal a process gets when its parent exits
 _PG_TIMEOUT_S = 3600.0  # gloo's own collective timeout; the pool's job timeouts act long before it
 
@@ -123,12 +125,15 @@ def send(conn: Connection, message: tuple) -> None:
 
 
 def rank_main(rank: int, world_size: int, env: dict[str, str], forked: bool, parent_pid: int, conn: Connection,
-              status: Any = None) -> None:
+              status: Any = None, stack_file: str | None = None) -> None:
     """Entry point of a rank process (see the module docstring): ``env`` is its environment, ``forked`` says it was
     forked by the fork server (:mod:`iris.ranks.forkserver`), ``parent_pid`` is the pool's process; ``status``
-    receives :func:`progress`."""
+    receives :func:`progress`; ``stack_file`` receives the Python stack whenever the pool asks
+    (:mod:`iris.ranks.stacks`)."""
     global _PROGRESS
     _PROGRESS = status
+    if stack_file is not None:
+        stacks.listen(stack_file)
     _adopt_environ(env, forked)  # before anything imports Triton, whose import reads TRITON_INTERPRET
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the parent decides
     _die_with_parent(parent_pid)

@@ -24,14 +24,17 @@ their parent disappears, so none outlives its owner; :class:`iris.ranks.Pools` o
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import multiprocessing as mp
 import os
 import pickle
 import re
+import shutil
 import signal
 import sys
 import tempfile
+import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -40,7 +43,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from iris.checks import is_int, is_positive_number
-from iris.ranks import sanitizer
+from iris.ranks import sanitizer, stacks
 from iris.ranks.child import PROGRESS_BYTES, rank_main
 from iris.ranks.env import backend_env, free_port, patched_environ, rank_env
 from iris.ranks.forkserver import rank_context
@@ -90,14 +93,17 @@ class RankError(RuntimeError):
 
 class RankTimeout(TimeoutError):
     """The job did not finish in time. ``ranks``: those that had not answered (all ranks were killed); ``doing``:
-    rank -> what each of them last said it was doing (``iris.ranks.progress``; "start-up" if nothing)."""
+    rank -> what each of them last said it was doing (``iris.ranks.progress``; "start-up" if nothing); ``stacks``:
+    rank -> the frames of its Python stack when it was killed (:mod:`iris.ranks.stacks`), for each that wrote them."""
 
-    def __init__(self, message: str, ranks: list[int], job: str, timeout: float, doing: dict[int, str] | None = None):
+    def __init__(self, message: str, ranks: list[int], job: str, timeout: float, doing: dict[int, str] | None = None,
+                 stacks: dict[int, str] | None = None):
         super().__init__(message)
         self.ranks, self.job, self.timeout, self.doing = list(ranks), job, timeout, dict(doing or {})
+        self.stacks = dict(stacks or {})
 
     def __reduce__(self):
-        return (type(self), (str(self), self.ranks, self.job, self.timeout, self.doing))
+        return (type(self), (str(self), self.ranks, self.job, self.timeout, self.doing, self.stacks))
 
 
 class RankDied(RuntimeError):
@@ -180,6 +186,9 @@ class RankPool:
         self._procs: list[mp.process.BaseProcess] = []
         self._conns: list[Connection] = []
         self._status: list[Any] = []  # per rank: what it said it was doing (iris.ranks.progress)
+        self._stack_dir: str | None = None  # where the ranks write their stacks when asked (iris.ranks.stacks)
+        self._stack_files: list[str] = []  # per rank of the current processes
+        self._rank_pids: list[int] = []  # the rank processes' own pids (a wrapper's rank is its child)
         self._generation = 0
         self._seq = 0
         self._broken = False  # the current processes must be replaced before the next job
@@ -274,6 +283,11 @@ class RankPool:
         """``_said`` as lines of a message."""
         return "".join(f"\n    rank {i} was at: {text}" for i, text in self._said(ranks).items())
 
+    def _stacks(self, ranks) -> dict[int, str]:
+        """The Python stacks of ``ranks`` that started (:mod:`iris.ranks.stacks`), asked for now."""
+        return stacks.take({i: (self._rank_pids[i], self._stack_files[i]) for i in sorted(ranks)
+                            if i < min(len(self._rank_pids), len(self._stack_files))})
+
     def _rebuilt(self) -> str:
         return "; the pool will be rebuilt on the next run" if self._persistent else ""
 
@@ -308,6 +322,9 @@ class RankPool:
                 for p in self._procs:
                     p.join(max(0.0, deadline - time.monotonic()))
             self._kill()
+            if self._stack_dir is not None:
+                shutil.rmtree(self._stack_dir, ignore_errors=True)
+                self._stack_dir = None
 
     def _kill(self) -> None:
         """Kill every rank process (if alive), reap it and forget it."""
@@ -318,7 +335,11 @@ class RankPool:
             p.join(KILL_JOIN_S)
         for conn in self._conns:
             conn.close()
+        for path in self._stack_files:
+            with contextlib.suppress(OSError):
+                os.remove(path)
         self._procs, self._conns, self._status, self._broken, self._spawned = [], [], [], False, False
+        self._stack_files, self._rank_pids = [], []
         self._ran = False
 
     def start(self) -> None:
@@ -351,6 +372,7 @@ class RankPool:
                 ready = self._collect(START_JOB, self._start_timeout, expect="ready", grace=0.0)
                 if not all(isinstance(pid, int) for pid in ready):
                     raise RuntimeError(f"{self._where()}: unexpected start-up replies {ready!r}")
+                self._rank_pids = ready
                 return
             except RankError as e:
                 self._kill()
@@ -367,15 +389,19 @@ class RankPool:
         forked = ctx.get_start_method() == "forkserver"
         port = free_port()
         self._generation += 1
+        if self._stack_dir is None:
+            self._stack_dir = tempfile.mkdtemp(prefix="iris-stacks-")
         for rank in range(self._world_size):
             env = rank_env(rank, self._world_size, port, {**self._env, "IRIS_DEVICE_OFFSET": str(self._device_offset)})
             parent_conn, child_conn = ctx.Pipe(duplex=True)
             status = ctx.Array("c", PROGRESS_BYTES, lock=False)
             name = f"iris-{self._backend or 'rank'}{self._world_size}-g{self._generation}-rank{rank}"
+            stack_file = os.path.join(self._stack_dir, f"{name}.txt")
             with patched_environ(env), _spawn_executable(self._executable):
                 p = ctx.Process(
                     target=rank_main,
-                    args=(rank, self._world_size, dict(os.environ), forked, os.getpid(), child_conn, status),
+                    args=(rank, self._world_size, dict(os.environ), forked, os.getpid(), child_conn, status,
+                          stack_file),
                     name=name,
                     daemon=True,  # stopped by multiprocessing at interpreter exit if nobody closed the pool
                 )
@@ -384,6 +410,7 @@ class RankPool:
             self._procs.append(p)
             self._conns.append(parent_conn)
             self._status.append(status)
+            self._stack_files.append(stack_file)
 
     # -- jobs
 
@@ -495,12 +522,15 @@ class RankPool:
             raise RankError(msg, sorted(errors), errors, job, sorted(waiting))
         if waiting:
             done = sorted(results)
+            where = self._stacks(waiting)  # before the kill
             msg = (
                 f"{self._where()}: job {job} did not finish within {timeout:g} s: {_ranks(sorted(waiting))} had not "
                 f"answered" + (f" ({_ranks(done)} had)" if done else "") + "; all ranks were killed" + self._rebuilt()
                 + self._doing(waiting)
+                + "".join(f"\n    rank {i}'s stack, innermost first:\n" + textwrap.indent(text, " " * 6)
+                          for i, text in sorted(where.items()))
             )
-            raise RankTimeout(msg, sorted(waiting), job, timeout, self._said(waiting))
+            raise RankTimeout(msg, sorted(waiting), job, timeout, self._said(waiting), where)
         return [results[i] for i in range(n)]
 
     def _receive(self, rank: int, seq: int) -> tuple[str, int, Any] | None:

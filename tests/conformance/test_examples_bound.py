@@ -62,6 +62,9 @@ def _json(params: dict) -> str:
     return json.dumps(params, separators=(",", ":"))
 
 
+STACK = 'File "/x/iris/device/tracing.py", line 9 in _claim'  # where the hung rank was, as iris.ranks.stacks quotes it
+
+
 def test_a_hang_ends_the_case_at_the_example_that_hung_and_is_never_shrunk(monkeypatch):
     """Shrinking a hang would cost a budget a step: the example that hung is the case's finding, the last it runs."""
     ran: list[dict] = []
@@ -70,14 +73,14 @@ def test_a_hang_ends_the_case_at_the_example_that_hung_and_is_never_shrunk(monke
         ran.append(params)
         if params["n"] > 40:
             timed_out = RankTimeout("RankPool(1 ranks, cpu, generation 1): ...", [0], "job", 7.5,
-                                    {0: "store: launch (triton kernel)"})
+                                    {0: "store: launch (triton kernel)"}, {0: STACK})
             raise host_side.ExampleHung(timed_out, 7.6)
         return ExampleResult(scenario.name, world_size, "cpu", params, [], 0.5, budget=30.0, ranks_seconds=0.3)
 
     monkeypatch.setattr(host_side, "run_example", run_example)
     case, last = host_side.run_case(Pools(), load("store"), 1, "cpu", PROFILE, fixed_seed=5)  # run_example stands in
     assert [p["n"] > 40 for p in ran] == [False, True], [p["n"] for p in ran]  # seed 5: the second has n=220
-    assert case.hang == Hang([0], {0: "store: launch (triton kernel)"}, 7.5, case.replay), case.hang
+    assert case.hang == Hang([0], {0: "store: launch (triton kernel)"}, 7.5, case.replay, {0: STACK}), case.hang
     assert case.replay.endswith(f"--params '{_json(ran[-1])}'"), case.replay
     assert (case.status, case.examples, case.started, case.failure) == ("hang", 1, 2, ""), case
     assert (case.seconds, case.budget_used, last.params) == (0.5 + 7.6, round(7.6 / 7.5, 4), ran[0])

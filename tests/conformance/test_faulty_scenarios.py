@@ -21,6 +21,8 @@ from conformance.harness.host_side import CHUNK_SIZES, load_profile, run_case
 from conformance.kit.scenario import ScenarioError, load
 from conformance.results import NO_EXAMPLE
 
+from .hang_stacks import check_hang_stacks
+
 pytestmark = pytest.mark.cpu_interpret
 
 FAULTY = "tests.conformance.faulty."
@@ -68,6 +70,7 @@ HANGS_AT = {0: f"{FAULTY}hangs: barrier after the kernels (this rank's finished;
             1: f"{FAULTY}hangs: launch (triton kernel)"}  # the interpreter runs the kernel inside its launch
 
 
+
 def test_a_hung_rank_is_a_hang_within_the_examples_derived_budget_and_the_run_goes_on(pools, monkeypatch):
     """The hanging example's budget is derived from its size (a smaller base here: the test waits it out), not the
     cap; no example runs after it, none is shrunk, and the next case passes on a rebuilt pool."""
@@ -80,6 +83,7 @@ def test_a_hung_rank_is_a_hang_within_the_examples_derived_budget_and_the_run_go
     elapsed = time.monotonic() - start
     assert case.status == "hang" and case.hang is not None, (case.status, case.error)
     assert (case.hang.ranks, case.hang.doing, case.hang.replay) == ([0, 1], HANGS_AT, HANGS_REPLAY), case.hang
+    check_hang_stacks(case.hang.stacks, spinning=1, waiting=0)
     assert case.hang.timeout == expected, case.hang.timeout
     first, pool_said, *_, replay = case.error.splitlines()
     assert first == (f"hang: ranks 0, 1 did not finish within the example's budget of {case.hang.timeout:g} s "
@@ -108,7 +112,9 @@ def test_run_reports_a_hang_with_its_replay_replayed_once_within_its_budget(tmp_
     assert (record["ok"], record["status"], record["examples"], record["replay_outcome"]) == (
         False, "hang", 0, "reproduced"), record
     assert record["verdict"] == {"triton": "hang", "gluon": "hang", "triton vs gluon": "hang"}, record["verdict"]
+    stacks = record["hang"].pop("stacks")
     assert record["hang"] == {"ranks": [0], "doing": {"0": HANGS_AT[1]}, "timeout": 3.0, "replay": replay}
+    check_hang_stacks(stacks, spinning="0")
     printed = capsys.readouterr().out
     lines = printed.splitlines()
     progress = lines.index(f"[1/1] {FAULTY}hangs on 1 rank(s) ...") + 1

@@ -13,6 +13,8 @@ import pytest
 
 from conformance.cli import main
 
+from .hang_stacks import check_hang_stacks
+
 pytestmark = pytest.mark.cpu_interpret
 
 FAULTY = "tests.conformance.faulty."
@@ -163,7 +165,9 @@ def test_a_hang_fails_the_gate_in_every_report_and_the_next_case_passes(tmp_path
     assert (hangs["status"], hangs["ok"], hangs["examples"], hangs["replay_outcome"]) == (
         "hang", False, 0, "reproduced"), hangs
     assert hangs["verdict"] == {"triton": "hang", "gluon": "hang", "triton vs gluon": "hang"}, hangs["verdict"]
+    stacks = hangs["hang"].pop("stacks")
     assert hangs["hang"] == {"ranks": [0, 1], "doing": {"0": at[0], "1": at[1]}, "timeout": 5.0, "replay": replay}
+    check_hang_stacks(stacks, spinning="1", waiting="0")
     assert {k: v["status"] for k, v in hangs["checks"].items()} == dict.fromkeys(
         ("triton vs model", "gluon vs model", "triton vs gluon"), "hang")
     assert (healthy["status"], healthy["ok"], healthy["examples"]) == ("pass", True, 4), healthy

@@ -7,6 +7,7 @@ dead rank each kill the ranks, and the next job runs on a new generation with em
 
 from __future__ import annotations
 
+import inspect
 import multiprocessing as mp
 import os
 import pickle
@@ -161,8 +162,14 @@ def test_timeout_names_the_hung_rank_and_rebuilds(pool):
     assert "rank 1 had not answered" in str(e.value) and "tests.cpu_interpret.pool_jobs.sleep_on" in str(e.value)
     assert "within 3 s" in str(e.value)
     assert e.value.doing == {1: "job sleep_on"}, e.value.doing  # what the hung rank last said (its progress)
+    # where it was: its stack, from the job's function inwards, asked for before the kill
+    sleeping = inspect.getsourcelines(jobs.sleep_on)[1] + 2  # the time.sleep line
+    assert list(e.value.stacks) == [1], e.value.stacks
+    assert e.value.stacks[1] == f'File "{jobs.__file__}", line {sleeping} in sleep_on', e.value.stacks
+    assert f"rank 1's stack, innermost first:\n      {e.value.stacks[1]}" in str(e.value)
     again = pickle.loads(pickle.dumps(e.value))
-    assert (str(again), again.ranks, again.timeout, again.doing) == (str(e.value), [1], 3, {1: "job sleep_on"})
+    assert (str(again), again.ranks, again.timeout, again.doing, again.stacks) == (
+        str(e.value), [1], 3, {1: "job sleep_on"}, e.value.stacks)
     assert not pool.started and _wait_gone(old, 5) == []
     assert pool.fresh  # the next job is the first of new processes
     assert [r["rank"] for r in pool.run(jobs.whoami, "after")] == [0, 1]

@@ -212,7 +212,7 @@ def _hung(scenario: str = "h", failing: tuple[str, ...] = ()) -> CaseResult:
     c.examples, c.started, c.seconds = 1, 2, 21.5
     replay = f"python -m conformance run --scenario {scenario} --ranks 2 --backend cpu --chunk 3 --params '{{\"n\":1}}'"
     c.hang = Hang([0, 1], {0: f"{scenario}: barrier after the kernels", 1: f"{scenario}: launch (triton kernel)"},
-                  20.0, replay)
+                  20.0, replay, {1: 'File "k.py", line 3 in kernel'})
     c.replay, c.replay_outcome = replay, "reproduced"
     c.error = f"hang: {c.hang.summary()}\nRankTimeout: RankPool(2 ranks, cpu, generation 1): ...\nreplay: {replay}"
     return c
@@ -233,7 +233,8 @@ def test_a_hang_is_its_own_verdict_in_every_report(tmp_path):
         False, "hang", {"triton": "hang", "gluon": "hang", "triton vs gluon": "hang"}, HUNG)
     assert record["hang"] == {"ranks": [0, 1], "doing": {"0": "h: barrier after the kernels",
                                                           "1": "h: launch (triton kernel)"},
-                              "timeout": 20.0, "replay": HUNG_REPLAY}, record["hang"]
+                              "timeout": 20.0, "replay": HUNG_REPLAY,
+                              "stacks": {"1": 'File "k.py", line 3 in kernel'}}, record["hang"]
     assert (records[1]["status"], records[1]["hang"]) == ("pass", None)
     assert table[2].split() == ["h", "2", "HANG", "HANG", "HANG", "1", "21.5", "-", "-/-"], table
     assert table[-1] == "1 passed, 1 failed (1 hung)", table
