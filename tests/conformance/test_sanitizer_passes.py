@@ -11,7 +11,7 @@ import pytest
 from hypothesis import settings
 
 from conformance.harness.suite import plan, run_cases
-from iris.ranks import sanitizer
+from iris.ranks import RankPool, sanitizer
 
 pytestmark = pytest.mark.cpu_interpret
 
@@ -48,3 +48,28 @@ def test_each_tool_runs_the_selection_and_its_finding_fails_the_case_with_a_repl
     assert raced.replay.startswith(replay) and raced.error.endswith(f"replay: {raced.replay}"), raced.error
     assert raced.replay_outcome == "reproduced", "the replay ran on new ranks, under racecheck again"
     assert records[0].replay == "" and records[0].not_ours == [] == raced.not_ours
+
+
+def test_rank_pools_start_ahead_of_their_first_job_only_when_no_sanitizer_runs(tmp_path, monkeypatch):
+    """Ranks spawned ahead under compute-sanitizer hung in their first CUDA call: under a tool each pool starts at
+    its first job; without one every world's pool is spawned at the pass's start."""
+    tool = tmp_path / "compute-sanitizer"
+    tool.write_text(FAKE_TOOL)
+    tool.chmod(0o755)
+    monkeypatch.setattr(sanitizer, "find_tool", lambda: str(tool))
+    spawned: list[tuple[int, str]] = []
+    spawn_now = RankPool.spawn_now
+
+    def record(pool: RankPool) -> None:
+        spawned.append((pool.world_size, pool.sanitizer))
+        spawn_now(pool)
+
+    monkeypatch.setattr(RankPool, "spawn_now", record)
+    cases, _ = plan([HEALTHY], (1, 2))
+    for tools, ahead in (((), [(1, ""), (2, "")]), (("memcheck",), [])):
+        spawned.clear()
+        done = run_cases(cases, "cpu", settings(max_examples=1, deadline=None, database=None), seed=3,
+                         sanitize=tools, max_runs=1, echo=lambda _: None)
+        assert [(c.world_size, c.sanitizer, c.ok, c.examples) for c, _ in done] == [
+            (1, "".join(tools), True, 1), (2, "".join(tools), True, 1)], [c.problem for c, _ in done]
+        assert spawned == ahead, (tools, spawned)
