@@ -301,8 +301,11 @@ class RankPool:
 
     def __del__(self) -> None:
         try:
-            if self._procs and os.getpid() == self._owner_pid:
-                self._kill()
+            if os.getpid() == self._owner_pid:
+                if self._procs:
+                    self._kill()
+                if self._stack_dir is not None:
+                    shutil.rmtree(self._stack_dir, ignore_errors=True)
         except Exception:
             pass
 
