@@ -221,6 +221,9 @@ class CaseResult:
     failing_settings: ExampleSettings | None = None  # the harness's settings of that example
     replay: str = ""  # the command that runs ``failing_params`` again
     replay_outcome: str = ""  # "reproduced" / "not reproduced" once the failure was replayed, else ""
+    # under a sanitizer tool, the failing example run once more without it (the control): that run's ``status``
+    # (pass, FAIL, error, hang), so a failure only the tool's run shows says so; "" when not run
+    control_outcome: str = ""
     not_ours: list[dict] = field(default_factory=list)  # sanitizer reports that are not ours (tool, why, report, count)
     hang: Hang | None = None  # the example that hung, if one did (the case ran no example after it)
     budget_used: float = 0.0  # the largest share of its budget an example took on the ranks (1 or more: it hung)
@@ -237,6 +240,13 @@ class CaseResult:
         if self.started > self.examples:
             return f"{self.started - self.examples} of {self.started} examples did not run to a verdict"
         return ""
+
+    @property
+    def replayed(self) -> str:
+        """What the failure's replays showed, for reports: ``replay_outcome``, then the control's outcome
+        ("reproduced; without initcheck: pass"); "" when not replayed."""
+        control = f"; without {self.sanitizer}: {self.control_outcome}" if self.control_outcome else ""
+        return self.replay_outcome + control
 
     @property
     def ok(self) -> bool:

@@ -7,7 +7,9 @@ that tool; a scenario module that cannot be loaded fails its own cases, and the 
 replayed once with its own params, and the case says whether the failure reproduced: either way it failed. An
 example that hung is replayed once too, within the budget it hung in (never longer): ``reproduced`` when it hangs
 again. A hang costs its budget, then at most that budget once more, and the run goes on with the next case on a
-rebuilt pool.
+rebuilt pool. Under a sanitizer tool the failing example also runs once on ranks under no tool (the control), and
+the case says how that ended (``control_outcome``): a failure or hang that only the tool's run shows still fails the
+case, and says so.
 """
 
 from __future__ import annotations
@@ -123,7 +125,8 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
               num_warps: int | None = None,
               echo: Callable[[str], None] = print) -> list[tuple[CaseResult, ExampleResult | None]]:
     """Run every case in order on one owner of pools; replay each failing example once (unless ``params``), with
-    its own params and settings; one that hung, within the budget it hung in.
+    its own params and settings; one that hung, within the budget it hung in; under a tool, once more on pools
+    under none (the control, on pools made for it at its first use).
 
     ``sanitize``: compute-sanitizer tools (``iris.ranks.sanitizer.TOOLS``); each runs every case, in a pass of its
     own on pools whose ranks run under it (one tool per process), and each case's record names its tool. Empty: one
@@ -140,7 +143,7 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
     done: list[tuple[CaseResult, ExampleResult | None]] = []
     passes = tuple(sanitize) or ("",)
     total = len(cases) * len(passes)
-    with Compiler(None if backend == "gpu" else 0) as compiler:
+    with Compiler(None if backend == "gpu" else 0) as compiler, _Lazy(Pools) as plain:
         compiler.start()
         for tool in passes:
             with Pools(sanitize=tool) as pools:
@@ -159,11 +162,35 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
                                             scale=scale, num_warps=c.failing_settings.num_warps)
                         reproduced = again.hang is not None if c.hang is not None else not again.ok
                         c.replay_outcome = "reproduced" if reproduced else "not reproduced"
+                        if tool:  # the control: the same example once more, on ranks under no tool
+                            control, _ = run_case(plain.get(), planned.scenario, planned.world_size, backend,
+                                                  profile, c.failing_params, chunk=c.failing_settings.chunk,
+                                                  timeout=cap, scale=scale, num_warps=c.failing_settings.num_warps)
+                            c.control_outcome = control.status
                     if tool and planned.scenario is not None:
                         c.not_ours = pools.get(planned.world_size, backend).take_not_ours()
                     done.append((c, last))
                     _said(c, echo)
     return done
+
+
+class _Lazy:
+    """A context manager that makes its object (``make()``) on the first ``get()`` only, and closes what it made."""
+
+    def __init__(self, make: Callable[[], Pools]) -> None:
+        self._make, self._made = make, None
+
+    def get(self) -> Pools:
+        if self._made is None:
+            self._made = self._make()
+        return self._made
+
+    def __enter__(self) -> _Lazy:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._made is not None:
+            self._made.close()
 
 
 def _prepare_all(cases: list[Planned], compiler: Compiler, profile: settings, chunk: int | None, seed: int | None,
@@ -188,7 +215,7 @@ def _prepare_all(cases: list[Planned], compiler: Compiler, profile: settings, ch
 def _said(c: CaseResult, echo: Callable[[str], None]) -> None:
     """A case's outcome for the progress output: ok, FAIL or HANG (``PROGRESS``) with its numbers, then why, then
     what is not ours."""
-    replayed = f", replayed: {c.replay_outcome}" if c.replay_outcome else ""
+    replayed = f", replayed: {c.replayed}" if c.replay_outcome else ""
     echo(f"    {PROGRESS[c.status]} ({c.examples} examples, {c.seconds:.1f} s{_ahead(c)}{replayed})")
     if not c.ok:
         echo("    " + (c.problem if c.hang is not None else c.failure or c.problem).replace("\n", "\n    "))

@@ -53,7 +53,7 @@ def _divergence(failure: str, check: str) -> str:
 
 
 def _replayed(case: CaseResult) -> str:
-    return f"\nreplayed once: {case.replay_outcome}" if case.replay_outcome else ""
+    return f"\nreplayed once: {case.replayed}" if case.replay_outcome else ""
 
 
 def judge(cases: list[CaseResult], known: dict[tuple[str, str], Known], known_file: str) -> list[CheckOutcome]:
@@ -65,7 +65,7 @@ def judge(cases: list[CaseResult], known: dict[tuple[str, str], Known], known_fi
             entry = known.get((case.case_id, check))
             o = CheckOutcome(case.record_id, check, "passed", share, known=entry)
             if case.hang is not None:
-                label = f" ({case.replay_outcome} on replay)" if case.replay_outcome else ""
+                label = f" ({case.replayed} on replay)" if case.replay_outcome else ""
                 o.status, o.message = "hang", f"hang: {case.hang.summary()}{label}; replay: {case.hang.replay}"
                 o.detail = case.problem + _replayed(case)
             elif case.problem:
@@ -75,7 +75,7 @@ def judge(cases: list[CaseResult], known: dict[tuple[str, str], Known], known_fi
                 if entry:
                     o.status, o.message = "xfailed", f"expected failure: {entry.reason} ({entry.link})"
                 else:
-                    label = f" ({case.replay_outcome} on replay)" if case.replay_outcome else ""
+                    label = f" ({case.replayed} on replay)" if case.replay_outcome else ""
                     o.status, o.message = "failed", f"{_divergence(case.failure, check)}{label}; replay: {case.replay}"
                 o.detail = case.failure + _replayed(case)
             elif entry:

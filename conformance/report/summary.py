@@ -41,7 +41,7 @@ def summary(cases: list[CaseResult], outcomes: list[CheckOutcome], meta: dict, *
         for o in blocking:
             c = by_id[o.case_id]
             lines.append(f"| `{o.case_id}` | {o.check} | {MARK[o.status]} | {_cell(o.message)} | "
-                         f"{c.replay_outcome or '-'} | {f'`{_cell(c.replay)}`' if c.replay else '-'} |")
+                         f"{_cell(c.replayed) or '-'} | {f'`{_cell(c.replay)}`' if c.replay else '-'} |")
         lines.append("")
     hung = [c for c in cases if c.hang is not None]
     if hung:
@@ -50,7 +50,7 @@ def summary(cases: list[CaseResult], outcomes: list[CheckOutcome], meta: dict, *
         for c in hung:
             where = "; ".join(f"rank {r}: {c.hang.doing.get(r, 'unknown')}" for r in c.hang.ranks)
             lines.append(f"| `{c.record_id}` | {', '.join(map(str, c.hang.ranks))} | {_cell(where)} | "
-                         f"{c.hang.timeout:g} s | {c.replay_outcome or '-'} | `{_cell(c.hang.replay)}` |")
+                         f"{c.hang.timeout:g} s | {_cell(c.replayed) or '-'} | `{_cell(c.hang.replay)}` |")
         lines.append("")
     expected = [o for o in outcomes if o.status == "xfailed"]
     if expected:

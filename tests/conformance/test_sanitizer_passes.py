@@ -47,7 +47,32 @@ def test_each_tool_runs_the_selection_and_its_finding_fails_the_case_with_a_repl
     replay = f"python -m conformance run --scenario {HEALTHY} --ranks 1 --backend cpu --sanitize racecheck --chunk "
     assert raced.replay.startswith(replay) and raced.error.endswith(f"replay: {raced.replay}"), raced.error
     assert raced.replay_outcome == "reproduced", "the replay ran on new ranks, under racecheck again"
+    assert raced.control_outcome == "pass", "the control ran the example on ranks under no tool: no race there"
+    assert f"    FAIL (0 examples, {raced.seconds:.1f} s, replayed: reproduced; without racecheck: pass)" in said, said
     assert records[0].replay == "" and records[0].not_ours == [] == raced.not_ours
+    assert records[0].control_outcome == "", "a case that passed is not replayed"
+
+
+@pytest.mark.parametrize("name, control", [("hangs_under_a_tool", "pass"), ("hangs", "hang")])
+def test_a_hang_under_a_tool_says_whether_its_control_without_the_tool_hangs_too(tmp_path, monkeypatch, name,
+                                                                                   control):
+    """The control replay runs the hung example on ranks under no tool: a hang only the tool's run shows passes there
+    (``hangs_under_a_tool`` waits only where the tool's variable is set); a kernel that never ends hangs there too.
+    Either way the case is a hang."""
+    tool = tmp_path / "compute-sanitizer"
+    tool.write_text(FAKE_TOOL)
+    tool.chmod(0o755)
+    monkeypatch.setattr(sanitizer, "find_tool", lambda: str(tool))
+    scenario = f"tests.conformance.faulty.{name}"
+    cases, _ = plan([scenario], (2,))
+    said: list[str] = []
+    ((case, _),) = run_cases(cases, "cpu", settings(max_examples=1, deadline=None, database=None), seed=3,
+                             sanitize=("memcheck",), max_runs=1, timeout=3.0, echo=said.append)
+    assert (case.status, case.sanitizer, case.replay_outcome, case.control_outcome) == (
+        "hang", "memcheck", "reproduced", control), (case.status, case.replayed, case.problem)
+    assert case.replayed == f"reproduced; without memcheck: {control}"
+    progress = said[said.index(f"[1/1] {scenario} on 2 rank(s) under memcheck ...") + 1]
+    assert progress == f"    HANG (0 examples, {case.seconds:.1f} s, replayed: {case.replayed})", said
 
 
 def test_rank_pools_start_ahead_of_their_first_job_only_when_no_sanitizer_runs(tmp_path, monkeypatch):
