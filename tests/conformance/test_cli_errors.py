@@ -39,9 +39,9 @@ _SCATTER = '{"M":5,"N":7,"BM":32,"BN":32,"dtype":"int32","TRACE_OPS":false,"SPAN
 FILE = "{tmp}/afile"  # every test's tmp_path holds this file (and nothing else)
 _TIMEOUT = "argument --timeout: --timeout '{}': expected a finite number of seconds > 0, at most 86400"
 _KNOWN_TAIL = ("unfinished_ranges; in tests.conformance.faulty: buffer_twice, diverging, draw_raises, even_ranks, "
-               "gluon_does_not_compile, hangs, healthy, mismatched_params, model_raises, old_paths, out_of_bounds, "
-               "rank_dies, rejects_every_draw (a dotted path names a module of conformance.scenarios or of a package "
-               "IRIS_SCENARIO_PACKAGES lists)")
+               "gluon_does_not_compile, hangs, hangs_under_a_tool, healthy, mismatched_params, model_raises, "
+               "old_paths, out_of_bounds, rank_dies, rejects_every_draw (a dotted path names a module of "
+               "conformance.scenarios or of a package IRIS_SCENARIO_PACKAGES lists)")
 CASES = [
     (["--scenario", "nope"], {}, "unknown scenario 'nope'; known scenarios: all_gather, all_scatter, all_to_all, "),
     (["--scenario", "tests.conformance.faulty.nope"], {}, "unknown scenario 'tests.conformance.faulty.nope'; "),
