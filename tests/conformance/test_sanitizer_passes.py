@@ -26,11 +26,16 @@ if [ "$IRIS_SANITIZER_TOOL" = racecheck ]; then printf '{RACE}' > "$log"; fi
 """
 
 
-def test_each_tool_runs_the_selection_and_its_finding_fails_the_case_with_a_replay_under_it(tmp_path, monkeypatch):
+@pytest.fixture(autouse=True)
+def _fake_tool(tmp_path, monkeypatch):
+    """compute-sanitizer is the stand-in (``FAKE_TOOL``) for every test here."""
     tool = tmp_path / "compute-sanitizer"
     tool.write_text(FAKE_TOOL)
     tool.chmod(0o755)
     monkeypatch.setattr(sanitizer, "find_tool", lambda: str(tool))
+
+
+def test_each_tool_runs_the_selection_and_its_finding_fails_the_case_with_a_replay_under_it():
     cases, _ = plan([HEALTHY], (1,))
     said: list[str] = []
     done = run_cases(cases, "cpu", settings(max_examples=1, deadline=None, database=None), seed=3,
@@ -54,15 +59,10 @@ def test_each_tool_runs_the_selection_and_its_finding_fails_the_case_with_a_repl
 
 
 @pytest.mark.parametrize("name, control", [("hangs_under_a_tool", "pass"), ("hangs", "hang")])
-def test_a_hang_under_a_tool_says_whether_its_control_without_the_tool_hangs_too(tmp_path, monkeypatch, name,
-                                                                                   control):
+def test_a_hang_under_a_tool_says_whether_its_control_without_the_tool_hangs_too(name, control):
     """The control replay runs the hung example on ranks under no tool: a hang only the tool's run shows passes there
     (``hangs_under_a_tool`` waits only where the tool's variable is set); a kernel that never ends hangs there too.
     Either way the case is a hang."""
-    tool = tmp_path / "compute-sanitizer"
-    tool.write_text(FAKE_TOOL)
-    tool.chmod(0o755)
-    monkeypatch.setattr(sanitizer, "find_tool", lambda: str(tool))
     scenario = f"tests.conformance.faulty.{name}"
     cases, _ = plan([scenario], (2,))
     said: list[str] = []
@@ -75,13 +75,9 @@ def test_a_hang_under_a_tool_says_whether_its_control_without_the_tool_hangs_too
     assert progress == f"    HANG (0 examples, {case.seconds:.1f} s, replayed: {case.replayed})", said
 
 
-def test_rank_pools_start_ahead_of_their_first_job_only_when_no_sanitizer_runs(tmp_path, monkeypatch):
+def test_rank_pools_start_ahead_of_their_first_job_only_when_no_sanitizer_runs(monkeypatch):
     """Ranks spawned ahead under compute-sanitizer hung in their first CUDA call: under a tool each pool starts at
     its first job; without one every world's pool is spawned at the pass's start."""
-    tool = tmp_path / "compute-sanitizer"
-    tool.write_text(FAKE_TOOL)
-    tool.chmod(0o755)
-    monkeypatch.setattr(sanitizer, "find_tool", lambda: str(tool))
     spawned: list[tuple[int, str]] = []
     spawn_now = RankPool.spawn_now
 
