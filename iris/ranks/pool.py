@@ -37,6 +37,7 @@ import tempfile
 import textwrap
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from multiprocessing.connection import Connection, wait
@@ -188,6 +189,7 @@ class RankPool:
         self._status: list[Any] = []  # per rank: what it said it was doing (iris.ranks.progress)
         self._stack_dir: str | None = None  # where the ranks write their stacks when asked (iris.ranks.stacks)
         self._stack_files: list[str] = []  # per rank of the current processes
+        self._drop_stack_dir: Callable[[], Any] = lambda: None
         self._rank_pids: list[int] = []  # the rank processes' own pids (a wrapper's rank is its child)
         self._generation = 0
         self._seq = 0
@@ -301,11 +303,8 @@ class RankPool:
 
     def __del__(self) -> None:
         try:
-            if os.getpid() == self._owner_pid:
-                if self._procs:
-                    self._kill()
-                if self._stack_dir is not None:
-                    shutil.rmtree(self._stack_dir, ignore_errors=True)
+            if self._procs and os.getpid() == self._owner_pid:
+                self._kill()
         except Exception:
             pass
 
@@ -325,9 +324,8 @@ class RankPool:
                 for p in self._procs:
                     p.join(max(0.0, deadline - time.monotonic()))
             self._kill()
-            if self._stack_dir is not None:
-                shutil.rmtree(self._stack_dir, ignore_errors=True)
-                self._stack_dir = None
+            self._stack_dir = None
+            self._drop_stack_dir()
 
     def _kill(self) -> None:
         """Kill every rank process (if alive), reap it and forget it."""
@@ -392,8 +390,9 @@ class RankPool:
         forked = ctx.get_start_method() == "forkserver"
         port = free_port()
         self._generation += 1
-        if self._stack_dir is None:
+        if self._stack_dir is None:  # removed at close, when the pool is dropped, or at the interpreter's exit
             self._stack_dir = tempfile.mkdtemp(prefix="iris-stacks-")
+            self._drop_stack_dir = weakref.finalize(self, shutil.rmtree, self._stack_dir, True)
         for rank in range(self._world_size):
             env = rank_env(rank, self._world_size, port, {**self._env, "IRIS_DEVICE_OFFSET": str(self._device_offset)})
             parent_conn, child_conn = ctx.Pipe(duplex=True)

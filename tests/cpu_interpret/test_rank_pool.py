@@ -7,6 +7,7 @@ dead rank each kill the ranks, and the next job runs on a new generation with em
 
 from __future__ import annotations
 
+import gc
 import inspect
 import multiprocessing as mp
 import os
@@ -245,6 +246,22 @@ def test_close_leaves_no_child_processes():
     assert set(_children(os.getpid())) <= before
     with pytest.raises(RuntimeError, match="closed"):
         p.run(jobs.noop)
+
+
+def test_the_ranks_stack_files_are_removed_with_the_pool_closed_or_dropped():
+    """Each rank's stack file (iris.ranks.stacks) lives in a folder of its pool's, gone when the pool is closed or
+    dropped unclosed (and, left to the end, at the interpreter's exit)."""
+    for drop in (False, True):
+        p = RankPool(1, "cpu")
+        p.run(jobs.noop)
+        folder = p._stack_dir
+        assert folder is not None and os.listdir(folder) == ["iris-cpu1-g1-rank0.txt"], folder
+        if drop:
+            del p
+            gc.collect()
+        else:
+            p.close()
+        assert not os.path.exists(folder), (drop, folder)
 
 
 def test_ranks_have_the_environment_of_their_start_not_the_fork_servers(monkeypatch):
