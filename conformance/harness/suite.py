@@ -126,7 +126,7 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
               echo: Callable[[str], None] = print) -> list[tuple[CaseResult, ExampleResult | None]]:
     """Run every case in order on one owner of pools; replay each failing example once (unless ``params``), with
     its own params and settings; one that hung, within the budget it hung in; under a tool, once more on pools
-    under none (the control, on pools made for it at its first use).
+    under none (the control; those pools start at its first job).
 
     ``sanitize``: compute-sanitizer tools (``iris.ranks.sanitizer.TOOLS``); each runs every case, in a pass of its
     own on pools whose ranks run under it (one tool per process), and each case's record names its tool. Empty: one
@@ -143,7 +143,7 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
     done: list[tuple[CaseResult, ExampleResult | None]] = []
     passes = tuple(sanitize) or ("",)
     total = len(cases) * len(passes)
-    with Compiler(None if backend == "gpu" else 0) as compiler, _Lazy(Pools) as plain:
+    with Compiler(None if backend == "gpu" else 0) as compiler, Pools() as plain:  # plain: the controls' (lazy)
         compiler.start()
         for tool in passes:
             with Pools(sanitize=tool) as pools:
@@ -157,16 +157,11 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
                                        max_runs, scale, num_warps, prepared.get(i))
                     if not c.ok and c.failing_params is not None and params is None:
                         cap = timeout if c.hang is None else min(timeout, c.hang.timeout)
-                        again, _ = run_case(pools, planned.scenario, planned.world_size, backend, profile,
-                                            c.failing_params, chunk=c.failing_settings.chunk, timeout=cap,
-                                            scale=scale, num_warps=c.failing_settings.num_warps)
+                        again = _again(pools, planned, c, backend, profile, cap, scale)
                         reproduced = again.hang is not None if c.hang is not None else not again.ok
                         c.replay_outcome = "reproduced" if reproduced else "not reproduced"
-                        if tool:  # the control: the same example once more, on ranks under no tool
-                            control, _ = run_case(plain.get(), planned.scenario, planned.world_size, backend,
-                                                  profile, c.failing_params, chunk=c.failing_settings.chunk,
-                                                  timeout=cap, scale=scale, num_warps=c.failing_settings.num_warps)
-                            c.control_outcome = control.status
+                        if tool:  # the control: on ranks under no tool
+                            c.control_outcome = _again(plain, planned, c, backend, profile, cap, scale).status
                     if tool and planned.scenario is not None:
                         c.not_ours = pools.get(planned.world_size, backend).take_not_ours()
                     done.append((c, last))
@@ -174,23 +169,12 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
     return done
 
 
-class _Lazy:
-    """A context manager that makes its object (``make()``) on the first ``get()`` only, and closes what it made."""
-
-    def __init__(self, make: Callable[[], Pools]) -> None:
-        self._make, self._made = make, None
-
-    def get(self) -> Pools:
-        if self._made is None:
-            self._made = self._make()
-        return self._made
-
-    def __enter__(self) -> _Lazy:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._made is not None:
-            self._made.close()
+def _again(pools: Pools, planned: Planned, c: CaseResult, backend: str, profile: settings, cap: float,
+           scale: Scale) -> CaseResult:
+    """Case ``c``'s failing example once more, with its own settings, on ``pools``' ranks, within ``cap`` seconds."""
+    return run_case(pools, planned.scenario, planned.world_size, backend, profile, c.failing_params,
+                    chunk=c.failing_settings.chunk, timeout=cap, scale=scale,
+                    num_warps=c.failing_settings.num_warps)[0]
 
 
 def _prepare_all(cases: list[Planned], compiler: Compiler, profile: settings, chunk: int | None, seed: int | None,
