@@ -11,6 +11,7 @@ from __future__ import annotations
 import faulthandler
 import os
 import signal
+import sysconfig
 import time
 from typing import IO
 
@@ -63,16 +64,35 @@ def _new_text(path: str, offset: int) -> str:
 
 
 def job_frames(dump: str, max_frames: int = MAX_FRAMES) -> str:
-    """Of a ``faulthandler`` dump of every thread, the frames of the thread that runs jobs from the innermost to the
-    job's function (at most ``max_frames``: the innermost and the outermost half); "" when the dump has no such thread
-    yet."""
+    """Of a ``faulthandler`` dump of every thread, the frames of the thread that runs jobs, from the innermost (where
+    it waits) to the job's function: the innermost frame and every frame of code outside the installed libraries
+    (:func:`_library`), a run of library frames between them as one line ("... 4 library frames"); at most
+    ``max_frames`` of them, the innermost and the outermost half. "" when the dump has no such thread yet."""
     for block in dump.split("\n\n"):
         lines = [line.strip() for line in block.splitlines() if line.strip().startswith("File ")]
         inner = next((i for i, line in enumerate(lines) if line.endswith(_JOB_THREAD)), None)
         if inner is not None:
             lines = lines[:inner] or lines[:1]  # the job's frames (rank_main's own when it is between jobs)
-            if len(lines) > max_frames:  # the innermost and the outermost half: where it waits, which step
+            kept = [i for i, line in enumerate(lines) if i == 0 or not _library(line)]
+            if len(kept) > max_frames:  # the innermost and the outermost half: where it waits, which step
                 half = max_frames // 2
-                lines = [*lines[:half], f"... {len(lines) - 2 * half} frames", *lines[-half:]]
-            return "\n".join(lines)
+                kept = kept[:half] + kept[-half:]
+            shown: list[str] = []
+            for before, at in zip([-1, *kept[:-1]], kept, strict=True):
+                left_out = lines[before + 1:at]
+                if left_out:
+                    shown.append(f"... {len(left_out)} {'library ' if all(map(_library, left_out)) else ''}frames")
+                shown.append(lines[at])
+            return "\n".join(shown)
     return ""
+
+
+def _library(frame: str) -> bool:
+    """Whether a dump's frame line is of code installed as a library (site-packages, the standard library) or
+    generated (``<string>``), not the project's or the user's."""
+    path = frame.split('"')[1] if frame.count('"') >= 2 else ""
+    return (path.startswith("<") or any(part in path for part in ("/site-packages/", "/dist-packages/"))
+            or path.startswith(_STDLIB))
+
+
+_STDLIB = sysconfig.get_paths()["stdlib"] + os.sep

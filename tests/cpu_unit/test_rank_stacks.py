@@ -41,6 +41,25 @@ def test_a_deep_stack_keeps_its_innermost_and_outermost_frames():
         f'File "/x/f{i}.py", line {i} in f{i}' for i in range(17, 20)]
 
 
+def test_library_frames_between_the_innermost_and_the_projects_are_one_line_each_run():
+    """A kernel spinning under the interpreter: its stack is deep in the interpreter, the kernel's line in the middle.
+    The innermost frame (where it waits) and every frame outside the installed libraries are kept."""
+    site = "/v/lib/python3.11/site-packages"
+    frames = [f'  File "{site}/triton/runtime/interpreter.py", line 143 in _validate',
+              '  File "<string>", line 6 in __init__',
+              f'  File "{site}/triton/language/semantic.py", line 595 in scalar_constant',
+              '  File "/repo/tests/faulty/hangs.py", line 12 in triton_kernel',
+              f'  File "{site}/triton/runtime/interpreter.py", line 1470 in run',
+              f'  File "{stacks._STDLIB}threading.py", line 9 in run',
+              '  File "/repo/conformance/harness/rank_side.py", line 276 in launch',
+              '  File "/repo/conformance/harness/rank_side.py", line 161 in run_example']
+    assert stacks.job_frames(_job_thread(frames)).splitlines() == [
+        f'File "{site}/triton/runtime/interpreter.py", line 143 in _validate', "... 2 library frames",
+        'File "/repo/tests/faulty/hangs.py", line 12 in triton_kernel', "... 2 library frames",
+        'File "/repo/conformance/harness/rank_side.py", line 276 in launch',
+        'File "/repo/conformance/harness/rank_side.py", line 161 in run_example']
+
+
 def test_a_real_dump_names_the_function_the_job_thread_waits_in():
     """faulthandler's own format, from this process: a thread whose outermost job frame is named rank_main."""
     release = threading.Event()
