@@ -2,8 +2,8 @@
 # Every scenario at 1 and 2 ranks under each of compute-sanitizer's four tools, on one CUDA GPU (README "Sanitizers"):
 # one gate per tool (`python -m conformance gate --backend gpu --ranks 1,2 --examples 1 --sanitize TOOL`), the four at
 # once by default, each in its own process with its own rank pools and output folder, then each tool's verdict, what
-# fails it (with the tool's first lines) and the reports that are not ours. Exit 0 only when every tool's gate passes;
-# 2 when the arguments are refused.
+# fails it (with the tool's first lines), the cases it could not run and why, and the reports that are not ours.
+# Exit 0 only when every tool's gate passes; 2 when the arguments are refused.
 # Extra arguments go to every gate, after the defaults (e.g. --examples 2, --scenario store, --seed 7).
 #
 # IRIS_SANITIZE_OUT: the output folder (default conformance-sanitize/): <tool>/ holds a gate's results.json,
@@ -60,6 +60,7 @@ for i in "${!TOOLS[@]}"; do
   if [[ -f "$OUT/$tool/summary.md" ]]; then
     section "$OUT/$tool/summary.md" "What fails the gate" | head -n 20
     grep -A 6 "compute-sanitizer $tool reported" "$OUT/$tool.log" | head -n 40  # the tool's own words
+    section "$OUT/$tool/summary.md" "Not run"
     section "$OUT/$tool/summary.md" "Sanitizer reports that are not ours"
   else
     tail -n 20 "$OUT/$tool.log"

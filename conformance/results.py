@@ -225,6 +225,7 @@ class CaseResult:
     # (pass, FAIL, error, hang), so a failure only the tool's run shows says so; "" when not run
     control_outcome: str = ""
     not_ours: list[dict] = field(default_factory=list)  # sanitizer reports that are not ours (tool, why, report, count)
+    skipped: str = ""  # why the case ran no example under its tool (its ranks cannot run as the tool needs); "" ran
     hang: Hang | None = None  # the example that hung, if one did (the case ran no example after it)
     budget_used: float = 0.0  # the largest share of its budget an example took on the ranks (1 or more: it hung)
     seen: set = field(default_factory=set, repr=False)
@@ -235,6 +236,8 @@ class CaseResult:
         that an example started and never ran to a verdict."""
         if self.error:
             return self.error
+        if self.skipped:  # not run, and saying so: no verdict, and no problem either
+            return ""
         if not self.examples:
             return NO_EXAMPLE
         if self.started > self.examples:
@@ -251,23 +254,27 @@ class CaseResult:
     @property
     def ok(self) -> bool:
         """Examples ran, every one to a verdict, and no check failed."""
-        return not self.problem and all(v == "pass" for v in self.verdict.values())
+        return not self.skipped and not self.problem and all(v == "pass" for v in self.verdict.values())
 
     @property
     def status(self) -> str:
-        """The case in one word: ``hang`` (an example hung), ``error`` (another ``problem``), ``FAIL`` (a check
-        failed) or ``pass``."""
+        """The case in one word: ``hang`` (an example hung), ``error`` (another ``problem``), ``skipped`` (not run,
+        ``skipped`` says why), ``FAIL`` (a check failed) or ``pass``."""
         if self.hang is not None:
             return "hang"
         if self.problem:
             return "error"
+        if self.skipped:
+            return "skipped"
         return "pass" if self.ok else "FAIL"
 
     @property
     def reported_verdict(self) -> dict[str, str]:
         """The verdict of each check, as reports give it: ``FAIL`` where an example failed it, else ``hang`` when an
-        example hung, ``error`` when the case has another ``problem``, else ``pass``."""
-        instead = "hang" if self.hang is not None else "error" if self.problem else "pass"
+        example hung, ``error`` when the case has another ``problem``, ``skipped`` when it was not run, else
+        ``pass``."""
+        instead = ("hang" if self.hang is not None else "error" if self.problem else "skipped" if self.skipped
+                   else "pass")
         return {key: instead if v == "pass" else v for key, v in self.verdict.items()}
 
     @property

@@ -3,11 +3,12 @@
 ``run_example`` is the pool job. It lets the scenario allocate each API's named buffers (separate regions of the
 heap, the same offsets on every rank), waits for every rank once, then per API launches the kernel between two
 clock readings and reads its events back (this rank's trace buffers are only written by its own kernels), waits
-for every rank once more and reads the final memory. Two barriers per example, whatever the number of APIs; it
-returns a ``RankObservation`` (``conformance.harness.observation``): per API the decoded records as ``events()``
-returned them, every counter as ``shmem.tracing`` reports it, the events ``tracing.export`` writes, read back from
-the file (``conformance.check.exported``), the buffer contents, heap layout, launch window, and the hashes of the
-compiled kernel variants it launched.
+for every rank once more and reads the final memory. Two barriers per example, whatever the number of APIs; under a
+sanitizer tool that runs the ranks' kernels in turn (``iris.ranks.sanitizer.ranks_in_turn``), one more after each
+rank's turn of each API. It returns a ``RankObservation`` (``conformance.harness.observation``): per API the
+decoded records as ``events()`` returned them, every counter as ``shmem.tracing`` reports it, the events
+``tracing.export`` writes, read back from the file (``conformance.check.exported``), the buffer contents, heap
+layout, launch window, and the hashes of the compiled kernel variants it launched.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from conformance.harness.observation import ApiObservation, HostCounters, RankOb
 from conformance.kit.example_settings import ExampleSettings
 from conformance.kit.scenario import APIS, ScenarioError, load, world_constexprs
 from iris.ranks import progress
+from iris.ranks.sanitizer import ranks_in_turn
 from iris.world import is_interpreter, synchronize
 
 _DTYPES = {
@@ -131,7 +133,6 @@ def run_example(name: str, params: dict, settings: ExampleSettings, apis: tuple[
     """Pool job: run scenario ``name`` with ``params`` through each API on this rank, tracing and launching as
     ``settings`` say (``max_events`` slots in chunks of ``chunk``; ``num_warps`` for launches that give none); what
     this rank observed."""
-    from iris.tracing.export import device_clock
     from iris.tracing.hw import cu_id_limit
 
     clock = PhaseClock()
@@ -150,32 +151,16 @@ def run_example(name: str, params: dict, settings: ExampleSettings, apis: tuple[
             _step(scenario, "setup", api, scenario.setup, ranks[api], params)
     with clock("barriers"):
         shmem.barrier()  # every rank's buffers are ready before any kernel can touch a peer's
+    world = shmem.get_num_ranks()
+    in_turn = world > 1 and bool(ranks_in_turn())  # rank 0's kernels, then rank 1's, ..., a barrier after each
     for api in apis:
-        rank, kernel = ranks[api], scenario.kernel(api)
-        with clock("reset"):
-            shmem.tracing.enable(settings.max_events, settings.chunk)  # local: this rank's buffers, every slot a hole
-        with clock("launch"), CompilerTime() as compiler:
-            t0 = device_clock(shmem.device)
-            compiles_before = _compiles(kernel)
-            launched = LaunchRecorder(kernel, settings.num_warps)
-            _step(scenario, "launch", api, scenario.launch, launched, rank, params)
-        clock.move("launch", "compile", compiler.seconds)
-        with clock("kernel"):
-            progress(f"{name}: waiting for the {api} kernel to finish on this rank's device")
-            synchronize(shmem.device)
-            t1 = device_clock(shmem.device)
-        with clock("readback"):
-            out.apis[api] = ApiObservation(
-                records=shmem.tracing.events(),  # only this rank's kernels write its trace buffers
-                host=_host_counters(shmem.tracing),
-                exported=_exported(shmem),
-                layout=rank.layout(),
-                window=(t0, t1),
-                compiles=_compiles(kernel) - compiles_before,
-                jit_compiled=compiler.compiled,
-                jit_loaded=compiler.loaded,
-                variants=sorted(launched.hashes),
-            )
+        for turn in range(world) if in_turn else (out.rank,):
+            if turn == out.rank:
+                out.apis[api] = _launch(shmem, scenario, ranks[api], api, params, settings, clock)
+            if in_turn:
+                with clock("barriers"):
+                    progress(f"{name}: in turn under a sanitizer, after rank {turn}'s {api} kernel")
+                    shmem.barrier()
     with clock("barriers"):
         progress(f"{name}: barrier after the kernels (this rank's finished; waiting for the others)")
         shmem.barrier()  # every rank's kernels of every API are done: memory is final
@@ -185,6 +170,39 @@ def run_example(name: str, params: dict, settings: ExampleSettings, apis: tuple[
         shmem.tracing.disable()
     out.seconds = clock.seconds
     return out
+
+
+def _launch(shmem, scenario, rank: Rank, api: str, params: dict, settings: ExampleSettings,
+            clock: PhaseClock) -> ApiObservation:
+    """Launch ``api``'s kernels of the example on this rank, wait for them, and read back what they recorded."""
+    from iris.tracing.export import device_clock
+
+    name = scenario.ref or scenario.name
+    kernel = scenario.kernel(api)
+    with clock("reset"):
+        shmem.tracing.enable(settings.max_events, settings.chunk)  # local: this rank's buffers, every slot a hole
+    with clock("launch"), CompilerTime() as compiler:
+        t0 = device_clock(shmem.device)
+        compiles_before = _compiles(kernel)
+        launched = LaunchRecorder(kernel, settings.num_warps)
+        _step(scenario, "launch", api, scenario.launch, launched, rank, params)
+    clock.move("launch", "compile", compiler.seconds)
+    with clock("kernel"):
+        progress(f"{name}: waiting for the {api} kernel to finish on this rank's device")
+        synchronize(shmem.device)
+        t1 = device_clock(shmem.device)
+    with clock("readback"):
+        return ApiObservation(
+            records=shmem.tracing.events(),  # only this rank's kernels write its trace buffers
+            host=_host_counters(shmem.tracing),
+            exported=_exported(shmem),
+            layout=rank.layout(),
+            window=(t0, t1),
+            compiles=_compiles(kernel) - compiles_before,
+            jit_compiled=compiler.compiled,
+            jit_loaded=compiler.loaded,
+            variants=sorted(launched.hashes),
+        )
 
 
 def _host_counters(tracing) -> HostCounters:

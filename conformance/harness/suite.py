@@ -9,7 +9,8 @@ example that hung is replayed once too, within the budget it hung in (never long
 again. A hang costs its budget, then at most that budget once more, and the run goes on with the next case on a
 rebuilt pool. Under a sanitizer tool the failing example also runs once on ranks under no tool (the control), and
 the case says how that ended (``control_outcome``): a failure or hang that only the tool's run shows still fails the
-case, and says so.
+case, and says so. A case that cannot run as a tool needs (kernels that wait for their peers' where the tool runs
+the ranks' kernels in turn) is not run under it, and its record says why (``CaseResult.skipped``).
 """
 
 from __future__ import annotations
@@ -35,8 +36,10 @@ from conformance.kit.scenario import (
 )
 from conformance.results import CaseResult, ExampleResult
 from iris.ranks import Pools
+from iris.ranks.sanitizer import TOOLS
 
-PROGRESS = {"pass": "ok", "FAIL": "FAIL", "error": "FAIL", "hang": "HANG"}  # a case's status on its progress line
+PROGRESS = {"pass": "ok", "FAIL": "FAIL", "error": "FAIL", "hang": "HANG",
+            "skipped": "skipped"}  # a case's status on its progress line
 
 
 class SelectionError(ValueError):
@@ -148,11 +151,19 @@ def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: 
         for tool in passes:
             with Pools(sanitize=tool) as pools:
                 _start_pools(pools, cases, backend)
-                prepared = (_prepare_all(cases, compiler, profile, chunk, seed, scale, num_warps, echo)
+                skipped = {i: why for i, planned in enumerate(cases) if (why := _not_under(tool, planned))}
+                runs = [planned if i not in skipped else None for i, planned in enumerate(cases)]
+                prepared = (_prepare_all(runs, compiler, profile, chunk, seed, scale, num_warps, echo)
                             if backend == "gpu" and params is None else {})
                 for i, planned in enumerate(cases):
                     under = f" under {tool}" if tool else ""
                     echo(f"[{len(done) + 1}/{total}] {planned.name} on {planned.world_size} rank(s){under} ...")
+                    if i in skipped:
+                        c = CaseResult(planned.scenario.ref or planned.name, planned.world_size, backend,
+                                       sanitizer=tool, skipped=skipped[i])
+                        done.append((c, None))
+                        _said(c, echo)
+                        continue
                     c, last = _run_one(pools, planned, backend, profile, params, chunk, seed, timeout, compiler,
                                        max_runs, scale, num_warps, prepared.get(i))
                     if not c.ok and c.failing_params is not None and params is None:
@@ -177,16 +188,28 @@ def _again(pools: Pools, planned: Planned, c: CaseResult, backend: str, profile:
                     num_warps=c.failing_settings.num_warps)[0]
 
 
-def _prepare_all(cases: list[Planned], compiler: Compiler, profile: settings, chunk: int | None, seed: int | None,
-                 scale: Scale, num_warps: int | None, echo: Callable[[str], None]) -> dict[int, Prepared]:
+def _not_under(tool: str, planned: Planned) -> str:
+    """Why case ``planned`` is not run under ``tool`` ("" when it is): its kernels wait for their peers', and the tool
+    runs a world's ranks' kernels in turn (``iris.ranks.sanitizer.Tool.ranks_in_turn``)."""
+    in_turn = TOOLS[tool].ranks_in_turn if tool else ""
+    if not in_turn or planned.scenario is None or not planned.scenario.waits_on_peers or planned.world_size < 2:
+        return ""
+    return (f"its kernels wait for their peers' kernels, so a world's ranks must run at once, and under {tool} they "
+            f"run in turn: {in_turn}")
+
+
+def _prepare_all(cases: list[Planned | None], compiler: Compiler, profile: settings, chunk: int | None,
+                 seed: int | None, scale: Scale, num_warps: int | None,
+                 echo: Callable[[str], None]) -> dict[int, Prepared]:
     """Each case's examples drawn and their variants submitted to ``compiler`` (``host_side.prepare``), by the
-    case's index; a case whose drawing raises is left out (``run_case`` draws it again and reports the error)."""
+    case's index; a case whose drawing raises is left out (``run_case`` draws it again and reports the error), as
+    is one that is None (not run)."""
     if not compiler.workers:
         return {}
-    echo(f"drawing the examples of {len(cases)} case(s) to compile their kernels ahead ...")
+    echo(f"drawing the examples of {sum(c is not None for c in cases)} case(s) to compile their kernels ahead ...")
     prepared: dict[int, Prepared] = {}
     for i, planned in enumerate(cases):
-        if planned.scenario is None:
+        if planned is None or planned.scenario is None:
             continue
         try:
             prepared[i] = prepare(planned.scenario, planned.world_size, profile, compiler, chunk=chunk,
@@ -199,6 +222,9 @@ def _prepare_all(cases: list[Planned], compiler: Compiler, profile: settings, ch
 def _said(c: CaseResult, echo: Callable[[str], None]) -> None:
     """A case's outcome for the progress output: ok, FAIL or HANG (``PROGRESS``) with its numbers, then why, then
     what is not ours."""
+    if c.skipped:
+        echo(f"    skipped, not run under {c.sanitizer}: {c.skipped}")
+        return
     replayed = f", replayed: {c.replayed}" if c.replay_outcome else ""
     echo(f"    {PROGRESS[c.status]} ({c.examples} examples, {c.seconds:.1f} s{_ahead(c)}{replayed})")
     if not c.ok:

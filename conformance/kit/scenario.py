@@ -91,6 +91,7 @@ class Scenario:
     world_constraint: WorldConstraint | None = None  # None: any R >= 1
     max_events: int = 1024  # events one example records per rank and API (room beyond what the model expects)
     max_programs: int = 256  # program instances one example starts per rank and API, every launch counted
+    waits_on_peers: bool = False  # a rank's kernel waits for what a peer's kernel does: the ranks' must run at once
     overflow_at: Callable[[dict], int] | None = None  # an overflow scenario's trace slots, from its params
     ref: str = ""  # what load() was given (a name, or a dotted module path): the rank side loads it the same way
     where: str = ""  # the module's file, for messages

@@ -6,6 +6,8 @@
     check passed, not listed      passed
     an example hung (its ranks did not answer within its budget), listed or not: hang, fails the gate
     case errored (dead rank, broken module), or ran no example, listed or not: error, fails the gate
+    case not run under its tool, saying why (``CaseResult.skipped``): skipped, fails nothing by itself; a gate
+    whose every check was skipped checked nothing, and fails
 
 Compared with a baseline ``results.json``: checks newly failing (failing now, not failing there) and fixed
 (failing there, passing now). Outcomes and comparisons name a case's record (``CaseResult.record_id``: the case
@@ -22,7 +24,7 @@ from pathlib import Path
 from conformance.report.known import Known
 from conformance.results import CHECKS, VERDICT_KEY, CaseResult
 
-STATUSES = ("passed", "failed", "xfailed", "xpassed", "error", "hang")
+STATUSES = ("passed", "failed", "xfailed", "xpassed", "error", "hang", "skipped")
 FAILING = ("failed", "xpassed", "error", "hang")  # the statuses that fail the gate
 
 
@@ -71,6 +73,8 @@ def judge(cases: list[CaseResult], known: dict[tuple[str, str], Known], known_fi
             elif case.problem:
                 o.status, o.message = "error", f"error: {_first_line(case.problem)}"
                 o.detail = case.problem + _replayed(case)
+            elif case.skipped:
+                o.status, o.message = "skipped", f"skipped: {case.skipped}"
             elif case.check_failed(check):
                 if entry:
                     o.status, o.message = "xfailed", f"expected failure: {entry.reason} ({entry.link})"
@@ -92,17 +96,17 @@ def counts(outcomes: list[CheckOutcome]) -> dict[str, int]:
 
 
 def passes(outcomes: list[CheckOutcome], mutation_ok: bool = True) -> bool:
-    """The gate's verdict: no unlisted failure, no error, no hang, no strict XPASS, and the mutation run (if any)
-    clean."""
-    return mutation_ok and not any(o.fails_gate for o in outcomes)
+    """The gate's verdict: no unlisted failure, no error, no hang, no strict XPASS, some check not skipped, and the
+    mutation run (if any) clean."""
+    return mutation_ok and not any(o.fails_gate for o in outcomes) and any(o.status != "skipped" for o in outcomes)
 
 
 def _failing_checks(record: dict) -> set[str]:
     """The checks a ``results.json`` case record failed (an error or a hang fails all of them; a verdict of ``error``
-    or ``hang`` too)."""
+    or ``hang`` too; a case not run, ``skipped``, failed none)."""
     if record.get("error"):
         return set(CHECKS)
-    return {c for c in CHECKS if record.get("verdict", {}).get(VERDICT_KEY[c], "pass") != "pass"}
+    return {c for c in CHECKS if record.get("verdict", {}).get(VERDICT_KEY[c], "pass") not in ("pass", "skipped")}
 
 
 def load_baseline(path: Path) -> dict[str, dict]:

@@ -27,7 +27,7 @@ def junit_tree(outcomes: list[CheckOutcome], timestamp: str, seconds: float) -> 
     """``<testsuites>`` holding one ``<testsuite>`` with a ``<testcase>`` per outcome."""
     n = counts(outcomes)
     totals = {"tests": str(len(outcomes)), "failures": str(n["failed"] + n["xpassed"] + n["hang"]),
-              "errors": str(n["error"]), "skipped": str(n["xfailed"]), "time": f"{seconds:.3f}"}
+              "errors": str(n["error"]), "skipped": str(n["xfailed"] + n["skipped"]), "time": f"{seconds:.3f}"}
     root = ET.Element("testsuites", {"name": SUITE, **totals})
     suite = ET.SubElement(root, "testsuite", {"name": SUITE, "timestamp": timestamp, **totals})
     for o in outcomes:
@@ -43,6 +43,8 @@ def junit_tree(outcomes: list[CheckOutcome], timestamp: str, seconds: float) -> 
             ET.SubElement(case, "error", {"type": "error", "message": o.message}).text = o.detail
         elif o.status == "xfailed":
             ET.SubElement(case, "skipped", {"type": "xfail", "message": o.message}).text = o.detail
+        elif o.status == "skipped":
+            ET.SubElement(case, "skipped", {"type": "not run", "message": o.message})
     ET.indent(root)
     return ET.ElementTree(root)
 

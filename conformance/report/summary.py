@@ -1,10 +1,10 @@
 """The gate's Markdown summary, fit for a CI job summary page.
 
 Verdict and counts; what fails the gate (with replay commands and whether each failure reproduced); the cases
-that hung (which ranks, where each was, the budget, the replay); the pass/fail table of every case and check;
-newly failing and fixed checks against a baseline; the sanitizer reports that are not ours; the slowest cases; the
-mutation score when the mutation self-test ran. Cases are named by their record ids (``<case id>@<tool>`` under a
-compute-sanitizer tool).
+that hung (which ranks, where each was, the budget, the replay); the cases not run, and why; the pass/fail table of
+every case and check; newly failing and fixed checks against a baseline; the sanitizer reports that are not ours;
+the slowest cases; the mutation score when the mutation self-test ran. Cases are named by their record ids
+(``<case id>@<tool>`` under a compute-sanitizer tool).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from conformance.report.gate import CheckOutcome, counts
 from conformance.results import CHECKS, CaseResult
 
 MARK = {"passed": "pass", "failed": "**FAIL**", "xfailed": "xfail", "xpassed": "**XPASS**", "error": "**ERROR**",
-        "hang": "**HANG**"}
+        "hang": "**HANG**", "skipped": "skipped"}
 SLOWEST = 10
 
 
@@ -30,9 +30,10 @@ def summary(cases: list[CaseResult], outcomes: list[CheckOutcome], meta: dict, *
              f"seed {meta['seed'] if meta['seed'] is not None else 'random'}"
              f"{_sanitized(meta)}: {len(cases)} cases, {len(outcomes)} checks "
              f"in {meta['seconds']:.0f} s", "",
-             "| passed | failed | expected failures | strict XPASS | errors | hangs |",
-             "| --- | --- | --- | --- | --- | --- |",
-             f"| {n['passed']} | {n['failed']} | {n['xfailed']} | {n['xpassed']} | {n['error']} | {n['hang']} |", ""]
+             "| passed | failed | expected failures | strict XPASS | errors | hangs | skipped |",
+             "| --- | --- | --- | --- | --- | --- | --- |",
+             f"| {n['passed']} | {n['failed']} | {n['xfailed']} | {n['xpassed']} | {n['error']} | {n['hang']} "
+             f"| {n['skipped']} |", ""]
     blocking = [o for o in outcomes if o.fails_gate]
     by_id = {c.record_id: c for c in cases}
     if blocking:
@@ -52,6 +53,10 @@ def summary(cases: list[CaseResult], outcomes: list[CheckOutcome], meta: dict, *
             lines.append(f"| `{c.record_id}` | {', '.join(map(str, c.hang.ranks))} | {_cell(where)} | "
                          f"{c.hang.timeout:g} s | {_cell(c.replayed) or '-'} | `{_cell(c.hang.replay)}` |")
         lines.append("")
+    skipped = [c for c in cases if c.skipped]
+    if skipped:
+        lines += ["## Not run", "", "| case | why |", "| --- | --- |"]
+        lines += [f"| `{c.record_id}` | {_cell(c.skipped)} |" for c in skipped] + [""]
     expected = [o for o in outcomes if o.status == "xfailed"]
     if expected:
         lines += ["## Expected failures (known divergences)", ""]

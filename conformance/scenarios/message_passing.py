@@ -164,4 +164,5 @@ SCENARIO = Scenario(
     setup=setup,
     launch=launch,
     model=model,
+    waits_on_peers=True,
 )

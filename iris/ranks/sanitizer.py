@@ -41,6 +41,12 @@ How the project stays clean under them, and what is not ours:
   mapped (:func:`iris.ipc.peer_ranges`), is not ours: it is listed, counted, with the tool's words and the reason,
   and fails nothing. For it to be seen at all, initcheck prints every report (``--print-limit 0``); the other tools
   stop after ``PRINT_LIMIT``, and a finding of theirs replaces the rank (a new process, a new count).
+* Under initcheck, the kernels of two ranks that read and write each other's memory at the same time hung: on one
+  H100 GPU shared by both ranks, a kernel with no loop (eight iris ops on a peer, traced or not) never finished,
+  every time; the same kernels launched one rank after the other passed, as they pass at once under no tool. So
+  under initcheck the ranks' kernels run in turn (``Tool.ranks_in_turn``, :func:`ranks_in_turn`: rank 0's, then
+  rank 1's, ..., a barrier between), and a scenario whose kernels wait for a peer's (``Scenario.waits_on_peers``),
+  which cannot run in turn, is skipped there at 2 ranks or more, saying why.
 * memcheck does not report failing CUDA API calls (``--report-api-errors no``): every CUDA call of a rank is checked
   by its caller (torch and Triton raise, :mod:`iris.ipc` raises ``IpcError``), so one that fails already fails its
   job with its own message; what the tool would add is the calls a library makes expecting them to fail and handles
@@ -89,6 +95,7 @@ class Tool:
     reports: dict[str, str]
     env: dict[str, str] = field(default_factory=dict)
     peer_memory_unsupported: str = ""  # why a report on memory mapped from a peer is the tool's false positive
+    ranks_in_turn: str = ""  # why the ranks' kernels run one rank at a time under it ("": all ranks at once)
 
 
 _NO_CACHING = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
@@ -132,7 +139,10 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
          env=_NO_CACHING,
          peer_memory_unsupported="initcheck does not support IPC allocations (its documented limitation): it reports "
                                  "reads of peer memory mapped into this rank as uninitialized; their owner zeroed "
-                                 "them"),
+                                 "them",
+         ranks_in_turn="under initcheck, kernels of two ranks that access each other's memory at the same time hung "
+                       "(ranks sharing one GPU; kernels without a loop never finished), and the same kernels run one "
+                       "rank after the other passed; peer memory is IPC memory, which initcheck does not support"),
 )}
 DEFAULT_TOOL = "memcheck"  # what ``--sanitize`` alone and ``sanitize=True`` run
 
@@ -343,6 +353,13 @@ def own_log() -> str | None:
 def own_tool() -> str:
     """The tool this rank runs under (the wrapper names it in ``TOOL_ENV``; memcheck when it does not say)."""
     return os.environ.get(TOOL_ENV) or DEFAULT_TOOL
+
+
+def ranks_in_turn() -> str:
+    """Why this rank's kernels run in turn with its peers' (``Tool.ranks_in_turn`` of the tool it runs under); ""
+    when it runs under none, or under one that lets ranks run at once."""
+    tool = os.environ.get(TOOL_ENV, "")
+    return TOOLS[tool].ranks_in_turn if tool in TOOLS else ""
 
 
 def peer_memory() -> tuple[tuple[int, int], ...]:

@@ -115,7 +115,8 @@ def test_results_json_holds_verdicts_checks_replay_and_the_trace_of_the_failure(
     _, out = unlisted
     data = json.loads((out / "results.json").read_text())
     assert data["meta"]["gate"] == "failed" and data["meta"]["seed"] == 5, data["meta"]
-    assert data["meta"]["counts"] == {"passed": 4, "failed": 2, "xfailed": 0, "xpassed": 0, "error": 6, "hang": 0}
+    assert data["meta"]["counts"] == {"passed": 4, "failed": 2, "xfailed": 0, "xpassed": 0, "error": 6,
+                                      "hang": 0, "skipped": 0}
     cases = {c["case_id"]: c for c in data["cases"]}
     assert list(cases) == [DIV_ID, HEALTHY_ID, BROKEN_ID, NONE_RUN_ID], list(cases)
     div = cases[DIV_ID]
@@ -159,7 +160,8 @@ def test_a_hang_fails_the_gate_in_every_report_and_the_next_case_passes(tmp_path
         assert text.endswith(f"\nreplay: {replay}\nreplayed once: reproduced"), text
         assert cases[(f"test_conformance[{HEALTHY_ID}]", check)][0] == "passed", check
     data = json.loads((out / "results.json").read_text())
-    assert data["meta"]["counts"] == {"passed": 3, "failed": 0, "xfailed": 0, "xpassed": 0, "error": 0, "hang": 3}
+    assert data["meta"]["counts"] == {"passed": 3, "failed": 0, "xfailed": 0, "xpassed": 0, "error": 0,
+                                      "hang": 3, "skipped": 0}
     records = {c["case_id"]: c for c in data["cases"]}
     hangs, healthy = records[HANGS_ID], records[HEALTHY_ID]
     assert (hangs["status"], hangs["ok"], hangs["examples"], hangs["replay_outcome"]) == (
@@ -178,7 +180,7 @@ def test_a_hang_fails_the_gate_in_every_report_and_the_next_case_passes(tmp_path
             f"`{replay}` |") in summary, summary
     assert f"| `{HANGS_ID}` | **HANG** | **HANG** | **HANG** | 0 |" in summary, summary
     printed = capsys.readouterr().out
-    assert "gate FAILED: 3 passed, 0 failed, 0 xfailed, 0 xpassed, 0 error, 3 hang\n" in printed, printed
+    assert "gate FAILED: 3 passed, 0 failed, 0 xfailed, 0 xpassed, 0 error, 3 hang, 0 skipped\n" in printed, printed
     assert f"  hang: {HANGS_ID} triton vs model: {message}\n" in printed, printed
 
 

@@ -94,3 +94,28 @@ def test_rank_pools_start_ahead_of_their_first_job_only_when_no_sanitizer_runs(m
         assert [(c.world_size, c.sanitizer, c.ok, c.examples) for c, _ in done] == [
             (1, "".join(tools), True, 1), (2, "".join(tools), True, 1)], [c.problem for c, _ in done]
         assert spawned == ahead, (tools, spawned)
+
+
+def test_under_initcheck_the_ranks_kernels_run_in_turn_and_a_scenario_that_waits_on_its_peers_is_not_run():
+    """initcheck hung 2-rank kernels that accessed each other's memory at once: under it each API's kernels run on
+    rank 0, then on rank 1 (their launch windows, read on the host's monotonic clock on the CPU, do not overlap),
+    and a scenario whose kernels wait for their peers' (``message_passing``) is not run at 2 ranks, saying why; at
+    1 rank it runs, and under memcheck at 2 ranks too."""
+    cases, _ = plan([HEALTHY, "message_passing"], (2,))
+    profile = settings(max_examples=1, deadline=None, database=None)
+    said: list[str] = []
+    done = run_cases(cases, "cpu", profile, seed=3, sanitize=("initcheck",), max_runs=1, echo=said.append)
+    (healthy, last), (waits, none) = done
+    assert (healthy.status, healthy.examples) == ("pass", 1), healthy.problem
+    for api in ("triton", "gluon"):
+        first, second = (o.apis[api].window for o in sorted(last.observations, key=lambda o: o.rank))
+        assert first[1] <= second[0], (api, first, second)
+    assert (waits.status, waits.examples, waits.sanitizer, none) == ("skipped", 0, "initcheck", None)
+    assert waits.skipped == ("its kernels wait for their peers' kernels, so a world's ranks must run at once, and "
+                             f"under initcheck they run in turn: {sanitizer.TOOLS['initcheck'].ranks_in_turn}")
+    assert said[-2:] == ["[2/2] message_passing on 2 rank(s) under initcheck ...",
+                         f"    skipped, not run under initcheck: {waits.skipped}"], said
+    for tools, ranks in ((("initcheck",), 1), (("memcheck",), 2)):
+        ((case, _),) = run_cases(plan(["message_passing"], (ranks,))[0], "cpu", profile, seed=3, sanitize=tools,
+                                 max_runs=1, echo=lambda _: None)
+        assert (case.status, case.examples, case.skipped) == ("pass", 1, ""), (tools, ranks, case.problem)

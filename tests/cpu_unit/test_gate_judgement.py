@@ -38,7 +38,8 @@ def test_statuses_of_every_check():
         ("cpu-c-2r", "triton vs model", "error"), ("cpu-c-2r", "gluon vs model", "error"),
         ("cpu-c-2r", "triton vs gluon", "error")]
     assert outcomes[6].message == "error: RankDied: rank 1 died", outcomes[6].message  # listed, still an error
-    assert gate.counts(outcomes) == {"passed": 4, "failed": 0, "xfailed": 1, "xpassed": 1, "error": 3, "hang": 0}
+    assert gate.counts(outcomes) == {"passed": 4, "failed": 0, "xfailed": 1, "xpassed": 1, "error": 3,
+                                     "hang": 0, "skipped": 0}
     assert not gate.passes(outcomes)
     assert gate.passes(outcomes[:3]) and not gate.passes(outcomes[:3], mutation_ok=False)
 
@@ -126,7 +127,8 @@ def test_a_case_that_ran_no_example_is_no_pass_in_any_report(tmp_path):
     assert [(o.case_id, o.check, o.status, o.message) for o in outcomes[:3]] == [
         ("cpu-a-2r", check, "error", "error: no example ran to a verdict")
         for check in ("triton vs model", "gluon vs model", "triton vs gluon")]
-    assert gate.counts(outcomes) == {"passed": 3, "failed": 0, "xfailed": 0, "xpassed": 0, "error": 3, "hang": 0}
+    assert gate.counts(outcomes) == {"passed": 3, "failed": 0, "xfailed": 0, "xpassed": 0, "error": 3,
+                                     "hang": 0, "skipped": 0}
     assert not gate.passes(outcomes)
     assert (totals["tests"], totals["failures"], totals["errors"], totals["skipped"]) == ("6", "0", "3", "0"), totals
     assert text.startswith("# Conformance gate: FAILED\n"), text[:100]
@@ -242,12 +244,13 @@ def test_a_hang_is_its_own_verdict_in_every_report(tmp_path):
         (check, "hang", f"{HUNG} (reproduced on replay); replay: {HUNG_REPLAY}")
         for check in ("triton vs model", "gluon vs model", "triton vs gluon")]
     assert outcomes[0].detail == hung.error + "\nreplayed once: reproduced"
-    assert gate.counts(outcomes) == {"passed": 3, "failed": 0, "xfailed": 0, "xpassed": 0, "error": 0, "hang": 3}
+    assert gate.counts(outcomes) == {"passed": 3, "failed": 0, "xfailed": 0, "xpassed": 0, "error": 0,
+                                     "hang": 3, "skipped": 0}
     assert not gate.passes(outcomes)
     assert (totals["tests"], totals["failures"], totals["errors"], totals["skipped"]) == ("6", "3", "0", "0"), totals
     assert text.startswith("# Conformance gate: FAILED\n"), text[:100]
-    assert ("| passed | failed | expected failures | strict XPASS | errors | hangs |\n"
-            "| --- | --- | --- | --- | --- | --- |\n| 3 | 0 | 0 | 0 | 0 | 3 |\n") in text, text
+    assert ("| passed | failed | expected failures | strict XPASS | errors | hangs | skipped |\n"
+            "| --- | --- | --- | --- | --- | --- | --- |\n| 3 | 0 | 0 | 0 | 0 | 3 | 0 |\n") in text, text
     assert (f"## Hangs\n\n| case | ranks that did not finish | where each was | budget | replayed | replay |\n"
             f"| --- | --- | --- | --- | --- | --- |\n| `cpu-h-2r` | 0, 1 | rank 0: h: barrier after the kernels; "
             f"rank 1: h: launch (triton kernel) | 20 s | reproduced | `{HUNG_REPLAY}` |\n") in text, text
@@ -285,3 +288,34 @@ def test_a_hang_against_a_baseline_fails_every_check_there_and_here(tmp_path):
     baseline = gate.load_baseline(tmp_path / "results.json")
     assert gate.compare([_case("h")], baseline) == ([], [("cpu-h-2r", c) for c in
                                                          ("triton vs model", "gluon vs model", "triton vs gluon")])
+
+
+WHY = "its kernels wait for their peers' kernels, so a world's ranks must run at once, and under initcheck ..."
+
+
+def test_a_case_not_run_under_its_tool_is_skipped_in_every_report_and_no_pass(tmp_path):
+    """A case a tool cannot run (``CaseResult.skipped``) is neither a pass nor a failure: each report says
+    ``skipped`` and why; a gate whose every check was skipped checked nothing, and fails."""
+    from conformance.report import junit
+
+    skipped = CaseResult("m", 2, "cpu", sanitizer="initcheck", skipped=WHY)
+    assert (skipped.ok, skipped.status, skipped.problem) == (False, "skipped", "")
+    assert skipped.reported_verdict == {"triton": "skipped", "gluon": "skipped", "triton vs gluon": "skipped"}
+    records, table, outcomes, totals, text = _reports(tmp_path, [skipped, _case("b")])
+    assert [(r["record_id"], r["ok"], r["status"], r["verdict"]["gluon"], r["error"], r["skipped"])
+            for r in records] == [("cpu-m-2r@initcheck", False, "skipped", "skipped", "", WHY),
+                                  ("cpu-b-2r", True, "pass", "pass", "", "")]
+    assert table[2].split()[:6] == ["m", "2", "initcheck", "SKIPPED", "SKIPPED", "SKIPPED"], table
+    assert table[-1] == "1 passed, 0 failed, 1 skipped", table
+    assert [(o.status, o.message) for o in outcomes[:3]] == [("skipped", f"skipped: {WHY}")] * 3
+    assert gate.counts(outcomes)["skipped"] == 3 and gate.passes(outcomes), "a skip fails nothing by itself"
+    assert not gate.passes(outcomes[:3]), "a gate whose every check was skipped checked nothing"
+    assert not gate.passes([]), "nor does one that judged no check"
+    assert (totals["tests"], totals["failures"], totals["errors"], totals["skipped"]) == ("6", "0", "0", "3"), totals
+    cases = junit.junit_tree(outcomes[:1], "2024-01-01T00:00:00+00:00", 1.0).getroot().iter("testcase")
+    assert [(e.tag, e.get("type"), e.get("message")) for tc in cases for e in tc] == [
+        ("skipped", "not run", f"skipped: {WHY}")]
+    assert "| 3 | 0 | 0 | 0 | 0 | 0 | 3 |" in text, text
+    assert f"## Not run\n\n| case | why |\n| --- | --- |\n| `cpu-m-2r@initcheck` | {WHY} |\n" in text, text
+    assert "| `cpu-m-2r@initcheck` | skipped | skipped | skipped | 0 | 0.0 |" in text, text
+    assert gate.compare([_case("m")], {"cpu-m-2r": records[0]}) == ([], []), "a skip failed no check of a baseline"

@@ -49,6 +49,7 @@ if failing:
 print(f"gate {{'FAILED' if failing else 'PASSED'}}: 5 passed, {{int(failing)}} error")
 (out / "summary.md").write_text(
     "# Conformance gate\\n\\n## What fails the gate\\n\\n| case | check |\\n| `gpu-store-2r@" + tool + "` | x |\\n\\n"
+    "## Not run\\n\\n| `gpu-wait-2r@" + tool + "` | in turn |\\n\\n"
     "## Sanitizer reports that are not ours\\n\\n| `gpu-load-2r@" + tool + "` | 12 |\\n\\n## Slowest cases\\n\\nx\\n"
     if failing else "# Conformance gate\\n\\n## Slowest cases\\n\\nx\\n")
 sys.exit(int(failing))
@@ -94,7 +95,8 @@ def test_a_tool_whose_gate_fails_fails_the_run_and_says_what_fails_it(tmp_path):
     assert said == ["exit code 1; gate FAILED: 5 passed, 1 error", "| case | check |",
                     "| `gpu-store-2r@initcheck` | x |",
                     "    compute-sanitizer initcheck reported 1 uninitialized read (rank log l):",
-                    "    ========= Uninitialized", "gate FAILED: 5 passed, 1 error", "| `gpu-load-2r@initcheck` | 12 |",
+                    "    ========= Uninitialized", "gate FAILED: 5 passed, 1 error",
+                    "| `gpu-wait-2r@initcheck` | in turn |", "| `gpu-load-2r@initcheck` | 12 |",
                     f"   ({out}/initcheck/summary.md, {out}/initcheck.log)"], said
     assert "== racecheck: exit code 0; gate PASSED" in result.stdout, result.stdout
 

@@ -67,6 +67,15 @@ def test_gluon_kernel_takes_the_triton_parameters_but_rank_and_world(scenario):
     assert gluon_params == expected, f"{scenario.name}: gluon_kernel parameters={gluon_params}, should be {expected}"
 
 
+def test_a_scenario_whose_kernels_wait_for_their_peers_says_so():
+    """A kernel that spins on what a peer's kernel writes bounds its spins by ``spin_limit``: exactly the scenarios
+    that do declare ``waits_on_peers`` (a sanitizer that runs the ranks' kernels in turn cannot run them)."""
+    spinning = {s.name for s in all_scenarios()
+                if "spin_limit(" in inspect.getsource(sys.modules[s.triton_kernel.fn.__module__])}
+    assert spinning == {s.name for s in all_scenarios() if s.waits_on_peers} == {"fused_gather_compute",
+                                                                                 "message_passing"}
+
+
 @pytest.mark.parametrize("name", COMPILE_TIME_RANK)
 def test_a_compile_time_rank_scenario_says_why(name):
     doc = importlib.import_module(f"conformance.scenarios.{name}").__doc__
