@@ -72,8 +72,8 @@ def test_a_scenario_whose_kernels_wait_for_their_peers_says_so():
     that do declare ``waits_on_peers`` (a sanitizer that runs the ranks' kernels in turn cannot run them)."""
     spinning = {s.name for s in all_scenarios()
                 if "spin_limit(" in inspect.getsource(sys.modules[s.triton_kernel.fn.__module__])}
-    assert spinning == {s.name for s in all_scenarios() if s.waits_on_peers} == {"fused_gather_compute",
-                                                                                 "message_passing"}
+    declared = {s.name for s in all_scenarios() if s.waits_on_peers}
+    assert spinning == declared and {"fused_gather_compute", "message_passing"} <= declared, (spinning, declared)
 
 
 @pytest.mark.parametrize("name", COMPILE_TIME_RANK)
