@@ -38,8 +38,7 @@ from conformance.results import CaseResult, ExampleResult
 from iris.ranks import Pools
 from iris.ranks.sanitizer import TOOLS
 
-PROGRESS = {"pass": "ok", "FAIL": "FAIL", "error": "FAIL", "hang": "HANG",
-            "skipped": "skipped"}  # a case's status on its progress line
+PROGRESS = {"pass": "ok", "FAIL": "FAIL", "error": "FAIL", "hang": "HANG"}  # a case's status on its progress line
 
 
 class SelectionError(ValueError):
@@ -194,8 +193,8 @@ def _not_under(tool: str, planned: Planned) -> str:
     in_turn = TOOLS[tool].ranks_in_turn if tool else ""
     if not in_turn or planned.scenario is None or not planned.scenario.waits_on_peers or planned.world_size < 2:
         return ""
-    return (f"its kernels wait for their peers' kernels, so a world's ranks must run at once, and under {tool} they "
-            f"run in turn: {in_turn}")
+    return (f"its kernels wait for their peers' kernels, so its ranks must run at once, and {tool} runs them in "
+            f"turn: {in_turn}")
 
 
 def _prepare_all(cases: list[Planned | None], compiler: Compiler, profile: settings, chunk: int | None,
@@ -221,9 +220,9 @@ def _prepare_all(cases: list[Planned | None], compiler: Compiler, profile: setti
 
 def _said(c: CaseResult, echo: Callable[[str], None]) -> None:
     """A case's outcome for the progress output: ok, FAIL or HANG (``PROGRESS``) with its numbers, then why, then
-    what is not ours."""
+    what is not ours; or why it was skipped."""
     if c.skipped:
-        echo(f"    skipped, not run under {c.sanitizer}: {c.skipped}")
+        echo(f"    skipped under {c.sanitizer}: {c.skipped}")
         return
     replayed = f", replayed: {c.replayed}" if c.replay_outcome else ""
     echo(f"    {PROGRESS[c.status]} ({c.examples} examples, {c.seconds:.1f} s{_ahead(c)}{replayed})")

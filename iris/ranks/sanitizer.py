@@ -140,9 +140,9 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
          peer_memory_unsupported="initcheck does not support IPC allocations (its documented limitation): it reports "
                                  "reads of peer memory mapped into this rank as uninitialized; their owner zeroed "
                                  "them",
-         ranks_in_turn="under initcheck, kernels of two ranks that access each other's memory at the same time hung "
-                       "(ranks sharing one GPU; kernels without a loop never finished), and the same kernels run one "
-                       "rank after the other passed; peer memory is IPC memory, which initcheck does not support"),
+         ranks_in_turn="kernels of two ranks that accessed each other's memory at the same time hung under it (ranks "
+                       "sharing one GPU; kernels without a loop never finished), and the same kernels run one rank "
+                       "after the other passed; peer memory is IPC memory, which initcheck does not support"),
 )}
 DEFAULT_TOOL = "memcheck"  # what ``--sanitize`` alone and ``sanitize=True`` run
 

@@ -111,10 +111,10 @@ def test_under_initcheck_the_ranks_kernels_run_in_turn_and_a_scenario_that_waits
         first, second = (o.apis[api].window for o in sorted(last.observations, key=lambda o: o.rank))
         assert first[1] <= second[0], (api, first, second)
     assert (waits.status, waits.examples, waits.sanitizer, none) == ("skipped", 0, "initcheck", None)
-    assert waits.skipped == ("its kernels wait for their peers' kernels, so a world's ranks must run at once, and "
-                             f"under initcheck they run in turn: {sanitizer.TOOLS['initcheck'].ranks_in_turn}")
+    assert waits.skipped == ("its kernels wait for their peers' kernels, so its ranks must run at once, and initcheck "
+                             f"runs them in turn: {sanitizer.TOOLS['initcheck'].ranks_in_turn}")
     assert said[-2:] == ["[2/2] message_passing on 2 rank(s) under initcheck ...",
-                         f"    skipped, not run under initcheck: {waits.skipped}"], said
+                         f"    skipped under initcheck: {waits.skipped}"], said
     for tools, ranks in ((("initcheck",), 1), (("memcheck",), 2)):
         ((case, _),) = run_cases(plan(["message_passing"], (ranks,))[0], "cpu", profile, seed=3, sanitize=tools,
                                  max_runs=1, echo=lambda _: None)

@@ -290,7 +290,7 @@ def test_a_hang_against_a_baseline_fails_every_check_there_and_here(tmp_path):
                                                          ("triton vs model", "gluon vs model", "triton vs gluon")])
 
 
-WHY = "its kernels wait for their peers' kernels, so a world's ranks must run at once, and under initcheck ..."
+WHY = "its kernels wait for their peers' kernels, so its ranks must run at once, and initcheck runs them in turn: ..."
 
 
 def test_a_case_not_run_under_its_tool_is_skipped_in_every_report_and_no_pass(tmp_path):
