@@ -58,6 +58,10 @@ def _replayed(case: CaseResult) -> str:
     return f"\nreplayed once: {case.replayed}" if case.replay_outcome else ""
 
 
+def _on_replay(case: CaseResult) -> str:
+    return f" ({case.replayed} on replay)" if case.replay_outcome else ""
+
+
 def judge(cases: list[CaseResult], known: dict[tuple[str, str], Known], known_file: str) -> list[CheckOutcome]:
     """Every check of every case, in order, with its status (see the module docstring)."""
     outcomes = []
@@ -67,8 +71,8 @@ def judge(cases: list[CaseResult], known: dict[tuple[str, str], Known], known_fi
             entry = known.get((case.case_id, check))
             o = CheckOutcome(case.record_id, check, "passed", share, known=entry)
             if case.hang is not None:
-                label = f" ({case.replayed} on replay)" if case.replay_outcome else ""
-                o.status, o.message = "hang", f"hang: {case.hang.summary()}{label}; replay: {case.hang.replay}"
+                o.status = "hang"
+                o.message = f"hang: {case.hang.summary()}{_on_replay(case)}; replay: {case.hang.replay}"
                 o.detail = case.problem + _replayed(case)
             elif case.problem:
                 o.status, o.message = "error", f"error: {_first_line(case.problem)}"
@@ -79,8 +83,8 @@ def judge(cases: list[CaseResult], known: dict[tuple[str, str], Known], known_fi
                 if entry:
                     o.status, o.message = "xfailed", f"expected failure: {entry.reason} ({entry.link})"
                 else:
-                    label = f" ({case.replayed} on replay)" if case.replay_outcome else ""
-                    o.status, o.message = "failed", f"{_divergence(case.failure, check)}{label}; replay: {case.replay}"
+                    o.status = "failed"
+                    o.message = f"{_divergence(case.failure, check)}{_on_replay(case)}; replay: {case.replay}"
                 o.detail = case.failure + _replayed(case)
             elif entry:
                 o.status = "xpassed"

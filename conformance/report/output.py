@@ -37,16 +37,16 @@ def summary_table(cases: list[CaseResult]) -> str:
             "seconds", "compiles/ex", "variants t/g")
     rows = [head]
     for c in cases:
-        verdict = (c.status.upper(),) * 3 if c.problem or c.skipped else (c.verdict["triton"], c.verdict["gluon"],
-                                                              c.verdict["triton vs gluon"])
+        verdict = ((c.status.upper(),) * 3 if c.problem or c.skipped
+                   else (c.verdict["triton"], c.verdict["gluon"], c.verdict["triton vs gluon"]))
         per = f"{c.compiles_after_warmup / c.warm_examples:.2f}" if c.warm_examples else "-"
         rows.append((c.scenario, str(c.world_size), *((c.sanitizer or "-",) if tools else ()), *verdict,
                      str(c.examples), f"{c.seconds:.1f}", per, variants_cell(c.variants_per_config)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    passed, hung, skipped = sum(c.ok for c in cases), sum(c.hang is not None for c in cases), sum(
-        bool(c.skipped) for c in cases)
+    passed, hung = sum(c.ok for c in cases), sum(c.hang is not None for c in cases)
+    skipped = sum(bool(c.skipped) for c in cases)
     lines.append(f"{passed} passed, {len(cases) - passed - skipped} failed" + (f" ({hung} hung)" if hung else "")
                  + (f", {skipped} skipped" if skipped else ""))
     return "\n".join(lines)
