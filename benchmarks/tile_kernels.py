@@ -6,6 +6,8 @@
   every rank) with its stores auto-traced instead of bracketed (``trace_ops=TRACING``, no manual range).
 - ``tile_load``: each program loads its tile of a peer's (``(rank + 1) % world``) ``src``, auto-traced, and stores
   the tile's sum into ``out[pid]`` on its own rank.
+- ``scatter_parts``: the all-scatter traced in part only, ``PART`` of ``PARTS`` (``benchmarks/bench_scatter_parts.py``
+  times each against the untraced kernel, to tell apart what a traced tile pays for).
 
 The bracketed all-scatter is the scenario's own kernel (``all_scatter.triton_kernel`` with ``TRACE_OPS=False``).
 ``benchmarks/bench_tracing_device.py`` times them on a GPU; ``benchmarks/kernel_resources.py`` reads their
@@ -20,6 +22,8 @@ from triton.experimental.gluon import language as gl
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_2d, warp_size
+from iris.tracing.record_constexpr import NO_ADDRESS, element_bytes
+from iris.tracing.span import TraceSpan
 
 
 @triton.jit(do_not_specialize=["tiles", "work"])
@@ -118,3 +122,117 @@ def gluon_tile_load(ctx_t, src, out, M, N, BM: gl.constexpr, BN: gl.constexpr, T
     mask = (rm < M) & (rn < N)
     tile = ctx.load(src + rm * N + rn, (ctx.cur_rank + 1) % ctx.num_ranks, mask=mask, other=0.0, hint=HINT)
     gl.store(out + gl.program_id(0) + gl.program_id(1) * gl.num_programs(0), gl.sum(gl.sum(tile, axis=1), axis=0))
+
+
+# What scatter_parts traces, by PART: tracing compiled off; compiled on, initialize's claim and no record; one instant
+# before or after the stores; a put range around each store (the scenario's), whose record reduces the tile, or is
+# given a span made by the library (two block reductions), by one fused (lowest, count) reduction, or a constant
+# span (no reduction: the floor a cheaper reduction can reach).
+PARTS = {"untraced": 0, "claim": 1, "before": 2, "after": 3, "bracketed": 4, "span": 5, "fused": 6, "constant": 7}
+
+
+@triton.jit
+def _triton_lowest_and_count(lowest0, count0, lowest1, count1):
+    return tl.minimum(lowest0, lowest1), count0 + count1
+
+
+@triton.jit
+def triton_fused_span(ptrs, mask):
+    """The span of ``ptrs`` under ``mask`` made by one reduction of (lowest active address, active count)."""
+    addr = ptrs.to(tl.int64, bitcast=False)
+    lowest = tl.reshape(tl.where(mask, addr, NO_ADDRESS), [addr.numel], can_reorder=True)
+    count = tl.reshape(tl.where(mask, 1, 0), [addr.numel], can_reorder=True)
+    lowest, count = tl.reduce((lowest, count), 0, _triton_lowest_and_count)
+    return TraceSpan(tl.where(lowest == NO_ADDRESS, 0, lowest), count * element_bytes(ptrs.dtype))
+
+
+@gluon.jit
+def _gluon_lowest_and_count(lowest0, count0, lowest1, count1):
+    return gl.minimum(lowest0, lowest1), count0 + count1
+
+
+@gluon.jit
+def gluon_fused_span(ptrs, mask):
+    """The span of ``ptrs`` under ``mask`` made by one reduction of (lowest active address, active count) an axis."""
+    lowest = gl.where(mask, ptrs.to(gl.int64, bitcast=False), NO_ADDRESS)
+    count = gl.where(mask, 1, 0)
+    for _ in gl.static_range(len(ptrs.shape)):
+        lowest, count = gl.reduce((lowest, count), 0, _gluon_lowest_and_count)
+    return TraceSpan(gl.where(lowest == NO_ADDRESS, 0, lowest), count * element_bytes(ptrs.dtype))
+
+
+@triton.jit(do_not_specialize=["M", "N"])
+def triton_scatter_parts(ctx_t, out, M, N, BM: tl.constexpr, BN: tl.constexpr, PART: tl.constexpr,
+                         HINT: tl.constexpr = None):
+    ctx = DeviceContext.initialize(ctx_t, tracing=PART != 0)
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    tile = (ctx.rank * 1000000 + rm[:, None] * 1000 + rn[None, :]).to(out.dtype.element_ty)
+    ptrs = out + (ctx.rank * M + rm[:, None]) * N + rn[None, :]
+    where = ptrs
+    lanes = mask
+    if PART == 5:
+        where = ctx.tracing.span(ptrs, mask=mask)
+        lanes = None
+    if PART == 6:
+        where = triton_fused_span(ptrs, mask)
+        lanes = None
+    if PART == 7:
+        where = TraceSpan(pid_m.to(tl.int64) * 0, pid_m * 0 + BM * BN * 4)
+        lanes = None
+    if PART == 2:
+        ctx.tracing.record_event(TraceEvent().put, ctx.rank, ptrs, pid_m, pid_n, mask=mask)
+    i = M * 0
+    while i < ctx.world_size:
+        t = (ctx.rank + i) % ctx.world_size
+        if PART >= 4:
+            h = ctx.tracing.record_event_start(TraceEvent().put, t, where, pid_m, pid_n, mask=lanes, payload=i)
+            ctx.store(ptrs, tile, t, mask=mask, hint=HINT)
+            ctx.tracing.record_event_end(h)
+        else:
+            ctx.store(ptrs, tile, t, mask=mask, hint=HINT)
+        i += 1
+    if PART == 3:
+        ctx.tracing.record_event(TraceEvent().put, ctx.rank, ptrs, pid_m, pid_n, mask=mask)
+
+
+@gluon.jit(do_not_specialize=["M", "N"])
+def gluon_scatter_parts(ctx_t, out, M, N, BM: gl.constexpr, BN: gl.constexpr, PART: gl.constexpr,
+                        HINT: gl.constexpr = None):
+    ctx = IrisDeviceCtx.initialize(ctx_t, tracing=PART != 0)
+    layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
+    pid_m = gl.program_id(0)
+    pid_n = gl.program_id(1)
+    rm = gl.expand_dims(pid_m * BM + gl.arange(0, BM, layout=gl.SliceLayout(1, layout)), 1)
+    rn = gl.expand_dims(pid_n * BN + gl.arange(0, BN, layout=gl.SliceLayout(0, layout)), 0)
+    mask = (rm < M) & (rn < N)
+    tile = (ctx.cur_rank * 1000000 + rm * 1000 + rn).to(out.dtype.element_ty)
+    ptrs = out + (ctx.cur_rank * M + rm) * N + rn
+    where = ptrs
+    lanes = mask
+    if PART == 5:
+        where = ctx.tracing.span(ptrs, mask=mask)
+        lanes = None
+    if PART == 6:
+        where = gluon_fused_span(ptrs, mask)
+        lanes = None
+    if PART == 7:
+        where = TraceSpan(pid_m.to(gl.int64) * 0, pid_m * 0 + BM * BN * 4)
+        lanes = None
+    if PART == 2:
+        ctx.tracing.record_event(TraceEvent().put, ctx.cur_rank, ptrs, pid_m, pid_n, mask=mask)
+    i = M * 0
+    while i < ctx.num_ranks:
+        t = (ctx.cur_rank + i) % ctx.num_ranks
+        if PART >= 4:
+            h = ctx.tracing.record_event_start(TraceEvent().put, t, where, pid_m, pid_n, mask=lanes, payload=i)
+            ctx.store(ptrs, tile, t, mask=mask, hint=HINT)
+            ctx.tracing.record_event_end(h)
+        else:
+            ctx.store(ptrs, tile, t, mask=mask, hint=HINT)
+        i += 1
+    if PART == 3:
+        ctx.tracing.record_event(TraceEvent().put, ctx.cur_rank, ptrs, pid_m, pid_n, mask=mask)

@@ -31,6 +31,7 @@ EXAMPLES = ("trace_store_triton", "trace_store_gluon", "message_passing_triton",
 # run through examples.run, whose launch is replaced)
 STARTS = {"benchmarks.bench_compare": "bench", "benchmarks.bench_conformance": "rows",
           "benchmarks.bench_gate_compiles": "variants",
+          "benchmarks.bench_scatter_parts": "launch",
           "benchmarks.bench_tile_resources": "rows", "benchmarks.bench_tracing_device": "launch",
           "benchmarks.bench_tracing_host": "bench", "benchmarks.stress_traced_loops": "launch",
           "examples.timeline_png": "draw"}
@@ -145,6 +146,15 @@ CASES = [
      "--chunk 64, --ranks 1, --pairs 4, --size 10000000, --scatter-launches 1, --sms 1: every rank would trace into "
      "1586914062500 slots (room for a launch's events and a chunk for each of its programs), more than tracing holds "
      "(2146435072: slots are 32-bit); expected smaller values"),
+    *[("benchmarks.bench_scatter_parts", [option, value], _at_least(option, value))
+      for option, value in (("--reps", "0"), ("--size", "0"), ("--launches", "-1"), ("--size", "x"))],
+    ("benchmarks.bench_scatter_parts", ["--chunk", "0"],
+     "argument --chunk: --chunk '0': expected an integer from 1 to 1048576 (slots a program claims at a time: "
+     "tracing.enable's chunk)"),
+    # 100 launches of 640 x 640 tiles, a chunk of 64 slots for each
+    ("benchmarks.bench_scatter_parts", ["--backend", "cpu", "--size", "40960", "--launches", "100"],
+     "--size 40960, --launches 100, --chunk 64: a group of launches would claim 2621440000 trace slots, more than "
+     "tracing holds (2146435072); expected smaller values"),
     *[(f"examples.{name}", ["--ranks", "0"], _world_size("0")) for name in EXAMPLES],
     ("examples.trace_store_triton", ["--ranks", "-1"], _world_size("-1")),
     ("examples.trace_store_gluon", ["--ranks", "100000"], _world_size("100000")),
@@ -171,6 +181,8 @@ WITHOUT_GPU = [
                                                            "False)"),
     ("benchmarks.bench_tracing_device", ["--backend", "gpu"], "--backend gpu needs a GPU (torch.cuda.is_available() "
                                                               "is False)"),
+    ("benchmarks.bench_scatter_parts", ["--backend", "gpu"], "--backend gpu needs a GPU (torch.cuda.is_available() "
+                                                             "is False)"),
     ("benchmarks.stress_traced_loops", ["--backend", "gpu"], "--backend gpu needs a GPU (torch.cuda.is_available() is "
                                                              "False)"),
     ("benchmarks.bench_tracing_host", ["--device", "cuda"], "--device cuda: torch sees no GPU "

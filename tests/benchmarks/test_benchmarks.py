@@ -21,6 +21,7 @@ import pytest
 
 from benchmarks import bench_compare as compare_bench
 from benchmarks import bench_gate_compiles as gate_bench
+from benchmarks import bench_scatter_parts as parts_bench
 from benchmarks import bench_tile_resources as resources_bench
 from benchmarks import bench_tracing_device as device_bench
 from benchmarks import stress_traced_loops as stress
@@ -37,6 +38,7 @@ CPU_RUNS: dict[str, list[str] | str] = {
     "bench_compare": list(COMPARED),
     "bench_conformance": "tests/conformance/test_bench_conformance.py",  # bench_conformance.main, 1 cpu rank
     "bench_gate_compiles": ["--scale", "small", "--ranks", "1", "--scenario", "load,store"],
+    "bench_scatter_parts": ["--backend", "cpu", "--chunk", str(CHUNK)],
     "bench_tile_resources": ["--kernels", "all_scatter,tile_load", "--targets", "sm_90"],
     "bench_tracing_device": ["--backend", "cpu", "--pairs", str(PAIRS), "--chunk", str(CHUNK), "--auto"],
     "bench_tracing_host": ["--events", str(EVENTS), "--repeat", "1", "--device", "cpu"],
@@ -125,6 +127,26 @@ def test_bench_tile_resources_prints_what_the_cross_compile_reads():
     for row in out[2:]:
         registers, programs, instructions = (tuple(map(int, cell.split("/"))) for cell in row.split()[3:6])
         assert all(x > 0 for x in registers + programs + instructions), row
+
+
+def test_bench_scatter_parts_prints_every_part_of_both_apis_on_the_cpu():
+    """A line per API naming every part in order, each with its time, ratio to untraced and min-max (the interpreter
+    compiles nothing: no registers)."""
+    out = run("bench_scatter_parts")
+    assert out[0].startswith(f"cpu: all-scatter 64x64 float32, 1 rank, 64x64 tiles, hint (1, 64), chunk {CHUNK}, 1 "
+                             "launches per timing;"), out
+    cell = re.compile(rf"(\w+) {NUMBER} x{NUMBER} \({NUMBER}-{NUMBER}, - reg\)$")
+    assert [line.split()[0] for line in out[1:]] == ["triton", "gluon"], out
+    for line in out[1:]:
+        cells = [cell.match(c.strip()) for c in line.split(maxsplit=1)[1].split(";")]
+        assert all(cells) and [c.group(1) for c in cells] == list(parts_bench.ROWS), line
+        for c in cells:
+            ms, ratio, low, high = (finite(x) for x in c.groups()[1:])
+            assert 0 < low <= ms <= high, line
+        untraced = float(cells[0].group(2))
+        assert float(cells[0].group(3)) == 1.0, line
+        for c in cells[1:]:
+            assert math.isclose(float(c.group(3)), float(c.group(2)) / untraced, rel_tol=2e-3, abs_tol=2e-3), line
 
 
 def test_bench_tracing_device_prints_both_apis_on_the_cpu():
