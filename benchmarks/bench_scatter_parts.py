@@ -51,6 +51,17 @@ def trace_slots(size: int, launches: int, chunk: int) -> int:
     return launches * triton.cdiv(size, TILE) ** 2 * max(chunk, 2)
 
 
+def _launcher(kernel, grid: tuple, args: tuple, part: int, launches: int):
+    """``launches`` launches of ``kernel``'s ``part`` back to back; the last one's compiled kernel kept on it (its
+    registers)."""
+
+    def launch_all():
+        for _ in range(launches):
+            launch_all.kernel = kernel[grid](*args, BM=TILE, BN=TILE, PART=part, HINT=(1, TILE), num_warps=4)
+
+    return launch_all
+
+
 def measure(sizes: Sizes, size: int, launches: int, chunk: int) -> dict:
     """Rank job: (ms per launch median, min, max, ratio to untraced, registers) of every row, per API."""
     shmem = iris.iris(max(sizes.heap or 0, 4 * size * size + (1 << 20)))
@@ -66,12 +77,7 @@ def measure(sizes: Sizes, size: int, launches: int, chunk: int) -> dict:
         for row in ROWS:
             part, context = (PARTS["bracketed"], off) if row == "off" else (PARTS[row], ctx)
 
-            def launch_all(part=part, context=context, kernel=kernel):
-                for _ in range(launches):
-                    launch_all.kernel = kernel[grid](context, out, size, size, BM=TILE, BN=TILE, PART=part,
-                                                     HINT=(1, TILE), num_warps=4)
-
-            launchers[row] = launch_all
+            launchers[row] = _launcher(kernel, grid, (context, out, size, size), part, launches)
         times = _interleaved_ms(shmem, launchers, sizes, alone=True)
         untraced = statistics.median(times["untraced"])
         figures[api] = {row: (statistics.median(t) / launches, min(t) / launches, max(t) / launches,
