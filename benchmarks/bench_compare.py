@@ -35,7 +35,7 @@ from benchmarks.bench_tracing_host import physical_memory
 from conformance.check import exported
 from conformance.check.columns import Codes, model_columns
 from conformance.check.compare import compare
-from iris.cli_args import OneLineParser, int_at_least, int_in, int_list, world_size
+from iris.cli_args import OneLineParser, add_chunk, int_at_least, int_list, world_size
 from iris.tracing.export import write_trace
 from iris.tracing.timeline import RankTrace
 
@@ -129,8 +129,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ranks", type=world_size(), default=4, help="world size (default 4)")
     parser.add_argument("--programs", type=int_at_least("--programs", 1), default=1000,
                         help="programs per rank (default 1000)")
-    parser.add_argument("--chunk", type=int_in("--chunk", 1, 1 << 20, "slots a program claims at a time: "
-                                               "tracing.enable's chunk"), default=64, help="default 64")
+    add_chunk(parser)
     parser.add_argument("--capacity", type=int_list("--capacity", 1, 100, why="percent of the events a rank "
                                                     "records", example="100,95"), default=(100, 95),
                         help="slots per rank, in percent of the events a rank records; one row each (default 100,95)")

@@ -37,9 +37,9 @@ import iris
 from benchmarks.bench_tracing_device import DEFAULTS, Sizes, _interleaved_ms, _registers
 from benchmarks.tile_kernels import PARTS, gluon_scatter_parts, triton_scatter_parts
 from iris import layout
-from iris.cli_args import OneLineParser, chosen_backend, int_at_least, int_in
+from iris.cli_args import OneLineParser, add_chunk, chosen_backend, int_at_least
 from iris.ranks import backend_env, launch
-from iris.tracing.core import MAX_CHUNK, MAX_EVENTS
+from iris.tracing.core import MAX_EVENTS
 
 TILE = 64
 ROWS = ("untraced", "off", *[p for p in PARTS if p != "untraced"])  # "off" is the bracketed part, switched off
@@ -105,9 +105,7 @@ def main(argv: list[str] | None = None) -> dict:
                    help="all-scatter rows and columns (gpu 4096, cpu 64)")
     p.add_argument("--launches", type=int_at_least("--launches", 1), default=None,
                    help="launches per timing (gpu 50, cpu 1)")
-    p.add_argument("--chunk", type=int_in("--chunk", 1, MAX_CHUNK, "slots a program claims at a time: "
-                                          "tracing.enable's chunk"), default=64,
-                   help="slots a program claims at a time (tracing.enable)")
+    add_chunk(p)
     args = p.parse_args(argv)
     backend = chosen_backend(p, args.backend)
     sizes = DEFAULTS[backend] if args.reps is None else dataclasses.replace(DEFAULTS[backend], reps=args.reps)

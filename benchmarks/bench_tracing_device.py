@@ -70,10 +70,10 @@ import iris
 from benchmarks.bench_tile_resources import KERNELS as TILE_KERNELS
 from benchmarks.tile_kernels import gluon_persistent, triton_persistent
 from iris import DeviceContext, TraceEvent, layout
-from iris.cli_args import OneLineParser, chosen_backend, int_at_least, int_in, world_size
+from iris.cli_args import OneLineParser, add_chunk, chosen_backend, int_at_least, world_size
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.ranks import backend_env, launch
-from iris.tracing.core import MAX_CHUNK, MAX_EVENTS
+from iris.tracing.core import MAX_EVENTS
 from iris.world import device_index
 
 PERSISTENT_TILE = 64  # persistent tiles are PERSISTENT_TILE x PERSISTENT_TILE
@@ -493,9 +493,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
                    help="start+end pairs of the one-program loop (gpu 1000, cpu 4)")
     p.add_argument("--reps", type=int_at_least("--reps", 1), default=None,
                    help="timed launches per figure, median printed (gpu 30, cpu 1)")
-    p.add_argument("--chunk", type=int_in("--chunk", 1, MAX_CHUNK, "slots a program claims at a time: "
-                                          "tracing.enable's chunk"), default=64,
-                   help="slots a program claims at a time (tracing.enable)")
+    add_chunk(p)
     p.add_argument("--ranks", type=world_size(), default=1,
                    help="ranks of the all-scatter world (ranks sharing one GPU are time-sliced: use 1 there)")
     p.add_argument("--size", type=int_at_least("--size", 1), default=None,

@@ -43,6 +43,15 @@ def int_in(option: str, minimum: int, maximum: int | None = None, why: str = "")
     return parse
 
 
+def add_chunk(parser: argparse.ArgumentParser) -> None:
+    """``--chunk``: the slots a program claims at a time (``tracing.enable``'s chunk), default 64."""
+    from iris.tracing.core import MAX_CHUNK
+
+    parser.add_argument("--chunk", type=int_in("--chunk", 1, MAX_CHUNK, "slots a program claims at a time: "
+                                               "tracing.enable's chunk"), default=64,
+                        help="slots a program claims at a time (tracing.enable; default 64)")
+
+
 def world_size(option: str = "--ranks") -> Callable[[str], int]:
     """An argparse type: one world size, 1 to ``MAX_WORLD_SIZE`` ranks (the rank processes one host runs)."""
     return int_in(option, 1, MAX_WORLD_SIZE, why="a world size: at most the rank processes one host runs")
