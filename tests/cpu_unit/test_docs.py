@@ -135,16 +135,35 @@ def _module_file(module: str) -> Path | None:
     return next((p for p in (base.with_suffix(".py"), base / "__main__.py") if p.is_file()), None)
 
 
-def _argparse_options(module: str) -> set[str]:
-    """Option strings passed to ``add_argument`` in ``module`` and the same package's modules it imports."""
+def _added_options(tree: ast.AST) -> set[str]:
+    """Option strings passed to ``add_argument`` anywhere in ``tree``."""
+    return {a.value for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "add_argument"
+            for a in node.args if isinstance(a, ast.Constant) and str(a.value).startswith("-")}
+
+
+def _helper_options(module: str, names: set[str]) -> dict[str, set[str]]:
+    """Of the functions ``names`` defined in ``module``, those that add options: name -> their option strings."""
     tree = ast.parse(_module_file(module).read_text())
-    options = set()
+    return {node.name: added for node in tree.body
+            if isinstance(node, ast.FunctionDef) and node.name in names and (added := _added_options(node))}
+
+
+def _argparse_options(module: str) -> set[str]:
+    """Option strings passed to ``add_argument`` in ``module``, by the project's helpers it calls (a function of
+    another module that adds an option, such as ``iris.cli_args.add_chunk``), and in the same package's modules it
+    imports."""
+    tree = ast.parse(_module_file(module).read_text())
+    options = _added_options(tree)
+    helpers: dict[str, set[str]] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
-            options |= {a.value for a in node.args if isinstance(a, ast.Constant) and str(a.value).startswith("-")}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module != module:
-            if node.module.split(".")[0] == module.split(".")[0] and _module_file(node.module):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module != module and _module_file(node.module):
+            helpers |= _helper_options(node.module, {alias.name for alias in node.names})
+            if node.module.split(".")[0] == module.split(".")[0]:
                 options |= _argparse_options(node.module)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers:
+            options |= helpers[node.func.id]
     return options
 
 
