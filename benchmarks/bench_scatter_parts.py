@@ -16,6 +16,8 @@ launch, its ratio to the untraced kernel's, and registers per thread (GPU only):
   span       the same, given the tile's span (``ctx.tracing.span``: two block reductions)
   fused      the same, given a span made by one fused (lowest, count) reduction
   constant   the same, given a constant span (no reduction: the floor a cheaper reduction can reach)
+  lowest     the same, given a span of the lowest active address alone (one 64-bit reduction; size constant)
+  count      the same, given a span of the active count alone (one 32-bit reduction; address constant)
 
 Every part is timed in turn with the others (one group of ``--launches`` launches of each per round, ``--reps``
 rounds after a warm-up; trace buffers reset before each group, with room for every event), so a drift of the GPU's

@@ -126,9 +126,11 @@ def gluon_tile_load(ctx_t, src, out, M, N, BM: gl.constexpr, BN: gl.constexpr, T
 
 # What scatter_parts traces, by PART: tracing compiled off; compiled on, initialize's claim and no record; one instant
 # before or after the stores; a put range around each store (the scenario's), whose record reduces the tile, or is
-# given a span made by the library (two block reductions), by one fused (lowest, count) reduction, or a constant
-# span (no reduction: the floor a cheaper reduction can reach).
-PARTS = {"untraced": 0, "claim": 1, "before": 2, "after": 3, "bracketed": 4, "span": 5, "fused": 6, "constant": 7}
+# given a span made by the library (two block reductions), by one fused (lowest, count) reduction, a constant span
+# (no reduction: the floor a cheaper reduction can reach), or a span of one of the two reductions alone (the lowest
+# active address, 64-bit; the active count, 32-bit), the other field constant.
+PARTS = {"untraced": 0, "claim": 1, "before": 2, "after": 3, "bracketed": 4, "span": 5, "fused": 6, "constant": 7,
+         "lowest": 8, "count": 9}
 
 
 @triton.jit
@@ -183,6 +185,13 @@ def triton_scatter_parts(ctx_t, out, M, N, BM: tl.constexpr, BN: tl.constexpr, P
     if PART == 7:
         where = TraceSpan(pid_m.to(tl.int64) * 0, pid_m * 0 + BM * BN * 4)
         lanes = None
+    if PART == 8:
+        lowest = tl.min(tl.where(mask, ptrs.to(tl.int64, bitcast=False), NO_ADDRESS), axis=None)
+        where = TraceSpan(tl.where(lowest == NO_ADDRESS, 0, lowest), pid_m * 0 + BM * BN * 4)
+        lanes = None
+    if PART == 9:
+        where = TraceSpan(pid_m.to(tl.int64) * 0, tl.sum(tl.where(mask, 1, 0), axis=None) * 4)
+        lanes = None
     if PART == 2:
         ctx.tracing.record_event(TraceEvent().put, ctx.rank, ptrs, pid_m, pid_n, mask=mask)
     i = M * 0
@@ -221,6 +230,14 @@ def gluon_scatter_parts(ctx_t, out, M, N, BM: gl.constexpr, BN: gl.constexpr, PA
         lanes = None
     if PART == 7:
         where = TraceSpan(pid_m.to(gl.int64) * 0, pid_m * 0 + BM * BN * 4)
+        lanes = None
+    if PART == 8:
+        lowest = gl.min(gl.min(gl.where(mask, ptrs.to(gl.int64, bitcast=False), NO_ADDRESS), axis=0), axis=0)
+        where = TraceSpan(gl.where(lowest == NO_ADDRESS, 0, lowest), pid_m * 0 + BM * BN * 4)
+        lanes = None
+    if PART == 9:
+        one = (ptrs.to(gl.int64, bitcast=False) * 0 + 1).to(gl.int32)  # the library's form (its layout)
+        where = TraceSpan(pid_m.to(gl.int64) * 0, gl.sum(gl.sum(gl.where(mask, one, 0), axis=0), axis=0) * 4)
         lanes = None
     if PART == 2:
         ctx.tracing.record_event(TraceEvent().put, ctx.cur_rank, ptrs, pid_m, pid_n, mask=mask)
