@@ -78,7 +78,6 @@ def measure(sizes: Sizes, size: int, launches: int, chunk: int) -> dict:
         launchers = {}
         for row in ROWS:
             part, context = (PARTS["bracketed"], off) if row == "off" else (PARTS[row], ctx)
-
             launchers[row] = _launcher(kernel, grid, (context, out, size, size), part, launches)
         times = _interleaved_ms(shmem, launchers, sizes, alone=True)
         untraced = statistics.median(times["untraced"])
