@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from iris.ranks.pool import MAX_WORLD_SIZE
+from iris.tracing.core import MAX_CHUNK
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -45,8 +46,6 @@ def int_in(option: str, minimum: int, maximum: int | None = None, why: str = "")
 
 def add_chunk(parser: argparse.ArgumentParser) -> None:
     """``--chunk``: the slots a program claims at a time (``tracing.enable``'s chunk), default 64."""
-    from iris.tracing.core import MAX_CHUNK
-
     parser.add_argument("--chunk", type=int_in("--chunk", 1, MAX_CHUNK, "slots a program claims at a time: "
                                                "tracing.enable's chunk"), default=64,
                         help="slots a program claims at a time (tracing.enable; default 64)")
