@@ -139,13 +139,35 @@ def _triton_lowest_and_count(lowest0, count0, lowest1, count1):
 
 
 @triton.jit
-def triton_fused_span(ptrs, mask):
-    """The span of ``ptrs`` under ``mask`` made by one reduction of (lowest active address, active count)."""
-    addr = ptrs.to(tl.int64, bitcast=False)
-    lowest = tl.reshape(tl.where(mask, addr, NO_ADDRESS), [addr.numel], can_reorder=True)
-    count = tl.reshape(tl.where(mask, 1, 0), [addr.numel], can_reorder=True)
-    lowest, count = tl.reduce((lowest, count), 0, _triton_lowest_and_count)
+def _triton_span(ptrs, lowest, count):
+    """The span a record of ``ptrs`` writes for (lowest active address, active count): address 0 where no lane is
+    active (``lowest`` is ``NO_ADDRESS``), size the count x element bytes."""
     return TraceSpan(tl.where(lowest == NO_ADDRESS, 0, lowest), count * element_bytes(ptrs.dtype))
+
+
+@triton.jit
+def triton_part_span(ctx, ptrs, mask, PART: tl.constexpr):
+    """The span scatter_parts' records of ``ptrs`` under ``mask`` are given for ``PART`` 5 to 9 (``PARTS``)."""
+    addr = ptrs.to(tl.int64, bitcast=False)
+    lowest = tl.where(mask, addr, NO_ADDRESS)
+    count = tl.where(mask, 1, 0)
+    no_lowest = tl.program_id(0).to(tl.int64) * 0  # what the constant span and the count alone write
+    every = tl.program_id(0) * 0 + ptrs.numel  # what the constant span and the lowest address alone write
+    if PART == 5:
+        span = ctx.tracing.span(ptrs, mask=mask)
+    elif PART == 6:  # one fused reduction
+        lowest = tl.reshape(lowest, [addr.numel], can_reorder=True)
+        count = tl.reshape(count, [addr.numel], can_reorder=True)
+        lowest, count = tl.reduce((lowest, count), 0, _triton_lowest_and_count)
+        span = _triton_span(ptrs, lowest, count)
+    elif PART == 7:
+        span = _triton_span(ptrs, no_lowest, every)
+    elif PART == 8:
+        span = _triton_span(ptrs, tl.min(lowest, axis=None), every)
+    else:
+        tl.static_assert(PART == 9, "a part given a span is one of 5 to 9")
+        span = _triton_span(ptrs, no_lowest, tl.sum(count, axis=None))
+    return span
 
 
 @gluon.jit
@@ -154,13 +176,35 @@ def _gluon_lowest_and_count(lowest0, count0, lowest1, count1):
 
 
 @gluon.jit
-def gluon_fused_span(ptrs, mask):
-    """The span of ``ptrs`` under ``mask`` made by one reduction of (lowest active address, active count) an axis."""
-    lowest = gl.where(mask, ptrs.to(gl.int64, bitcast=False), NO_ADDRESS)
-    count = gl.where(mask, 1, 0)
-    for _ in gl.static_range(len(ptrs.shape)):
-        lowest, count = gl.reduce((lowest, count), 0, _gluon_lowest_and_count)
+def _gluon_span(ptrs, lowest, count):
+    """The span a record of ``ptrs`` writes for (lowest active address, active count): address 0 where no lane is
+    active (``lowest`` is ``NO_ADDRESS``), size the count x element bytes."""
     return TraceSpan(gl.where(lowest == NO_ADDRESS, 0, lowest), count * element_bytes(ptrs.dtype))
+
+
+@gluon.jit
+def gluon_part_span(ctx, ptrs, mask, PART: gl.constexpr):
+    """The span scatter_parts' records of ``ptrs`` under ``mask`` are given for ``PART`` 5 to 9 (``PARTS``), each
+    reduction one axis at a time."""
+    addr = ptrs.to(gl.int64, bitcast=False)
+    lowest = gl.where(mask, addr, NO_ADDRESS)
+    count = gl.where(mask, (addr * 0 + 1).to(gl.int32), 0)  # the library's form (its layout)
+    no_lowest = gl.program_id(0).to(gl.int64) * 0  # what the constant span and the count alone write
+    every = gl.program_id(0) * 0 + ptrs.numel  # what the constant span and the lowest address alone write
+    if PART == 5:
+        span = ctx.tracing.span(ptrs, mask=mask)
+    elif PART == 6:  # one fused reduction an axis
+        for _ in gl.static_range(len(ptrs.shape)):
+            lowest, count = gl.reduce((lowest, count), 0, _gluon_lowest_and_count)
+        span = _gluon_span(ptrs, lowest, count)
+    elif PART == 7:
+        span = _gluon_span(ptrs, no_lowest, every)
+    elif PART == 8:
+        span = _gluon_span(ptrs, gl.min(gl.min(lowest, axis=0), axis=0), every)
+    else:
+        gl.static_assert(PART == 9, "a part given a span is one of 5 to 9")
+        span = _gluon_span(ptrs, no_lowest, gl.sum(gl.sum(count, axis=0), axis=0))
+    return span
 
 
 @triton.jit(do_not_specialize=["M", "N"])
@@ -176,21 +220,8 @@ def triton_scatter_parts(ctx_t, out, M, N, BM: tl.constexpr, BN: tl.constexpr, P
     ptrs = out + (ctx.rank * M + rm[:, None]) * N + rn[None, :]
     where = ptrs
     lanes = mask
-    if PART == 5:
-        where = ctx.tracing.span(ptrs, mask=mask)
-        lanes = None
-    if PART == 6:
-        where = triton_fused_span(ptrs, mask)
-        lanes = None
-    if PART == 7:
-        where = TraceSpan(pid_m.to(tl.int64) * 0, pid_m * 0 + BM * BN * 4)
-        lanes = None
-    if PART == 8:
-        lowest = tl.min(tl.where(mask, ptrs.to(tl.int64, bitcast=False), NO_ADDRESS), axis=None)
-        where = TraceSpan(tl.where(lowest == NO_ADDRESS, 0, lowest), pid_m * 0 + BM * BN * 4)
-        lanes = None
-    if PART == 9:
-        where = TraceSpan(pid_m.to(tl.int64) * 0, tl.sum(tl.where(mask, 1, 0), axis=None) * 4)
+    if PART >= 5:  # the records are given a span
+        where = triton_part_span(ctx, ptrs, mask, PART)
         lanes = None
     if PART == 2:
         ctx.tracing.record_event(TraceEvent().put, ctx.rank, ptrs, pid_m, pid_n, mask=mask)
@@ -222,22 +253,8 @@ def gluon_scatter_parts(ctx_t, out, M, N, BM: gl.constexpr, BN: gl.constexpr, PA
     ptrs = out + (ctx.cur_rank * M + rm) * N + rn
     where = ptrs
     lanes = mask
-    if PART == 5:
-        where = ctx.tracing.span(ptrs, mask=mask)
-        lanes = None
-    if PART == 6:
-        where = gluon_fused_span(ptrs, mask)
-        lanes = None
-    if PART == 7:
-        where = TraceSpan(pid_m.to(gl.int64) * 0, pid_m * 0 + BM * BN * 4)
-        lanes = None
-    if PART == 8:
-        lowest = gl.min(gl.min(gl.where(mask, ptrs.to(gl.int64, bitcast=False), NO_ADDRESS), axis=0), axis=0)
-        where = TraceSpan(gl.where(lowest == NO_ADDRESS, 0, lowest), pid_m * 0 + BM * BN * 4)
-        lanes = None
-    if PART == 9:
-        one = (ptrs.to(gl.int64, bitcast=False) * 0 + 1).to(gl.int32)  # the library's form (its layout)
-        where = TraceSpan(pid_m.to(gl.int64) * 0, gl.sum(gl.sum(gl.where(mask, one, 0), axis=0), axis=0) * 4)
+    if PART >= 5:  # the records are given a span
+        where = gluon_part_span(ctx, ptrs, mask, PART)
         lanes = None
     if PART == 2:
         ctx.tracing.record_event(TraceEvent().put, ctx.cur_rank, ptrs, pid_m, pid_n, mask=mask)
