@@ -1,7 +1,7 @@
 """What tracing costs a tile kernel before it runs: registers, programs per SM (CU) and instructions, traced and
 untraced, read from the code cross-compiled for sm_90 (NVIDIA H100/H200) and gfx942 (AMD MI300); no GPU needed.
 
-    python -m benchmarks.bench_tile_resources [--kernels all_scatter,...] [--targets sm_90,gfx942]
+    python -m benchmarks.bench_tile_resources [--kernels all_scatter,...|parts] [--targets sm_90,gfx942]
 
 A traced kernel that needs more registers can fit fewer programs on an SM, which a grid of many short, memory-bound
 programs (the all-scatter) pays in time; each record also adds instructions. Prints, per kernel, API and target:
@@ -22,7 +22,9 @@ with ``SPAN``: the tile's record fields computed once, by ``ctx.tracing.span``, 
 ``scatter_auto`` (its stores auto-traced instead), ``tile_load`` (a peer's tile loaded, auto-traced, and summed),
 ``persistent`` and ``persistent_auto`` (``benchmarks/tile_kernels.py``; Triton's compiled for one rank). The
 cpu-compile tier checks the registers and the added instructions against ``CEILINGS``
-(``tests/cpu_compile/test_tile_resources.py``), so a regression shows without a GPU.
+(``tests/cpu_compile/test_tile_resources.py``), so a regression shows without a GPU. ``--kernels parts`` reads the
+parts ``bench_scatter_parts`` times instead (``part_claim`` ... ``part_count``, each against the all-scatter
+compiled without tracing): what each part of a traced tile adds, with no GPU.
 """
 
 from __future__ import annotations
@@ -86,6 +88,16 @@ KERNELS: dict[str, TileKernel] = {
                                   _TILE | {"rank": 0, "world": 1, "TRACING": True, "AUTO": True},
                                   _TILE | {"rank": 0, "world": 1, "TRACING": False, "AUTO": False}, launched=1),
 }
+
+# scatter_parts (benchmarks/bench_scatter_parts.py): the all-scatter traced in part only, each part against part 0
+# (tracing compiled off), so what each part of a traced tile adds reads without a GPU. Measurements, not kernels a
+# user writes: no ceilings. ``--kernels parts`` names them all.
+_PARTS_SIGNATURE = dict(list(_2D.items())[:6]) | {"PART": "constexpr", "HINT": "constexpr"}
+PART_KERNELS: dict[str, TileKernel] = {
+    f"part_{name}": TileKernel(K.triton_scatter_parts, K.gluon_scatter_parts, _PARTS_SIGNATURE,
+                               _TILE | {"PART": part}, _TILE | {"PART": K.PARTS["untraced"]})
+    for name, part in K.PARTS.items() if name != "untraced"}
+COMPILED: dict[str, TileKernel] = KERNELS | PART_KERNELS
 
 # (kernel, api, target) -> (registers, instructions tracing adds): today's figures, which a change may lower but not
 # raise (lower them with it). The cross-compile is deterministic for a Triton version (triton==3.6.0).
@@ -156,7 +168,7 @@ def _hip_figures(amdgcn: str) -> tuple[int, int]:
 
 def resources(name: str, api: str, target: str, traced: bool) -> Resources:
     """Compile kernel ``name`` of ``api`` for ``target``, traced or not, and read what it needs."""
-    kernel = KERNELS[name]
+    kernel = COMPILED[name]
     constexprs = dict(kernel.traced if traced else kernel.untraced)
     signature = dict(kernel.signature)
     if api == "gluon":
@@ -189,7 +201,7 @@ class Row:
     @property
     def goal_met(self) -> bool:
         """At most 8 registers more than untraced, or as many programs an SM (CU)."""
-        launched = KERNELS[self.kernel].launched or 1 << 30
+        launched = COMPILED[self.kernel].launched or 1 << 30
         return (self.traced.registers <= self.untraced.registers + 8
                 or min(self.traced.programs(self.target), launched)
                 >= min(self.untraced.programs(self.target), launched))
@@ -224,12 +236,14 @@ def main(argv: list[str] | None = None) -> list[Row]:
     """Print the table; return its rows. Bad input is refused in one line on stderr, exit code 2."""
     p = OneLineParser(prog="python -m benchmarks.bench_tile_resources", description=__doc__,
                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--kernels", type=choice_list("--kernels", tuple(KERNELS)), default=tuple(KERNELS),
-                   help=f"comma list of {', '.join(KERNELS)} (default all)")
+    p.add_argument("--kernels", type=choice_list("--kernels", (*COMPILED, "parts")), default=tuple(KERNELS),
+                   help=f"comma list of {', '.join(KERNELS)} (default: these), or scatter_parts' parts: "
+                        f"{', '.join(PART_KERNELS)}, or parts (all of those)")
     p.add_argument("--targets", type=choice_list("--targets", RESOURCE_TARGETS), default=RESOURCE_TARGETS,
                    help="comma list of sm_90, gfx942 (default both)")
     args = p.parse_args(argv)
-    found = rows(args.kernels, args.targets,
+    kernels = [k for name in args.kernels for k in (PART_KERNELS if name == "parts" else (name,))]
+    found = rows(kernels, args.targets,
                  progress=lambda text: print(f"bench_tile_resources: {text}", file=sys.stderr, flush=True))
     print(f"cross-compiled, {TILE}x{TILE} tiles, num_warps {NUM_WARPS}, triton {triton.__version__}; "
           f"t = traced, u = untraced; programs per SM (sm_90) or CU (gfx942)")

@@ -67,7 +67,8 @@ CASES = [
     ("benchmarks.bench_gate_compiles", ["--seed", "-1"], _at_least("--seed", "-1", 0)),
     ("benchmarks.bench_tile_resources", ["--kernels", "all_scatter,gemm"],
      "argument --kernels: --kernels 'all_scatter,gemm': expected a comma list of all_scatter, scatter_span, "
-     "scatter_auto, tile_load, persistent, persistent_auto"),
+     "scatter_auto, tile_load, persistent, persistent_auto, part_claim, part_before, part_after, part_bracketed, "
+     "part_span, part_fused, part_constant, part_lowest, part_count, parts"),
     ("benchmarks.bench_tile_resources", ["--targets", "sm_80"],
      "argument --targets: --targets 'sm_80': expected a comma list of sm_90, gfx942"),
     ("benchmarks.bench_compare", ["--events", "0"], _at_least("--events", "0")),

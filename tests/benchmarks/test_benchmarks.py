@@ -25,6 +25,7 @@ from benchmarks import bench_scatter_parts as parts_bench
 from benchmarks import bench_tile_resources as resources_bench
 from benchmarks import bench_tracing_device as device_bench
 from benchmarks import stress_traced_loops as stress
+from benchmarks import tile_kernels as K
 from conformance.harness.host_side import drawn_examples, load_profile
 from conformance.kit.scenario import load
 from iris import layout
@@ -127,6 +128,23 @@ def test_bench_tile_resources_prints_what_the_cross_compile_reads():
     for row in out[2:]:
         registers, programs, instructions = (tuple(map(int, cell.split("/"))) for cell in row.split()[3:6])
         assert all(x > 0 for x in registers + programs + instructions), row
+
+
+def test_bench_tile_resources_reads_every_part_of_scatter_parts(capsys):
+    """``--kernels parts``: a row per part and API, in ``PARTS`` order, each against the one untraced compile (part
+    0), the added instructions their difference; a record given a constant span adds fewer instructions than one that
+    reduces the lowest address, the count or both, in both APIs (what README "Benchmarks" reads from this table)."""
+    found = resources_bench.main(["--kernels", "parts", "--targets", "sm_90"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == resources_bench.HEADER and out[2:] == [resources_bench.line(r) for r in found], out
+    parts = [f"part_{name}" for name in K.PARTS if name != "untraced"]
+    assert [(r.kernel, r.api) for r in found] == [(k, a) for k in parts for a in ("triton", "gluon")], out
+    for api in ("triton", "gluon"):
+        rows = {r.kernel: r for r in found if r.api == api}
+        assert len({r.untraced for r in rows.values()}) == 1, (api, out)
+        assert all(r.added == r.traced.instructions - r.untraced.instructions > 0 for r in rows.values()), out
+        constant = rows["part_constant"].added
+        assert constant < min(rows[k].added for k in ("part_lowest", "part_count", "part_bracketed")), out
 
 
 def test_bench_scatter_parts_prints_every_part_of_both_apis_on_the_cpu():
