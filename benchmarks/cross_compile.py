@@ -1,6 +1,6 @@
 """Compile a Triton or Gluon kernel for a GPU target on any machine, a GPU or none (no kernel runs).
 
-Shared by the cpu-compile tests (``tests/cpu_compile/compile_helpers.py``) and ``benchmarks/kernel_resources.py``.
+Shared by the cpu-compile tests (``tests/cpu_compile/compile_helpers.py``) and ``benchmarks/bench_tile_resources.py``.
 Triton's on-disk cache key hashes the ``@jit`` functions a kernel calls but not the ``__triton_builtin__`` helpers it
 calls (``iris/tracing/hw.py``, ``iris/_builtins.py``, ``iris/experimental/layouts.py``): after an edit there, the
 default cache serves stale code. So these compiles go to a cache of their own, ``<triton cache dir>/iris-cpu-compile/
