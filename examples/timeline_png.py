@@ -1,49 +1,70 @@
-"""Draw a JSON trace that ``tracing.export`` wrote (merged or one rank's) as a PNG timeline.
+"""Draw a JSON trace that ``tracing.export`` wrote (merged or one rank's) as a PNG timeline, with matplotlib.
 
-    python -m examples.timeline_png TRACE.json [--out PICTURE.png] [--width PIXELS]
+    python -m examples.timeline_png TRACE.json [--out PICTURE.png] [--width PIXELS] [--no-cuts]
 
-One row per track (a program, or a rank's "incoming" track), under a band per process ("triton rank 0"); ranges are
-bars coloured by name, nested ranges drawn below the range that holds them (one level a depth, as Perfetto does);
-instants are ticks; arrows (flows: a remote op to its target's incoming slice) are lines ending in a head; the time
-axis is at the top and a legend of the names at the bottom. ``--out`` defaults to TRACE with the suffix ``.png``.
-Bad input (a missing file, a file that is no JSON trace, a trace with nothing to draw, a picture taller than
-``MAX_HEIGHT``) is refused in one line on stderr, exit code 2, before anything is written; the picture is written under
-a temporary name and renamed.
+A grey band per process ("triton rank 0") over a row per track (a program, or the rank's "incoming" track: what
+other ranks' remote ops did to it). Ranges are bars coloured by event; a range inside another is drawn inside it, one
+level lower and down to the row's bottom, so a row shows its phases nested as the kernel opened them. An op's copy on
+its target's incoming track has the op's colour, lighter; instants are triangles; an arrow leads from each remote op
+to its copy on its target. A stretch of time in which nothing starts or ends and that is longer than all the rest
+together (a rank waiting for a peer whose kernel started later) is cut out of the time axis and drawn as a narrow
+hatched break labelled with its length, so every rank's work keeps its width; ``--no-cuts`` draws time linearly. The
+time axis counts from the trace's first event; a legend of the events is at the bottom.
+
+:func:`layout` places everything in pixels (no matplotlib); :func:`render` draws that with matplotlib, the optional
+``plot`` extra (``pip install -e '.[plot]'``). ``--out`` defaults to TRACE with the suffix ``.png``. Bad input (a
+missing file, a file that is no JSON trace, a trace with nothing to draw, a picture taller than ``MAX_HEIGHT``, an
+``--out`` that is empty, not a .png, a folder, the trace itself or in a folder that cannot be written, or no
+matplotlib) is refused in one line on stderr, exit code 2, before anything is drawn or written; the picture is
+written under a temporary name and renamed.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import math
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 
-from examples.png_canvas import CHAR_H, CHAR_W, Canvas, Colour, text_width
 from iris.cli_args import OneLineParser, int_in, out_file
 from iris.tracing.export import write_atomically
 
-BACKGROUND: Colour = (255, 255, 255)
-INK: Colour = (32, 32, 32)  # text, the axis
-PAPER: Colour = (255, 255, 255)  # text on a dark bar
-GRID: Colour = (226, 226, 226)
-BAND: Colour = (238, 238, 238)  # behind a process's name
-ARROW: Colour = (24, 24, 24)
-PALETTE: tuple[Colour, ...] = ((78, 121, 167), (242, 142, 43), (225, 87, 89), (118, 183, 178), (89, 161, 79),
-                               (237, 201, 72), (176, 122, 161), (255, 157, 167), (156, 117, 95), (186, 176, 172))
-# the events of iris/tracing/events.py that a timeline of the examples shows most, each its own colour
-COLOURS: dict[str, Colour] = {"store": PALETTE[0], "atomic_xchg": PALETTE[1], "wait": PALETTE[2], "load": PALETTE[3],
-                              "compute": PALETTE[4], "reduce": PALETTE[5], "fetch": PALETTE[6], "put": PALETTE[7],
-                              "get": PALETTE[8], "barrier": PALETTE[9]}
-LEVEL = 12  # pixels a nesting level takes: a bar of LEVEL - 2 and a gap
-MARGIN = 8
-AXIS = 2 * CHAR_H + 6  # the title and the time labels
+DPI = 100
+LEVEL = 14  # pixels a nesting level takes in a track's row
+BAND = 18  # pixels of a process's band (its name)
+GAP = 3  # pixels between rows
+TOP = 50  # the title and the upper time labels
+AXIS = 26  # the lower time labels
+LEGEND_ROW = 20  # pixels a row of the legend takes
+LEGEND_ENTRY = 180  # pixels an entry of the legend takes across, about
+LABEL_CHAR = 6.5  # pixels a character of a row's name takes (8 pt DejaVu Sans at DPI), about
+BAR_CHAR = 5.6  # pixels a character of a bar's label takes (7 pt), about
+BREAK = 40  # pixels a cut of the time axis takes
+TICK_SPACING = 100  # pixels at least between two time labels
+MAX_CUTS = 3
 WIDTH_LIMITS = (320, 8000)
-MAX_HEIGHT = 16384  # pixels: about 600 tracks of one level
-TRACK_INDENT = "  "  # before a track's name, under its process's band
+MAX_HEIGHT = 16384  # pixels: about 900 tracks of one level
 INCOMING = " from rank "
 UNFINISHED = " (unfinished)"
+PICTURE = "a PNG file"
+PLOT_EXTRA = "pip install -e '.[plot]' (or pip install 'matplotlib>=3.7')"
+
+INK = "#202020"  # text, arrows
+PAPER = "#ffffff"  # text on a dark bar
+BAND_COLOUR = "#e4e4e4"
+STRIPE = "#f6f6f6"  # behind every other track
+GRID = "#d0d0d0"
+# tab10, the events of iris/tracing/events.py that a timeline of the examples shows most each its own colour
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+           "#17becf")
+COLOURS = {"store": PALETTE[0], "atomic_xchg": PALETTE[1], "compute": PALETTE[2], "wait": PALETTE[3],
+           "fetch": PALETTE[4], "get": PALETTE[5], "put": PALETTE[6], "barrier": PALETTE[7], "reduce": PALETTE[8],
+           "load": PALETTE[9]}
 
 
 @dataclass
@@ -78,23 +99,32 @@ class Trace:
     spans: int
     path: str = ""
 
+    def all_spans(self) -> list[Span]:
+        return [s for p in self.processes.values() for t in p.tracks.values() for s in t.spans]
+
     @property
     def window(self) -> tuple[int, int]:
-        spans = [s for p in self.processes.values() for t in p.tracks.values() for s in t.spans]
+        spans = self.all_spans()
         return min(s.start for s in spans), max(s.start if s.end is None else s.end for s in spans)
 
 
-def colour(name: str) -> Colour:
-    """A slice's colour: its event's (``COLOURS``, else a palette entry chosen by the name); "<op> from rank R" (the
-    target's copy of a remote op) is its op's colour, lightened halfway to white."""
-    event = name.removesuffix(UNFINISHED).split(INCOMING)[0]
-    base = COLOURS.get(event) or PALETTE[zlib.crc32(event.encode()) % len(PALETTE)]
-    return tuple((c + 255) // 2 for c in base) if INCOMING in name else base
+def event(name: str) -> str:
+    """The event a slice's name shows: "store from rank 1" and "wait (unfinished)" are "store" and "wait"."""
+    return name.removesuffix(UNFINISHED).split(INCOMING)[0]
 
 
-def ink_on(background: Colour) -> Colour:
+def colour(name: str) -> str:
+    """A slice's colour ("#rrggbb"): its event's (``COLOURS``, else a palette entry chosen by the name); "<op> from
+    rank R" (the target's copy of a remote op) is its op's colour, lightened halfway to white."""
+    base = COLOURS.get(event(name)) or PALETTE[zlib.crc32(event(name).encode()) % len(PALETTE)]
+    if INCOMING not in name:
+        return base
+    return "#" + "".join(f"{(int(base[i:i + 2], 16) + 255) // 2:02x}" for i in (1, 3, 5))
+
+
+def ink_on(background: str) -> str:
     """Text colour on ``background``: ``INK`` on a light colour, ``PAPER`` on a dark one (luma below 140 of 255)."""
-    red, green, blue = background
+    red, green, blue = (int(background[i:i + 2], 16) for i in (1, 3, 5))
     return PAPER if 299 * red + 587 * green + 114 * blue < 140_000 else INK
 
 
@@ -196,145 +226,305 @@ def load(text: str) -> Trace:
     return trace
 
 
-class Layout:
-    """Where things go: the label column, each process's band and each track's first level (y of its top row), the
-    legend, the picture's height, and the x of a time (the trace's window across the plot)."""
-
-    def __init__(self, trace: Trace, width: int) -> None:
-        self.trace, self.width = trace, width
-        labels = [p.name for p in trace.processes.values()]
-        labels += [TRACK_INDENT + t.name for p in trace.processes.values() for t in p.tracks.values()]
-        self.label_w = min(max(map(text_width, labels)) + MARGIN, width // 3)  # longer labels are cut
-        self.bands: list[tuple[int, str]] = []  # (y, process name)
-        self.tops: dict[tuple[int, int], int] = {}  # (pid, tid) -> y
-        y = MARGIN + AXIS
-        for pid, process in trace.processes.items():
-            self.bands.append((y, process.name))
-            y += LEVEL
-            for tid, track in process.tracks.items():
-                self.tops[(pid, tid)] = y
-                y += LEVEL * track.levels + 2
-        self.legend_y = y + MARGIN
-        self.height = self.legend_y + LEVEL + MARGIN
-        self.t0, self.t1 = trace.window
-        self.left, self.right = MARGIN + self.label_w, width - MARGIN  # the plot
-
-    def x(self, ns: int) -> int:
-        return self.left + (ns - self.t0) * (self.right - self.left) // max(self.t1 - self.t0, 1)
-
-    def y(self, pid: int, tid: int, depth: int) -> int:
-        """The top row of a bar at ``depth`` on track (pid, tid)."""
-        return self.tops[(pid, tid)] + LEVEL * depth
+def find_cuts(trace: Trace) -> list[tuple[int, int]]:
+    """The stretches (start, end in ns) cut out of the time axis, in time order: the longest gaps between one start or
+    end (of a slice, an instant or an arrow) and the next, each longer than all the time left drawn beside it, at most
+    ``MAX_CUTS``."""
+    times = {t for s in trace.all_spans() for t in (s.start, s.end) if t is not None}
+    times |= {ns for flow in trace.flows for _, _, ns in flow}
+    t0, t1 = trace.window
+    times = sorted(t for t in times if t0 <= t <= t1)
+    gaps = sorted(((b - a, a, b) for a, b in pairwise(times)), reverse=True)
+    cuts, kept = [], t1 - t0
+    for length, a, b in gaps[:MAX_CUTS]:
+        if length <= kept - length:
+            break
+        cuts.append((a, b))
+        kept -= length
+    return sorted(cuts)
 
 
-def _tick(span_ns: int) -> int:
-    """The time axis's step: 1, 2 or 5 times a power of ten ns, the smallest that cuts ``span_ns`` into at most 10."""
+@dataclass(frozen=True)
+class TimeAxis:
+    """Time (ns) to x (pixels from the plot's left) across ``width`` pixels: linear but for each cut, which takes
+    ``BREAK`` pixels whatever its length."""
+
+    t0: int
+    t1: int
+    width: float
+    cuts: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def scale(self) -> float:
+        """Pixels a ns, outside the cuts."""
+        kept = self.t1 - self.t0 - sum(b - a for a, b in self.cuts)
+        return (self.width - BREAK * len(self.cuts)) / max(kept, 1)
+
+    def x(self, ns: int) -> float:
+        x, at = 0.0, self.t0
+        for a, b in self.cuts:
+            if ns <= a:
+                break
+            if ns < b:
+                return x + (a - at) * self.scale + BREAK * (ns - a) / (b - a)
+            x, at = x + (a - at) * self.scale + BREAK, b
+        return x + (ns - at) * self.scale
+
+    def segments(self) -> list[tuple[int, int]]:
+        """The stretches of time drawn: between the cuts."""
+        edges = [self.t0, *(t for cut in self.cuts for t in cut), self.t1]
+        return list(zip(edges[::2], edges[1::2], strict=True))
+
+
+def tick_step(ns_per_pixel: float) -> int:
+    """The time axis's step in ns: 1, 2 or 5 times a power of ten, the smallest at least ``TICK_SPACING`` pixels."""
     step = 1
-    while span_ns > 10 * step:
+    while step < TICK_SPACING * ns_per_pixel:
         step = step * 5 // 2 if str(step)[0] == "2" else step * 2
     return step
 
 
-def time_label(ns: int) -> str:
-    """``ns`` in the largest unit that keeps it at least 1: "750 ns", "1.5 us", "20 ms", "2 s"."""
+def time_label(ns: int, step: int) -> str:
+    """``ns`` on an axis of ``step``: in the largest unit at most 10 steps ("0.5 us", "20 us", "36940 us", "5 ms"),
+    with the decimals the step needs and no more."""
+    for unit, scale in (("s", 10**9), ("ms", 10**6), ("us", 10**3), ("ns", 1)):
+        if scale <= 10 * step or unit == "ns":
+            decimals = max(0, len(str(scale)) - len(str(step)))
+            return f"{ns / scale:.{decimals}f} {unit}"
+    raise AssertionError("unreachable")
+
+
+def length_label(ns: int) -> str:
+    """A cut's length, three digits: "36.9 ms", "750 ns"."""
     for unit, scale in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
-        if abs(ns) >= scale:
-            return f"{ns / scale:g} {unit}"
+        if ns >= scale:
+            return f"{ns / scale:.3g} {unit}"
     return f"{ns} ns"
 
 
-def draw(trace: Trace, width: int, title: str = "") -> Canvas:
-    """The picture of ``trace``, ``width`` pixels wide."""
-    lay = Layout(trace, width)
-    c = Canvas(width, lay.height, BACKGROUND)
-    c.text(MARGIN, MARGIN, _fit(title, width - 2 * MARGIN), INK)
-    step = _tick(lay.t1 - lay.t0)
-    for t in range(0, lay.t1 - lay.t0 + 1, step):
-        x = lay.x(lay.t0 + t)
-        c.rect(x, MARGIN + AXIS - 3, x + 1, lay.legend_y - MARGIN, GRID)
-        label = time_label(t)
-        c.text(min(x, lay.right - text_width(label)), MARGIN + CHAR_H + 2, label, INK)
-    for y, name in lay.bands:
-        c.rect(MARGIN, y, lay.right, y + LEVEL - 1, BAND)
-        c.text(MARGIN + 2, y + 2, _fit(name, lay.label_w - 2), INK)
-    depth_at: dict[tuple[int, int, int], int] = {}  # where an arrow ends: the deepest slice starting there
-    for pid, process in trace.processes.items():
-        for tid, track in process.tracks.items():
-            c.text(MARGIN + 2, lay.y(pid, tid, 0) + 2, _fit(TRACK_INDENT + track.name, lay.label_w - 2), INK)
-            for s in track.spans:
-                _span(c, lay, lay.y(pid, tid, s.depth), s)
-                depth_at[(pid, tid, s.start)] = max(s.depth, depth_at.get((pid, tid, s.start), 0))
-    middle = (LEVEL - 2) // 2
-    for (sp, st, sx), (fp, ft, fx) in trace.flows:
-        if (sp, st) in lay.tops and (fp, ft) in lay.tops:
-            _arrow(c, lay.x(sx), lay.y(sp, st, depth_at.get((sp, st, sx), 0)) + middle,
-                   lay.x(fx), lay.y(fp, ft, depth_at.get((fp, ft, fx), 0)) + middle)
-    _legend(c, lay)
-    return c
+@dataclass(frozen=True)
+class Row:
+    """A process's band (``band``: its name) or a track's row, ``top`` to ``top + height`` pixels in the plot."""
+
+    label: str
+    top: int
+    height: int
+    band: bool
 
 
-def _fit(text: str, pixels: int) -> str:
+@dataclass(frozen=True)
+class Bar:
+    """A range (``x0`` < ``x1``) or an instant (``x0`` == ``x1``), in plot pixels; ``label`` the text on it."""
+
+    name: str
+    label: str
+    x0: float
+    x1: float
+    top: int
+    bottom: int
+    colour: str
+
+    @property
+    def instant(self) -> bool:
+        return self.x0 == self.x1
+
+
+@dataclass
+class Drawing:
+    """Everything :func:`render` draws, in pixels: the picture ``width`` x ``height``, the plot ``plot_width`` x
+    ``plot_height`` at (``left``, ``TOP``) from the picture's top left, and in it rows (y down), bars, arrows (x0, y0,
+    x1, y1, the head at the end), time labels (x, text), breaks (x0, x1, text) and the legend's events."""
+
+    title: str
+    width: int
+    height: int
+    left: int
+    plot_width: int
+    plot_height: int
+    rows: list[Row]
+    bars: list[Bar]
+    arrows: list[tuple[float, float, float, float]]
+    ticks: list[tuple[float, str]]
+    breaks: list[tuple[float, float, str]]
+    events: list[str]
+    legend_columns: int
+    legend_rows: int
+
+    def legend(self) -> list[str]:
+        """The legend's entries: the events, then what the picture holds of the marks that are no event."""
+        extra = [("lighter: on its target", any(INCOMING in b.name for b in self.bars)),
+                 ("instant", any(b.instant for b in self.bars)),
+                 ("remote op to its target", bool(self.arrows)), ("time cut out", bool(self.breaks))]
+        return [*self.events, *(name for name, shown in extra if shown)]
+
+
+def _fit(text: str, pixels: float, char: float) -> str:
     """``text`` cut to the characters that fit in ``pixels``."""
-    return text[:max(pixels // CHAR_W, 0)]
+    return text[:max(int(pixels // char), 0)]
 
 
-def _span(c: Canvas, lay: Layout, y: int, s: Span) -> None:
-    x0 = lay.x(s.start)
-    if s.end is None:  # an instant: a tick
-        c.rect(x0 - 1, y, x0 + 2, y + LEVEL - 2, colour(s.name))
-        return
-    x1 = max(lay.x(s.end), x0 + 1)
-    c.rect(x0, y, x1, y + LEVEL - 2, colour(s.name))
-    label = _fit(s.name, x1 - x0 - 4)
-    if len(label) >= 3:
-        c.text(x0 + 2, y + 1, label, ink_on(colour(s.name)))
+def layout(trace: Trace, width: int, cuts: bool = True, title: str = "") -> Drawing:
+    """Where each part of the picture of ``trace``, ``width`` pixels wide, goes; ``cuts``: cut long idle stretches
+    out of the time axis (:func:`find_cuts`)."""
+    labels = [p.name for p in trace.processes.values()]
+    labels += [t.name for p in trace.processes.values() for t in p.tracks.values()]
+    left = min(math.ceil(max(map(len, labels)) * LABEL_CHAR) + 16, width // 3)
+    plot_width = width - left - 16
+    t0, t1 = trace.window
+    axis = TimeAxis(t0, t1, plot_width, tuple(find_cuts(trace)) if cuts else ())
+    rows: list[Row] = []
+    bars: list[Bar] = []
+    strips: dict[tuple[int, int, int], float] = {}  # (pid, tid, ns) -> y of the deepest slice starting there
+    y = GAP
+    for pid, process in trace.processes.items():
+        rows.append(Row(_fit(process.name, left - 8, LABEL_CHAR), y, BAND, True))
+        y += BAND + GAP
+        for tid, track in process.tracks.items():
+            height = LEVEL * track.levels
+            rows.append(Row(_fit(track.name, left - 8, LABEL_CHAR), y, height, False))
+            for s in track.spans:
+                top = y + LEVEL * s.depth
+                x0 = axis.x(s.start)
+                x1 = x0 if s.end is None else max(axis.x(s.end), x0 + 1)
+                bottom = top + LEVEL if s.end is None else y + height
+                label = _fit(s.name, x1 - x0 - 4, BAR_CHAR)
+                bars.append(Bar(s.name, label if len(label) >= 3 else "", x0, x1, top, bottom, colour(s.name)))
+                key = (pid, tid, s.start)
+                strips[key] = max(strips.get(key, 0), top + LEVEL / 2)
+            y += height + GAP
+    arrows = [(axis.x(s[2]), strips[s], axis.x(f[2]), strips[f]) for s, f in trace.flows
+              if s in strips and f in strips]
+    step = tick_step(1 / axis.scale)
+    ticks: list[tuple[float, str]] = []
+    for a, b in axis.segments():
+        for k in range(-((t0 - a) // step), (b - t0) // step + 1):
+            x = axis.x(t0 + k * step)
+            if not ticks or x - ticks[-1][0] >= TICK_SPACING * 0.6:
+                ticks.append((x, time_label(k * step, step)))
+    breaks = [(axis.x(a), axis.x(b), length_label(b - a)) for a, b in axis.cuts]
+    events = sorted({event(b.name) for b in bars})
+    drawing = Drawing(title, width, 0, left, plot_width, y, rows, bars, arrows, ticks, breaks, events, 1, 1)
+    drawing.legend_columns = max(1, (width - 16) // LEGEND_ENTRY)
+    drawing.legend_rows = -(-len(drawing.legend()) // drawing.legend_columns)
+    drawing.height = TOP + y + AXIS + LEGEND_ROW * drawing.legend_rows + 8
+    return drawing
 
 
-def _arrow(c: Canvas, x0: int, y0: int, x1: int, y1: int) -> None:
-    """A line from (x0, y0) to (x1, y1) with a head at (x1, y1)."""
-    c.line(x0, y0, x1, y1, ARROW)
-    up = -1 if y1 > y0 else 1  # the head opens back towards the line
-    for k in range(1, 4):
-        c.rect(x1 - k, y1 + up * k, x1 + k + 1, y1 + up * k + 1, ARROW)
+def matplotlib_missing() -> bool:
+    """Whether matplotlib cannot be imported (the ``plot`` extra is not installed)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return True
+    return False
 
 
-def _legend(c: Canvas, lay: Layout) -> None:
-    names = sorted({s.name.removesuffix(UNFINISHED).split(INCOMING)[0] for p in lay.trace.processes.values()
-                    for t in p.tracks.values() for s in t.spans})
-    x = MARGIN
-    for name in names:
-        c.rect(x, lay.legend_y, x + LEVEL - 2, lay.legend_y + LEVEL - 2, colour(name))
-        c.text(x + LEVEL + 1, lay.legend_y + 1, name, INK)
-        x += LEVEL + text_width(name) + 3 * CHAR_W
+def render(d: Drawing) -> bytes:
+    """The PNG of ``d``, drawn with matplotlib (no window, no global state: a Figure on the Agg canvas)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    fig = Figure(figsize=(d.width / DPI, d.height / DPI), dpi=DPI)
+    FigureCanvasAgg(fig)
+    bottom = d.height - TOP - d.plot_height
+    ax = fig.add_axes((d.left / d.width, bottom / d.height, d.plot_width / d.width, d.plot_height / d.height))
+    ax.set_xlim(0, d.plot_width)
+    ax.set_ylim(d.plot_height, 0)
+    for side in ("left", "right"):
+        ax.spines[side].set_visible(False)
+    tracks = 0
+    for row in d.rows:
+        if row.band or tracks % 2:
+            ax.axhspan(row.top, row.top + row.height, color=BAND_COLOUR if row.band else STRIPE, lw=0, zorder=0)
+        tracks = 0 if row.band else tracks + 1
+    ax.set_yticks([r.top + r.height / 2 for r in d.rows], [r.label for r in d.rows], fontsize=8)
+    for row, label in zip(d.rows, ax.get_yticklabels(), strict=True):
+        label.set_fontweight("bold" if row.band else "normal")
+    ax.tick_params(axis="y", length=0)
+    ax.set_xticks([x for x, _ in d.ticks], [text for _, text in d.ticks], fontsize=8)
+    ax.tick_params(axis="x", top=True, labeltop=True, length=3)
+    ax.vlines([x for x, _ in d.ticks], 0, d.plot_height, colors=GRID, lw=0.6, zorder=0.5)
+    ranges = [b for b in d.bars if not b.instant]
+    ax.bar([b.x0 for b in ranges], [b.bottom - b.top for b in ranges], [b.x1 - b.x0 for b in ranges],
+           [b.top for b in ranges], align="edge", color=[b.colour for b in ranges], lw=0.5, zorder=1,
+           edgecolor=[PAPER if b.x1 - b.x0 >= 4 else b.colour for b in ranges])  # no white seam on a sliver
+    instants = [b for b in d.bars if b.instant]
+    if instants:
+        ax.scatter([b.x0 for b in instants], [(b.top + b.bottom) / 2 for b in instants], s=28, marker="v",
+                   c=[b.colour for b in instants], edgecolors=INK, linewidths=0.4, zorder=3)
+    for b in ranges:
+        if b.label:
+            ax.text(b.x0 + 2, b.top + LEVEL / 2, b.label, fontsize=7, va="center", ha="left", color=ink_on(b.colour),
+                    zorder=2, clip_on=True)
+    for x0, y0, x1, y1 in d.arrows:
+        ax.annotate("", (x1, y1), (x0, y0), zorder=4, arrowprops={
+            "arrowstyle": "-|>", "color": INK, "lw": 0.6, "alpha": 0.7, "shrinkA": 0, "shrinkB": 0,
+            "mutation_scale": 7})
+    for x0, x1, text in d.breaks:
+        ax.axvspan(x0, x1, facecolor=PAPER, edgecolor="#909090", hatch="////", lw=0.6, alpha=0.9, zorder=3.5)
+        ax.text((x0 + x1) / 2, d.plot_height / 2, f"{text} cut", rotation=90, fontsize=8, ha="center", va="center",
+                zorder=3.6, bbox={"facecolor": PAPER, "edgecolor": "none", "pad": 1.5})
+    fig.text(8 / d.width, 1 - 8 / d.height, d.title, fontsize=10, va="top", ha="left")
+    handles = [Patch(facecolor=colour(name), label=name) for name in d.events]
+    marks = {"lighter: on its target": Patch(facecolor="#d8d8d8", label="lighter: on its target"),
+             "instant": Line2D([], [], ls="none", marker="v", color=INK, label="instant"),
+             "remote op to its target": Line2D([], [], color=INK, marker=">", markevery=[1], lw=0.8,
+                                               label="remote op to its target"),
+             "time cut out": Patch(facecolor=PAPER, edgecolor="#909090", hatch="////", label="time cut out")}
+    handles += [marks[name] for name in d.legend()[len(d.events):]]
+    fig.legend(handles=handles, loc="lower left", bbox_to_anchor=(8 / d.width, 4 / d.height), ncols=d.legend_columns,
+               fontsize=8, frameon=False, handlelength=1.6, columnspacing=1.2)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI)
+    return buffer.getvalue()
+
+
+def png_out(text: str) -> Path:
+    """An argparse type: the picture's path, a .png file in a folder that can be made and written."""
+    if not text:
+        raise argparse.ArgumentTypeError(f"--out {text!r}: is empty; expected {PICTURE} in a folder that can be made "
+                                         "and written")
+    if Path(text).suffix.lower() != ".png":
+        raise argparse.ArgumentTypeError(f"--out {text!r}: does not end in .png; expected {PICTURE} in a folder that "
+                                         "can be made and written")
+    return out_file("--out", PICTURE)(text)
 
 
 def parser() -> OneLineParser:
     p = OneLineParser(prog="python -m examples.timeline_png", description=__doc__,
                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("trace", metavar="TRACE", type=load, help="a JSON trace that tracing.export wrote")
-    p.add_argument("--out", type=out_file("--out", "a PNG file"), default=None,
-                   help="the picture (default: TRACE with the suffix .png)")
+    p.add_argument("--out", type=png_out, default=None, help="the picture (default: TRACE with the suffix .png)")
     p.add_argument("--width", type=int_in("--width", *WIDTH_LIMITS, why="pixels"), default=1200,
                    help="the picture's width in pixels (default 1200)")
+    p.add_argument("--no-cuts", action="store_true", help="draw time linearly: cut no idle stretch out of the axis")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> Path:
-    """Parse ``argv`` (default ``sys.argv[1:]``), draw the trace and write the PNG; return its path."""
+    """Parse ``argv`` (default ``sys.argv[1:]``), lay out and draw the trace and write the PNG; return its path."""
     p = parser()
     args = p.parse_args(argv)
     trace: Trace = args.trace
+    default = str(Path(trace.path).with_suffix(".png"))
     try:
-        out = args.out or out_file("--out", "a PNG file")(str(Path(trace.path).with_suffix(".png")))
+        out = args.out or png_out(default)
     except argparse.ArgumentTypeError as e:
         p.error(f"{e} (the default --out)")
-    height = Layout(trace, args.width).height
-    if height > MAX_HEIGHT:
-        tracks = sum(len(p.tracks) for p in trace.processes.values())
-        p.error(f"TRACE {trace.path!r}: its {tracks} tracks need a picture {height} pixels high; expected at most "
-                f"{MAX_HEIGHT} (a trace of fewer programs or ranks)")
+    if out.resolve() == Path(trace.path).resolve():
+        p.error(f"--out {str(out)!r}: is the trace itself; expected {PICTURE} other than TRACE")
+    if matplotlib_missing():
+        p.error(f"matplotlib is not installed; expected it to draw the picture: {PLOT_EXTRA}")
     title = f"{Path(trace.path).name}: {trace.spans} slices and instants, {len(trace.flows)} arrows"
-    picture = draw(trace, args.width, title).png()
+    drawing = layout(trace, args.width, not args.no_cuts, title)
+    if drawing.height > MAX_HEIGHT:
+        tracks = sum(len(p.tracks) for p in trace.processes.values())
+        p.error(f"TRACE {trace.path!r}: its {tracks} tracks need a picture {drawing.height} pixels high; expected at "
+                f"most {MAX_HEIGHT} (a trace of fewer programs or ranks)")
+    picture = render(drawing)
+    out.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(out, lambda f: f.write(picture))
     print(f"wrote {out} ({len(picture)} bytes)")
     return out
