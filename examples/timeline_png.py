@@ -6,10 +6,10 @@ A grey band per process ("triton rank 0") over a row per track (a program, or th
 other ranks' remote ops did to it). Ranges are bars coloured by event; a range inside another is drawn inside it, one
 level lower and down to the row's bottom, so a row shows its phases nested as the kernel opened them. An op's copy on
 its target's incoming track has the op's colour, lighter; instants are triangles; an arrow leads from each remote op
-to its copy on its target. A stretch of time in which nothing starts or ends and that is longer than all the rest
-together (a rank waiting for a peer whose kernel started later) is cut out of the time axis and drawn as a narrow
-hatched break labelled with its length, so every rank's work keeps its width; ``--no-cuts`` draws time linearly. The
-time axis counts from the trace's first event; a legend of the events is at the bottom.
+to its copy on its target. A stretch of time in which nothing starts or ends and that is more than four times longer
+than all the rest together (a rank waiting for a peer whose kernel started later) is cut out of the time axis and
+drawn as a narrow hatched break labelled with its length, so every rank's work keeps its width; ``--no-cuts`` draws
+time linearly. The time axis counts from the trace's first event; a legend of the events is at the bottom.
 
 :func:`layout` places everything in pixels (no matplotlib); :func:`render` draws that with matplotlib, the optional
 ``plot`` extra (``pip install -e '.[plot]'``). ``--out`` defaults to TRACE with the suffix ``.png``. Bad input (a
@@ -47,8 +47,9 @@ BAR_CHAR = 5.6  # pixels a character of a bar's label takes (7 pt), about
 BREAK = 40  # pixels a cut of the time axis takes
 TICK_SPACING = 100  # pixels at least between two time labels
 MAX_CUTS = 3
+CUT_RATIO = 4  # a gap is cut where it is longer than this many times all the time left drawn beside it
 WIDTH_LIMITS = (320, 8000)
-MAX_HEIGHT = 16384  # pixels: about 900 tracks of one level
+MAX_HEIGHT = 16384  # pixels: about 950 tracks of one level
 INCOMING = " from rank "
 UNFINISHED = " (unfinished)"
 PICTURE = "a PNG file"
@@ -228,8 +229,8 @@ def load(text: str) -> Trace:
 
 def find_cuts(trace: Trace) -> list[tuple[int, int]]:
     """The stretches (start, end in ns) cut out of the time axis, in time order: the longest gaps between one start or
-    end (of a slice, an instant or an arrow) and the next, each longer than all the time left drawn beside it, at most
-    ``MAX_CUTS``."""
+    end (of a slice, an instant or an arrow) and the next, each longer than ``CUT_RATIO`` times all the time left
+    drawn beside it, at most ``MAX_CUTS``."""
     times = {t for s in trace.all_spans() for t in (s.start, s.end) if t is not None}
     times |= {ns for flow in trace.flows for _, _, ns in flow}
     t0, t1 = trace.window
@@ -237,7 +238,7 @@ def find_cuts(trace: Trace) -> list[tuple[int, int]]:
     gaps = sorted(((b - a, a, b) for a, b in pairwise(times)), reverse=True)
     cuts, kept = [], t1 - t0
     for length, a, b in gaps[:MAX_CUTS]:
-        if length <= kept - length:
+        if length <= CUT_RATIO * (kept - length):
             break
         cuts.append((a, b))
         kept -= length
@@ -486,7 +487,7 @@ def png_out(text: str) -> Path:
     if not text:
         raise argparse.ArgumentTypeError(f"--out {text!r}: is empty; expected {PICTURE} in a folder that can be made "
                                          "and written")
-    if Path(text).suffix.lower() != ".png":
+    if Path(text).suffix.lower() != ".png" and not Path(text).is_dir():  # a folder: said so by out_file
         raise argparse.ArgumentTypeError(f"--out {text!r}: does not end in .png; expected {PICTURE} in a folder that "
                                          "can be made and written")
     return out_file("--out", PICTURE)(text)

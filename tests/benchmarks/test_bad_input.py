@@ -34,7 +34,7 @@ STARTS = {"benchmarks.bench_compare": "bench", "benchmarks.bench_conformance": "
           "benchmarks.bench_scatter_parts": "launch",
           "benchmarks.bench_tile_resources": "rows", "benchmarks.bench_tracing_device": "launch",
           "benchmarks.bench_tracing_host": "bench", "benchmarks.stress_traced_loops": "launch",
-          "examples.timeline_png": "draw"}
+          "examples.timeline_png": "layout"}
 WARPS = ", ".join(map(str, stress_traced_loops.num_warps_allowed()))
 LOOPS = ("expected a comma list of integers from 1 to 2146435008 (loop lengths: the trace holds an event per "
          "iteration and a chunk), such as 250,1000")
@@ -175,6 +175,9 @@ CASES = [
     ("examples.timeline_png", ["--out", "afile/x.png", "afile"],
      f"argument --out: --out 'afile/x.png': afile is not a folder; {PICTURE}"),
     ("examples.timeline_png", ["--out", "locked", "afile"], f"argument --out: --out 'locked': is a folder; {PICTURE}"),
+    ("examples.timeline_png", ["--out", "", "afile"], f"argument --out: --out '': is empty; {PICTURE}"),
+    ("examples.timeline_png", ["--out", "afile", "afile"], f"argument --out: --out 'afile': does not end in .png; "
+                                                           f"{PICTURE}"),
 ]
 # refused on a machine where torch sees no GPU (here: told so)
 WITHOUT_GPU = [

@@ -230,7 +230,9 @@ def test_fused_gather_compute_example(main, suffix, backend, tmp_path):
         picture = timeline_png.main([str(out), "--width", "640"])
         trace = timeline_png.parse(json.loads(out.read_text()))
         assert [len(p.tracks) for p in trace.processes.values()] == [6 + lanes[f"{api} rank {r}"] for r in range(RANKS)]
-        assert timeline_png.Layout(trace, 640).height == struct.unpack(">I", picture.read_bytes()[20:24])[0]
+        drawing = timeline_png.layout(trace, 640)
+        assert [r.label for r in drawing.rows if r.band] == [f"{api} rank {r}" for r in range(RANKS)]
+        assert struct.unpack(">II", picture.read_bytes()[16:24]) == (640, drawing.height)
 
 
 @pytest.mark.parametrize("backend", backends())
