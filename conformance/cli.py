@@ -26,7 +26,7 @@ from conformance.harness.host_side import (
     load_profile,
 )
 from conformance.harness.suite import SelectionError, parse_params, plan, refuse_unknown, run_cases
-from conformance.kit.scaffold import scaffold
+from conformance.kit.scaffold import TEMPLATES, scaffold
 from conformance.kit.scale import GPU, SCALES, SMALL, scale_named
 from conformance.kit.scenario import all_scenarios, default_world_sizes
 from conformance.mutation.runner import MUTANT_TIMEOUT_S
@@ -178,6 +178,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="list the scenarios")
     new = sub.add_parser("new", help="scaffold conformance/scenarios/NAME.py")
     new.add_argument("name")
+    new.add_argument("--template", choices=tuple(TEMPLATES), default="store", help="store (default: a masked block "
+                     "op, after scenarios/store.py) or waiting (a kernel that waits on flags its peers set, after "
+                     "scenarios/fused_gather_compute.py)")
     mut = sub.add_parser("mutate", help="mutation self-test: every mutant of conformance/mutation/catalogue.py must be "
                          "killed")
     mut.add_argument("--only", action="append", metavar="NAME", type=_mutant_names("--only", "no --only for all of "
@@ -492,7 +495,7 @@ def main(argv=None) -> int:
     if args.command == "list":
         return cmd_list()
     if args.command == "new":
-        return scaffold(args.name)
+        return scaffold(args.name, template=args.template)
     if args.command == "mutate":
         return cmd_mutate(args)
     try:
