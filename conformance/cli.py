@@ -131,7 +131,7 @@ def _selection_options(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument("--profile", choices=sorted(PROFILES), default=None, help="Hypothesis profile "
                    "(default: IRIS_CONFORMANCE_PROFILE or dev)")
     p.add_argument("--scale", choices=tuple(SCALES), default=SMALL.name, help="what the examples are drawn at "
-                   "(README \"Scale\"): small (default: the CPU interpreter and the pull-request gate) or gpu "
+                   "(docs/suite.md \"Scale\"): small (default: the CPU interpreter and the pull-request gate) or gpu "
                    "(num_warps 1 to 16, grids of several waves of the SMs, traced loops of thousands of "
                    "iterations, blocks of tens of thousands of elements; refused on the cpu backend)")
     p.add_argument("--examples", type=_examples, default=None, help="the most examples a case runs, shrinking a "
@@ -196,7 +196,7 @@ def _parser() -> argparse.ArgumentParser:
     mut.add_argument("--profile", choices=sorted(PROFILES), default=DEFAULT_PROFILE,
                      help=f"Hypothesis profile (default {DEFAULT_PROFILE})")
     mut.add_argument("--scale", choices=tuple(SCALES), default=SMALL.name, help="what the cases' examples are drawn "
-                     "at (default small; gpu with --backend gpu only: README \"Scale\")")
+                     "at (default small; gpu with --backend gpu only: docs/suite.md \"Scale\")")
     mut.add_argument("--timeout", type=_timeout, default=MUTANT_TIMEOUT_S, help=f"seconds per mutant, at most "
                      f"{MAX_TIMEOUT_S:g} (default {MUTANT_TIMEOUT_S:g})")
     mut.add_argument("--out", type=_out_file, default=str(Path("conformance-out") / "mutate.json"),

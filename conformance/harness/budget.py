@@ -22,7 +22,7 @@ on a shared 2-core machine; GPU: the host work per event on the ranks, measured 
   unpickle 7 us (200,000 events on the 2-core machine), 74 us an event for both APIs; the budget's 250 us is over
   3 times that for one rank, and more for several, whose host work runs in parallel. A fresh pool's first job
   (imports, device, heap) and compiles of kernels not compiled ahead are the one-off work: before kernels were
-  compiled ahead, call_shapes' four cases took 287 s of a cold GPU gate (README, "Suite speed"), about 12 s an
+  compiled ahead, call_shapes' four cases took 287 s of a cold GPU gate (docs/figures.md, "Suite speed"), about 12 s an
   example at 6 examples a case. Read against the GPU: on one H100, in the scaled gate at 1, 2, 4 and 8 ranks with
   an empty Triton cache (148 cases, 888 examples), no example took more than 12% of its
   budget (put_options; every other scenario under 5%), and half the cases stayed under 0.7%.

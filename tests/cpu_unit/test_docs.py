@@ -1,12 +1,18 @@
-"""The docs name only what exists, and README's op table is ``iris.op_contract``'s.
+"""The docs name only what exists and say what the code does; docs/api.md's op table is ``iris.op_contract``'s.
 
-Checked in README.md, CONTRIBUTING.md and docs/design.md: every repository path in backticks (relative to the
-repository root) and every entry of README's Layout tree; every command line in backticks or a shell code block
-(scripts present and executable, modules importable, ``python -m conformance`` lines accepted by its parser,
-benchmark and example flags declared by the module's argparse, pytest options and markers known; ``./ci/nightly.sh``
-and ``./ci/sanitize.sh`` arguments go to ``conformance gate``, ``./ci/test.sh`` arguments to pytest); every bare
+Checked in README.md, CONTRIBUTING.md and every docs/*.md: every repository path in backticks (relative to the
+repository root) and every entry of docs/design.md's Layout tree; every relative link (and its #anchor); every
+command line in backticks or a shell code block (scripts present and executable, modules importable, benchmark and
+example flags declared by the module's argparse, pytest options and markers known; ``./ci/nightly.sh`` and
+``./ci/sanitize.sh`` arguments go to ``conformance gate``, ``./ci/test.sh`` arguments to pytest); every bare
 ``--flag`` in backticks, against the command it belongs to: the nearest command in its paragraph, else the last one
-before it in its section.
+before it in its section. A ``python -m`` command of a code block is parsed by its module's own argparse parser (the
+``iris.cli_args`` types included: a name they do not know is refused), nothing run past the parse; a
+``python -m conformance`` command names only scenarios and mutants that exist (or that a ``new`` of the same doc
+makes); no command writes into a tracked file (``--out``, ``--keep``).
+
+Tested against the code: the option lists of ``conformance run``, ``gate`` and ``mutate``, docs/sanitizers.md's tool
+table (``iris.ranks.sanitizer.TOOLS``), CONTRIBUTING.md's mutant counts, design.md's word on the model's ``Event``.
 Not repository files: URLs, globs, placeholders (``<case id>``, ``OLD/``), absolute and home paths, tool outputs
 (paths git ignores, and ``OUTPUT_FILES``, which the conformance CLI writes into ``--out``).
 
@@ -34,12 +40,15 @@ import pytest
 
 from conformance.cli import _parser
 from conftest import MARKERS
-from iris.op_contract import README_BEGIN, README_END, readme_table
+from iris.op_contract import TABLE_BEGIN, TABLE_END, op_table
 
 pytestmark = pytest.mark.cpu_unit
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ("README.md", "CONTRIBUTING.md", "docs/design.md")
+DOCS = ("README.md", "CONTRIBUTING.md", *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md")))
+LAYOUT_DOC = "docs/design.md"  # the one Layout tree
+OP_TABLE_DOC = "docs/api.md"  # the op table
+README_MAX_LINES = 300
 # Files the conformance CLI writes into its --out folder: named in the docs, never in the repository.
 OUTPUT_FILES = ("results.json", "summary.md", "mutate.json")
 PATH_SUFFIXES = (".py", ".md", ".sh", ".toml", ".json")
@@ -287,10 +296,10 @@ def ignored(path: str) -> bool:
 
 
 def layout_entries(text: str) -> list[tuple[int, str, str]]:
-    """``(line, path, how)`` of everything README's Layout tree names: its entries (``how`` "entry", a path of the
-    tree) and the file names in their descriptions (``how`` the name as written, resolved against its entry)."""
-    match = re.search(r"^## Layout\n\n```\n(.*?)^```", text, re.S | re.M)
-    assert match, "README.md has no Layout code block under '## Layout'"
+    """``(line, path, how)`` of everything the Layout tree (``LAYOUT_DOC``) names: its entries (``how`` "entry", a path
+    of the tree) and the file names in their descriptions (``how`` the name as written, resolved against its entry)."""
+    match = re.search(r"^## Layout\n[^#]*?^```\n(.*?)^```", text, re.S | re.M)
+    assert match, f"{LAYOUT_DOC} has no Layout code block under '## Layout'"
     first = text[: match.start(1)].count("\n") + 1
     lines = match[1].splitlines()
     column = len(lines[0]) - len(lines[0].split("  ")[-1].lstrip())  # where the descriptions start
@@ -312,13 +321,13 @@ def layout_entries(text: str) -> list[tuple[int, str, str]]:
 
 
 def layout_problems(text: str) -> list[str]:
-    """Entries of README's Layout tree (and file names in their descriptions) that do not exist."""
-    return [f"README.md:{number}: Layout entry `{path}` does not exist" if how == "entry" else
-            f"README.md:{number}: Layout names `{how}`, but `{path}` does not exist"
+    """Entries of the Layout tree (and file names in their descriptions) that do not exist."""
+    return [f"{LAYOUT_DOC}:{number}: Layout entry `{path}` does not exist" if how == "entry" else
+            f"{LAYOUT_DOC}:{number}: Layout names `{how}`, but `{path}` does not exist"
             for number, path, how in layout_entries(text) if not (ROOT / path).exists()]
 
 
-# Every module of these folders is named in README's Layout; a scenario module is one of "one module per scenario".
+# Every module of these folders is named in the Layout; a scenario module is one of "one module per scenario".
 LAYOUT_FOLDERS = ("iris", "conformance", "benchmarks", "examples")
 LAYOUT_SKIPPED = ("conformance/scenarios/",)
 
@@ -332,15 +341,15 @@ def layout_missing(text: str) -> list[str]:
 
 
 def op_table_problem(text: str) -> str | None:
-    """Why README's op table is not ``readme_table()`` (a diff), or None."""
-    table = readme_table()
-    if table in text and text.count(README_BEGIN) == 1 and text.count(README_END) == 1:
+    """Why ``OP_TABLE_DOC``'s op table is not ``op_table()`` (a diff), or None."""
+    table = op_table()
+    if table in text and text.count(TABLE_BEGIN) == 1 and text.count(TABLE_END) == 1:
         return None
-    begin, end = text.find(README_BEGIN), text.find(README_END)
-    found = text[begin : end + len(README_END) + 1] if 0 <= begin < end else ""
-    diff = difflib.unified_diff(found.splitlines(), table.splitlines(), "README.md", "readme_table()", lineterm="")
+    begin, end = text.find(TABLE_BEGIN), text.find(TABLE_END)
+    found = text[begin : end + len(TABLE_END) + 1] if 0 <= begin < end else ""
+    diff = difflib.unified_diff(found.splitlines(), table.splitlines(), OP_TABLE_DOC, "op_table()", lineterm="")
     return (
-        "README.md's op table is not iris.op_contract.readme_table() (`python -m iris.op_contract` prints it):\n"
+        f"{OP_TABLE_DOC}'s op table is not iris.op_contract.op_table() (`python -m iris.op_contract` prints it):\n"
         + "\n".join(diff)
     )
 
@@ -360,7 +369,7 @@ def pytest_option(pytestconfig) -> Callable[[str], bool]:
 @pytest.mark.parametrize("doc", DOCS)
 def test_every_path_command_and_flag_the_doc_names_exists(doc, pytest_option):
     problems = Checker(doc, pytest_option).check((ROOT / doc).read_text())
-    if doc == "README.md":
+    if doc == LAYOUT_DOC:
         problems += layout_problems((ROOT / doc).read_text())
     assert not problems, f"{doc} names {len(problems)} thing(s) that do not exist:\n" + "\n".join(problems)
 
@@ -392,16 +401,16 @@ def test_wrapper_scripts_pass_their_arguments_on():
     assert re.search(r'-m pytest .*"\$@"', (ROOT / "ci" / "test.sh").read_text())
 
 
-def test_readme_op_table_is_the_contracts():
-    problem = op_table_problem((ROOT / "README.md").read_text())
+def test_the_op_table_is_the_contracts():
+    problem = op_table_problem((ROOT / OP_TABLE_DOC).read_text())
     assert problem is None, problem
 
 
 def test_a_drifted_op_row_is_caught():
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / OP_TABLE_DOC).read_text()
     dropped = text.replace("volatile=False, hint=None` | `pointer`", "hint=None` | `pointer`")
     assert dropped != text and "volatile=False" in op_table_problem(dropped)
-    assert op_table_problem(text.replace(README_END, f"| `atomic_nand` | `pointer` | `pointer` | x |\n{README_END}"))
+    assert op_table_problem(text.replace(TABLE_END, f"| `atomic_nand` | `pointer` | `pointer` | x |\n{TABLE_END}"))
     assert op_table_problem(text.replace("| `get` |", "| `get`  |"))
 
 
@@ -442,22 +451,22 @@ def test_a_missing_path_command_or_flag_is_caught(pytest_option):
 
 
 def test_a_missing_layout_entry_is_caught():
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / LAYOUT_DOC).read_text()
     assert layout_problems(text) == []
     renamed = text.replace("  op_options.py        accepted", "  op_choices.py        accepted")
-    assert layout_problems(renamed) == [f"README.md:{_line_of(text, 'op_options.py        accepted')}: Layout entry "
-                                        "`iris/op_choices.py` does not exist"]  # fmt: skip
+    assert layout_problems(renamed) == [f"{LAYOUT_DOC}:{_line_of(text, 'op_options.py        accepted')}: Layout "
+                                        "entry `iris/op_choices.py` does not exist"]  # fmt: skip
     described = text.replace("catalogue.py (the mutants", "mutant_list.py (the mutants")
     assert any("`conformance/mutation/mutant_list.py` does not exist" in p for p in layout_problems(described))
 
 
 def test_the_layout_names_every_module():
-    missing = layout_missing((ROOT / "README.md").read_text())
-    assert not missing, f"README.md's Layout does not name {', '.join(missing)}: add each with what it holds"
+    missing = layout_missing((ROOT / LAYOUT_DOC).read_text())
+    assert not missing, f"{LAYOUT_DOC}'s Layout does not name {', '.join(missing)}: add each with what it holds"
 
 
 def test_a_module_left_out_of_the_layout_is_caught():
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / LAYOUT_DOC).read_text()
     left_out = text.replace("  op_options.py        accepted", "  (options)            accepted")
     assert layout_missing(left_out) == ["iris/op_options.py"]
 
