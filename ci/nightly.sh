@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The nightly gate (README "CI and nightly gating"): the suite with the nightly profile on 1, 2, 4 and 8 ranks,
+# The nightly gate (docs/ci.md, "CI and nightly gating"): the suite with the nightly profile on 1, 2, 4 and 8 ranks,
 # the full mutation self-test, results in $IRIS_GATE_OUT (default conformance-gate/). Exit 0 only when the gate
 # passes. Extra arguments go to `python -m conformance gate` (e.g. --backend cpu, --ranks 1,2); the nightly workflow
-# adds --backend gpu --scale gpu (README.md "Scale": num_warps, grids, traced loops and blocks drawn at GPU scale).
+# adds --backend gpu --scale gpu (docs/suite.md, "Scale": num_warps, grids, traced loops and blocks drawn at GPU scale).
 #
 # IRIS_HYPOTHESIS_DB: the Hypothesis example database (default .hypothesis-db/ here); cache it between runs so
 #   that last night's failing examples are tried first tonight.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every scenario at 1 and 2 ranks under each of compute-sanitizer's four tools, on one CUDA GPU (README "Sanitizers"):
+# Every scenario at 1 and 2 ranks under each of compute-sanitizer's four tools, on one CUDA GPU (docs/sanitizers.md):
 # one gate per tool (`python -m conformance gate --backend gpu --ranks 1,2 --examples 1 --sanitize TOOL`), the four at
 # once by default, each in its own process with its own rank pools and output folder, then each tool's verdict, what
 # fails it (with the tool's first lines), the cases it could not run and why, and the reports that are not ours.

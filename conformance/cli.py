@@ -26,7 +26,7 @@ from conformance.harness.host_side import (
     load_profile,
 )
 from conformance.harness.suite import SelectionError, parse_params, plan, refuse_unknown, run_cases
-from conformance.kit.scaffold import scaffold
+from conformance.kit.scaffold import TEMPLATES, scaffold
 from conformance.kit.scale import GPU, SCALES, SMALL, scale_named
 from conformance.kit.scenario import all_scenarios, default_world_sizes
 from conformance.mutation.runner import MUTANT_TIMEOUT_S
@@ -131,7 +131,7 @@ def _selection_options(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument("--profile", choices=sorted(PROFILES), default=None, help="Hypothesis profile "
                    "(default: IRIS_CONFORMANCE_PROFILE or dev)")
     p.add_argument("--scale", choices=tuple(SCALES), default=SMALL.name, help="what the examples are drawn at "
-                   "(README \"Scale\"): small (default: the CPU interpreter and the pull-request gate) or gpu "
+                   "(docs/suite.md \"Scale\"): small (default: the CPU interpreter and the pull-request gate) or gpu "
                    "(num_warps 1 to 16, grids of several waves of the SMs, traced loops of thousands of "
                    "iterations, blocks of tens of thousands of elements; refused on the cpu backend)")
     p.add_argument("--examples", type=_examples, default=None, help="the most examples a case runs, shrinking a "
@@ -178,6 +178,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="list the scenarios")
     new = sub.add_parser("new", help="scaffold conformance/scenarios/NAME.py")
     new.add_argument("name")
+    new.add_argument("--template", choices=tuple(TEMPLATES), default="store", help="store (default: a masked block "
+                     "op, after scenarios/store.py) or waiting (a kernel that waits on flags its peers set, after "
+                     "scenarios/fused_gather_compute.py)")
     mut = sub.add_parser("mutate", help="mutation self-test: every mutant of conformance/mutation/catalogue.py must be "
                          "killed")
     mut.add_argument("--only", action="append", metavar="NAME", type=_mutant_names("--only", "no --only for all of "
@@ -193,7 +196,7 @@ def _parser() -> argparse.ArgumentParser:
     mut.add_argument("--profile", choices=sorted(PROFILES), default=DEFAULT_PROFILE,
                      help=f"Hypothesis profile (default {DEFAULT_PROFILE})")
     mut.add_argument("--scale", choices=tuple(SCALES), default=SMALL.name, help="what the cases' examples are drawn "
-                     "at (default small; gpu with --backend gpu only: README \"Scale\")")
+                     "at (default small; gpu with --backend gpu only: docs/suite.md \"Scale\")")
     mut.add_argument("--timeout", type=_timeout, default=MUTANT_TIMEOUT_S, help=f"seconds per mutant, at most "
                      f"{MAX_TIMEOUT_S:g} (default {MUTANT_TIMEOUT_S:g})")
     mut.add_argument("--out", type=_out_file, default=str(Path("conformance-out") / "mutate.json"),
@@ -492,7 +495,7 @@ def main(argv=None) -> int:
     if args.command == "list":
         return cmd_list()
     if args.command == "new":
-        return scaffold(args.name)
+        return scaffold(args.name, template=args.template)
     if args.command == "mutate":
         return cmd_mutate(args)
     try:

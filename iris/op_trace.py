@@ -16,7 +16,7 @@ A range that ``ends_on_value`` reads its end timestamp from a clock read that ta
 value as an input, so no compiler can move it above the op: the range covers the op's round trip. A store cannot
 be observed to complete without a fence, so a range that does not end on a value ends once the store is issued.
 ``copy`` records two ranges: the read from ``from_rank`` (ending on the data), then the write to ``to_rank``.
-tests/cpu_unit/test_parity.py checks both device contexts' ops against this table; README.md's op table shows it.
+tests/cpu_unit/test_parity.py checks both device contexts' ops against this table; docs/api.md's op table shows it.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ OP_EVENTS: dict[str, tuple[OpEvent, ...]] = {
 
 
 def describe(op: str) -> str:
-    """One README cell: the events ``op`` records when auto-traced."""
+    """One op table cell: the events ``op`` records when auto-traced."""
     parts = []
     for e in OP_EVENTS[op]:
         end = "ends on the value" if e.ends_on_value else "ends when issued"

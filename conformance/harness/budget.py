@@ -9,23 +9,11 @@ one-off work for the example (``example_budget``'s ``first``). The size is read 
 exceeds what the user allows. Under a sanitizer the budget is the cap: the tools slow kernels by a factor that
 depends on the tool and the kernel, which no size predicts.
 
-The constants leave a wide margin over what was measured (CPU: 1,368 examples of every scenario at 1, 2 and 4 ranks
-on a shared 2-core machine; GPU: the host work per event on the ranks, measured on the same machine):
-
-- CPU (the Triton interpreter): the slowest example took 2.2 s on the ranks (call_shapes on 4 ranks: 828 events,
-  48 programs); a least-squares fit over all of them gives 0.05 s + 1.6 ms an event + 0.74 ms a program + 7 us an
-  element, and the worst event-heavy ratio was auto_ops at 16 ms an event (its ops do untraced work too). The base
-  alone is 14 times the slowest example, each term is 10 times or more its fit, and no example came within 21
-  times its budget.
-- GPU: an example of today's sizes runs in under a second (the base is 20 times that); what grows with the events
-  is the ranks' host work, per event and API: decode 0.4 us, export 6 us, read the export back 24 us, pickle and
-  unpickle 7 us (200,000 events on the 2-core machine), 74 us an event for both APIs; the budget's 250 us is over
-  3 times that for one rank, and more for several, whose host work runs in parallel. A fresh pool's first job
-  (imports, device, heap) and compiles of kernels not compiled ahead are the one-off work: before kernels were
-  compiled ahead, call_shapes' four cases took 287 s of a cold GPU gate (README, "Suite speed"), about 12 s an
-  example at 6 examples a case. Read against the GPU: on one H100, in the scaled gate at 1, 2, 4 and 8 ranks with
-  an empty Triton cache (148 cases, 888 examples), no example took more than 12% of its
-  budget (put_options; every other scenario under 5%), and half the cases stayed under 0.7%.
+The constants leave a wide margin over what was measured: on the CPU the base alone is many times the slowest
+example and each term several times a least-squares fit over 1,368 examples; on a GPU the per-event term is several
+times the ranks' host work per event (decode, export, reading the export back, pickling), and ``first`` covers a
+fresh pool's first job and compiles of kernels not compiled ahead. The measurements are in ``docs/figures.md``,
+"Example budgets".
 
 A scenario that bounds its own waits keeps them inside ``base`` where it can, so that a lost flag is reported as
 the divergence it causes rather than as a hang: ``message_passing``'s spin gives up within seconds on the CPU; on a

@@ -236,8 +236,8 @@ def _start_pools(pools: Pools, cases: list[Planned], backend: str) -> None:
     """Spawn the rank processes of every world size the cases use, all at once: while they import and join their
     groups, the first case runs, and each later case waits only for what is left of its own pool's start-up.
     Not under a sanitizer: there each pool starts at its first job. Ranks spawned ahead under compute-sanitizer
-    hung in their first CUDA call (``torch.cuda.is_available()``, 120 s and more, on one H100), in every tool and
-    with one tool at a time; the same example on a pool started at its job passed."""
+    hung in their first CUDA call (``torch.cuda.is_available()``), in every tool and with one tool at a time; the
+    same example on a pool started at its job passed."""
     if pools.sanitizer:
         return
     for world_size in sorted({c.world_size for c in cases if c.scenario is not None}):

@@ -6,7 +6,7 @@ interpreter runs a rank's programs one after another, so its cost grows with eve
 only a GPU shows: ``num_warps`` 1 to 16 on every launch that gives none, grids of several waves of a 132-SM GPU,
 run-time trace loops of thousands of iterations (a program's chunk refills many times), blocks of tens of
 thousands of elements, and trace capacity close to what the programs attempt (many programs race for the last
-chunks). Run with ``python -m conformance run --scale gpu`` (or ``gate``; ``README.md``, "Scale").
+chunks). Run with ``python -m conformance run --scale gpu`` (or ``gate``; ``docs/suite.md``, "Scale").
 
 A scenario's strategy draws at the scale the harness sets around its draws (``drawing_at``); the strategies of
 ``conformance.kit.strategies`` read it (``current``), so every scenario built on them draws scale without code of

@@ -45,12 +45,12 @@ def load_known(path: Path) -> dict[tuple[str, str], Known]:
     try:
         data = tomllib.loads(path.read_text())
     except FileNotFoundError:
-        raise KnownDivergenceError(f"{path}: no such file (the known divergences, see README)") from None
+        raise KnownDivergenceError(f"{path}: no such file (the known divergences, see docs/ci.md)") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise KnownDivergenceError(f"{path}: not valid TOML: {e}") from None
     except OSError as e:
         raise KnownDivergenceError(f"{path}: cannot be read ({e.strerror}); expected the TOML file of known "
-                                   "divergences (see README)") from None
+                                   "divergences (see docs/ci.md)") from None
     known = {}
     for cid, checks in data.items():
         problem = _case_problem(cid)

@@ -1,9 +1,10 @@
 """Long run-time loops of auto-traced ops: each program stores to (or loads from) its peer's ``buf[pid]`` once per
 iteration, its trip count drawn (0 included), every call recording its own range.
 
-The loops that once failed to finish (README, "Fixed: long traced loops") with the records made by ops instead of
-brackets: at the GPU scale the trip counts reach thousands (a program's chunk refills many times), ``num_warps`` 1 to
-16, grids of several waves, so the drawn scale covers what ``tests/gpu/test_traced_loops.py``'s store and load loops
+The loops that once failed to finish (``docs/design.md``, "How the two implementations keep them") with the records
+made by ops instead of brackets: at the GPU scale the trip counts reach thousands (a program's chunk refills many
+times), ``num_warps`` 1 to 16, grids of several waves, so the drawn scale covers what
+``tests/gpu/test_traced_loops.py``'s store and load loops
 check. The op (``OP``: store or load) is a drawn compile-time choice; auto-tracing (``TRACE_OPS``) is drawn as
 everywhere: off, the loops record nothing and each program still claims its first chunk.
 Model, per rank r, target t = (r + offset) % R, program p, iteration i < counts[p]:

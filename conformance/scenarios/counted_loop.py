@@ -4,7 +4,8 @@ iteration, as the device benchmark's one-program loop does.
 Why this loop form: a trip count every thread reads from the kernel's arguments lets the compiler keep the counter in
 a warp's shared (uniform) registers and leave the loop when it equals ``n``. If a warp's lanes then ever take two
 sides of the chunk-refill branch, both halves advance the one counter and it can step past ``n``: the loop never
-ends. That is how 4- and 8-warp traced loops hung in an earlier release (README, "Fixed: long traced loops").
+ends. That is how 4- and 8-warp traced loops hung in an earlier release (``docs/design.md``, "How the two
+implementations keep them").
 The other loops of the suite read their trip counts from memory (a per-thread counter) and cannot show it. At the
 GPU scale, ``num_warps`` 4 to 16 and hundreds of iterations a program (chunks refilling many times) make a wrong
 cursor read a ``hang``.

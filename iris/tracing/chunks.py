@@ -13,8 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import IO, TypeVar
 
 T = TypeVar("T")
-# Threads beyond 8 made encoding slower on one 16-CPU H200 host (1M events, encode + deflate: 227 ms on 8 threads,
-# 263 ms on 16): the threads hand the GIL over at every numpy call.
+# Threads beyond 8 made encoding slower on a 16-CPU host (docs/figures.md, "Host: decoding and export"): the threads
+# hand the GIL over at every numpy call.
 MAX_WORKERS = 8
 
 

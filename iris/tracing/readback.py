@@ -2,9 +2,9 @@
 
 The device keeps records slot-major (a record per slot); decoding wants one numpy row per field. On a GPU the
 slots are transposed there and the result comes back in pieces through one pinned buffer that is kept between
-reads: a copy into fresh pageable memory goes through the driver's own staging and took 59 ms for 1M records
-on one H200 host, against 2 ms into pinned memory plus the host's copy out of it. On the CPU the transpose is
-done a block of slots at a time, so both sides of the copy stay in cache.
+reads: a copy into fresh pageable memory goes through the driver's own staging, many times slower than a copy into
+pinned memory plus the host's copy out of it (``docs/figures.md``, "Host: decoding and export"). On the CPU the
+transpose is done a block of slots at a time, so both sides of the copy stay in cache.
 """
 
 from __future__ import annotations

@@ -97,8 +97,8 @@ def unpack_slots(slots: torch.Tensor, rank: int) -> torch.Tensor:
     """``decode_words`` done where the records are, for a GPU to run before the copy back: int64 ``[n,
     RECORD_WORDS]`` slots (a slice of the records buffer, slot s = row s) as int64 ``[len(TRACE_FIELDS), n]`` fields,
     row f = ``TRACE_FIELDS[f]``, on the slots' device. The host then only copies rows (14 words a record come back
-    instead of 8, but no host pass splits a word; on one H200 host a 1M-record ``events()`` took 72-82 ms with the
-    split on the host, as much as the 128-byte records of layout 2 took with no split: 44-48 ms)."""
+    instead of 8, but no host pass splits a word: faster on a GPU host, ``docs/figures.md``, "Host: decoding and
+    export")."""
     n = slots.shape[0]
     halves = slots.view(torch.int32)  # device words are little-endian: the low half first (int32_column)
     out = torch.empty((len(FIELDS), n), dtype=torch.int64, device=slots.device)

@@ -133,7 +133,7 @@ def test_bench_tile_resources_prints_what_the_cross_compile_reads():
 def test_bench_tile_resources_reads_every_part_of_scatter_parts(capsys):
     """``--kernels parts``: a row per part and API, in ``PARTS`` order, each against the one untraced compile (part
     0), the added instructions their difference; a record given a constant span adds fewer instructions than one that
-    reduces the lowest address, the count or both, in both APIs (what README "Benchmarks" reads from this table)."""
+    reduces the lowest address, the count or both, in both APIs (what docs/figures.md reads from this table)."""
     found = resources_bench.main(["--kernels", "parts", "--targets", "sm_90"])
     out = capsys.readouterr().out.splitlines()
     assert out[1] == resources_bench.HEADER and out[2:] == [resources_bench.line(r) for r in found], out

@@ -19,15 +19,17 @@ pytestmark = pytest.mark.cpu_interpret
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_a_new_scenario_runs_and_fails_asking_for_its_model(tmp_path):
+@pytest.mark.parametrize("template, ranks", [("store", "1"), ("waiting", "2")])
+def test_a_new_scenario_runs_and_fails_asking_for_its_model(template, ranks, tmp_path):
+    """Either template (the waiting one on 2 ranks, whose programs wait on each other's flags)."""
     package = tmp_path / "drafts"  # a scenario package of its own: the checkout's conformance/scenarios stays as is
     package.mkdir()
     (package / "__init__.py").write_text("")
-    assert scaffold("my_draft", package) == 0
+    assert scaffold("my_draft", package, template) == 0
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path)]), **{PACKAGES_ENV: "drafts"})
     out = tmp_path / "out"
-    command = ["run", "--scenario", "drafts.my_draft", "--ranks", "1", "--backend", "cpu", "--examples", "1", "--out",
-               str(out)]
+    command = ["run", "--scenario", "drafts.my_draft", "--ranks", ranks, "--backend", "cpu", "--examples", "1",
+               "--out", str(out)]
     result = subprocess.run([sys.executable, "-m", "conformance", *command], cwd=ROOT, env=env, capture_output=True,
                             text=True, timeout=600)
     assert result.returncode == 1, f"exit code={result.returncode}, but should be 1: {result.stderr}"

@@ -1,12 +1,18 @@
-"""The docs name only what exists, and README's op table is ``iris.op_contract``'s.
+"""The docs name only what exists and say what the code does; docs/api.md's op table is ``iris.op_contract``'s.
 
-Checked in README.md, CONTRIBUTING.md and docs/design.md: every repository path in backticks (relative to the
-repository root) and every entry of README's Layout tree; every command line in backticks or a shell code block
-(scripts present and executable, modules importable, ``python -m conformance`` lines accepted by its parser,
-benchmark and example flags declared by the module's argparse, pytest options and markers known; ``./ci/nightly.sh``
-and ``./ci/sanitize.sh`` arguments go to ``conformance gate``, ``./ci/test.sh`` arguments to pytest); every bare
+Checked in README.md, CONTRIBUTING.md and every docs/*.md: every repository path in backticks (relative to the
+repository root) and every entry of docs/design.md's Layout tree; every relative link (and its #anchor); every
+command line in backticks or a shell code block (scripts present and executable, modules importable, benchmark and
+example flags declared by the module's argparse, pytest options and markers known; ``./ci/nightly.sh`` and
+``./ci/sanitize.sh`` arguments go to ``conformance gate``, ``./ci/test.sh`` arguments to pytest); every bare
 ``--flag`` in backticks, against the command it belongs to: the nearest command in its paragraph, else the last one
-before it in its section.
+before it in its section. A ``python -m`` command of a code block is parsed by its module's own argparse parser (the
+``iris.cli_args`` types included: a name they do not know is refused), nothing run past the parse; a
+``python -m conformance`` command names only scenarios and mutants that exist (or that a ``new`` of the same doc
+makes); no command writes into a tracked file (``--out``, ``--keep``).
+
+Tested against the code: the option lists of ``conformance run``, ``gate`` and ``mutate``, docs/sanitizers.md's tool
+table (``iris.ranks.sanitizer.TOOLS``), CONTRIBUTING.md's mutant counts, design.md's word on the model's ``Event``.
 Not repository files: URLs, globs, placeholders (``<case id>``, ``OLD/``), absolute and home paths, tool outputs
 (paths git ignores, and ``OUTPUT_FILES``, which the conformance CLI writes into ``--out``).
 
@@ -24,22 +30,32 @@ import difflib
 import io
 import os
 import re
+import runpy
 import shlex
 import subprocess
+import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
+from conformance.check.model import LOGICAL_FIELDS, Event
 from conformance.cli import _parser
+from conformance.kit.scenario import is_scenario
+from conformance.mutation.catalogue import CATALOGUE
 from conftest import MARKERS
-from iris.op_contract import README_BEGIN, README_END, readme_table
+from iris.op_contract import TABLE_BEGIN, TABLE_END, op_table
+from iris.ranks import sanitizer
 
 pytestmark = pytest.mark.cpu_unit
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ("README.md", "CONTRIBUTING.md", "docs/design.md")
+DOCS = ("README.md", "CONTRIBUTING.md", *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md")))
+LAYOUT_DOC = "docs/design.md"  # the one Layout tree
+OP_TABLE_DOC = "docs/api.md"  # the op table
+README_MAX_LINES = 300
 # Files the conformance CLI writes into its --out folder: named in the docs, never in the repository.
 OUTPUT_FILES = ("results.json", "summary.md", "mutate.json")
 PATH_SUFFIXES = (".py", ".md", ".sh", ".toml", ".json")
@@ -47,6 +63,11 @@ SHELL_BLOCKS = ("bash", "sh", "")
 SEPARATORS = {"&&", "||", ";", "|"}
 COMMAND = re.compile(r"^(?:[A-Z_]+=\S*\s+)*(?:python3? -m\s|\./)")
 PLACEHOLDER = re.compile(r"^[A-Z][A-Z_]*$")
+# Options whose value a command writes into: never a tracked file or a folder holding one.
+OUTPUT_OPTIONS = ("--out", "--keep")
+# Inputs that a doc's own command writes first (a refusal naming one, read before it exists, is no problem).
+WRITTEN_BY_A_DOC_COMMAND = ("fused_gather_compute_triton.json",)
+MUTANTS = {m.name for m in CATALOGUE}
 # Scripts that hand their arguments on to a command (test_wrapper_scripts_pass_their_arguments_on checks it).
 WRAPPERS = {"./ci/nightly.sh": ["python", "-m", "conformance", "gate"], "./ci/sanitize.sh": ["python", "-m",
             "conformance", "gate"], "./ci/test.sh": ["python", "-m", "pytest"]}
@@ -167,11 +188,49 @@ def _argparse_options(module: str) -> set[str]:
     return options
 
 
+class _Parsed(Exception):
+    """Raised in place of running a script once its own parser accepted the arguments."""
+
+
+def parse_problem(module: str, args: list[str]) -> str | None:
+    """Why ``python -m module args`` is refused by the module's own argparse parser (its message), or None.
+
+    The module runs as ``__main__`` up to its ``parse_args``, which here stops it once the arguments are accepted:
+    nothing runs past the parse (the project's argument types, ``iris.cli_args``, only check)."""
+    original = argparse.ArgumentParser.parse_args
+
+    def parse_then_stop(self, args=None, namespace=None):
+        original(self, args, namespace)
+        raise _Parsed
+
+    err, argv = io.StringIO(), sys.argv
+    try:
+        sys.argv = [module, *args]
+        with (mock.patch.object(argparse.ArgumentParser, "parse_args", parse_then_stop),
+              contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO())):
+            runpy.run_module(module, run_name="__main__", alter_sys=False)
+    except _Parsed:
+        return None
+    except SystemExit as e:
+        return None if e.code in (0, None) else err.getvalue().strip() or f"exit code {e.code}"
+    finally:
+        sys.argv = argv
+    return "it ran without parsing its arguments"
+
+
+def tracked(path: str) -> bool:
+    """Whether git tracks ``path`` or a file under it."""
+    found = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--", path], capture_output=True, text=True,
+                           timeout=30).stdout
+    return bool(found.strip())
+
+
 class Checker:
     """Problems with the paths, commands and flags of one doc; ``pytest_option`` says whether pytest knows one."""
 
     def __init__(self, doc: str, pytest_option: Callable[[str], bool]):
         self.doc, self.pytest_option, self.problems = doc, pytest_option, []
+        self.new_scenarios: set[str] = set()  # the names the doc's own ``conformance new`` commands make
 
     def problem(self, line: int, what: str) -> None:
         self.problems.append(f"{self.doc}:{line}: {what}")
@@ -200,12 +259,30 @@ class Checker:
         elif path.is_file() and (executable or path.read_bytes()[:2] == b"#!") and not os.access(path, os.X_OK):
             self.problem(line, f"`{text}` is not executable")
 
-    def command(self, line: int, argv: list[str]) -> None:
+    def outputs(self, line: int, argv: list[str]) -> None:
+        """A command writes nothing into a tracked file (``OUTPUT_OPTIONS``)."""
+        for option, value in zip(argv, argv[1:], strict=False):
+            if option in OUTPUT_OPTIONS and value and not PLACEHOLDER.match(value) and tracked(value):
+                self.problem(line, f"`{' '.join(argv)}` writes into `{value}`, which git tracks")
+
+    def conformance_names(self, line: int, args: argparse.Namespace) -> None:
+        """The scenarios and mutants a ``python -m conformance`` command names exist (or the doc makes them)."""
+        for name in getattr(args, "scenario", None) or ():
+            if not PLACEHOLDER.match(name) and name not in self.new_scenarios and not is_scenario(name):
+                self.problem(line, f"`python -m conformance {args.command}`: no scenario {name}")
+        named = [*(getattr(args, "only", None) or ()), getattr(args, "mutants", None) or "all"]
+        for name in (n.strip() for text in named if text != "all" for n in text.split(",")):
+            if name and not PLACEHOLDER.match(name) and name not in MUTANTS:
+                self.problem(line, f"`python -m conformance {args.command}`: no mutant {name}")
+
+    def command(self, line: int, argv: list[str], strict: bool = False) -> None:
+        """Check one command line; ``strict`` (a code block's): a module's own parser must accept it."""
         prog, args = argv[0], argv[1:]
+        self.outputs(line, argv)
         if prog.startswith("./"):
             self.path(line, prog[2:], executable=True)
             if prog in WRAPPERS and args:
-                self.command(line, [*WRAPPERS[prog], *args])
+                self.command(line, [*WRAPPERS[prog], *args], strict)
             return
         if prog not in ("python", "python3") or args[:1] != ["-m"] or len(args) < 2:
             return
@@ -214,9 +291,11 @@ class Checker:
             err = io.StringIO()
             try:
                 with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-                    _parser().parse_args([a for a in rest if a != "--help"])
+                    parsed = _parser().parse_args([a for a in rest if a != "--help"])
             except SystemExit:
                 self.problem(line, f"`python -m conformance {' '.join(rest)}` is refused: {err.getvalue().strip()}")
+                return
+            self.conformance_names(line, parsed)
             return
         if module == "pytest":
             for i, arg in enumerate(rest):
@@ -234,14 +313,19 @@ class Checker:
             for arg in rest:
                 if arg.startswith("--") and arg.split("=")[0] not in known:
                     self.problem(line, f"`python -m {module}` has no option {arg} (it declares {sorted(known)})")
+            if strict and known and (why := parse_problem(module, rest)) is not None:
+                if not any(name in why for name in WRITTEN_BY_A_DOC_COMMAND):
+                    self.problem(line, f"`python -m {module} {' '.join(rest)}` is refused: {why}")
         elif module not in ("pip", "pytest"):
             self.problem(line, f"`python -m {module}`: no module {module} in the repository")
 
     def check(self, text: str) -> list[str]:
         found = spans(text)
         cmds = [(i, s, c) for i, s in enumerate(found) for c in commands(s)]
+        new = ["python", "-m", "conformance", "new"]
+        self.new_scenarios = {c[4] for _, _, c in cmds if c[:4] == new and len(c) > 4}
         for _, span, argv in cmds:
-            self.command(span.line, argv)
+            self.command(span.line, argv, strict=span.lang is not None)
         for i, span in enumerate(found):
             if span.lang is not None or COMMAND.match(span.text):
                 continue
@@ -287,10 +371,10 @@ def ignored(path: str) -> bool:
 
 
 def layout_entries(text: str) -> list[tuple[int, str, str]]:
-    """``(line, path, how)`` of everything README's Layout tree names: its entries (``how`` "entry", a path of the
-    tree) and the file names in their descriptions (``how`` the name as written, resolved against its entry)."""
-    match = re.search(r"^## Layout\n\n```\n(.*?)^```", text, re.S | re.M)
-    assert match, "README.md has no Layout code block under '## Layout'"
+    """``(line, path, how)`` of everything the Layout tree (``LAYOUT_DOC``) names: its entries (``how`` "entry", a path
+    of the tree) and the file names in their descriptions (``how`` the name as written, resolved against its entry)."""
+    match = re.search(r"^## Layout\n[^#]*?^```\n(.*?)^```", text, re.S | re.M)
+    assert match, f"{LAYOUT_DOC} has no Layout code block under '## Layout'"
     first = text[: match.start(1)].count("\n") + 1
     lines = match[1].splitlines()
     column = len(lines[0]) - len(lines[0].split("  ")[-1].lstrip())  # where the descriptions start
@@ -312,13 +396,13 @@ def layout_entries(text: str) -> list[tuple[int, str, str]]:
 
 
 def layout_problems(text: str) -> list[str]:
-    """Entries of README's Layout tree (and file names in their descriptions) that do not exist."""
-    return [f"README.md:{number}: Layout entry `{path}` does not exist" if how == "entry" else
-            f"README.md:{number}: Layout names `{how}`, but `{path}` does not exist"
+    """Entries of the Layout tree (and file names in their descriptions) that do not exist."""
+    return [f"{LAYOUT_DOC}:{number}: Layout entry `{path}` does not exist" if how == "entry" else
+            f"{LAYOUT_DOC}:{number}: Layout names `{how}`, but `{path}` does not exist"
             for number, path, how in layout_entries(text) if not (ROOT / path).exists()]
 
 
-# Every module of these folders is named in README's Layout; a scenario module is one of "one module per scenario".
+# Every module of these folders is named in the Layout; a scenario module is one of "one module per scenario".
 LAYOUT_FOLDERS = ("iris", "conformance", "benchmarks", "examples")
 LAYOUT_SKIPPED = ("conformance/scenarios/",)
 
@@ -332,15 +416,15 @@ def layout_missing(text: str) -> list[str]:
 
 
 def op_table_problem(text: str) -> str | None:
-    """Why README's op table is not ``readme_table()`` (a diff), or None."""
-    table = readme_table()
-    if table in text and text.count(README_BEGIN) == 1 and text.count(README_END) == 1:
+    """Why ``OP_TABLE_DOC``'s op table is not ``op_table()`` (a diff), or None."""
+    table = op_table()
+    if table in text and text.count(TABLE_BEGIN) == 1 and text.count(TABLE_END) == 1:
         return None
-    begin, end = text.find(README_BEGIN), text.find(README_END)
-    found = text[begin : end + len(README_END) + 1] if 0 <= begin < end else ""
-    diff = difflib.unified_diff(found.splitlines(), table.splitlines(), "README.md", "readme_table()", lineterm="")
+    begin, end = text.find(TABLE_BEGIN), text.find(TABLE_END)
+    found = text[begin : end + len(TABLE_END) + 1] if 0 <= begin < end else ""
+    diff = difflib.unified_diff(found.splitlines(), table.splitlines(), OP_TABLE_DOC, "op_table()", lineterm="")
     return (
-        "README.md's op table is not iris.op_contract.readme_table() (`python -m iris.op_contract` prints it):\n"
+        f"{OP_TABLE_DOC}'s op table is not iris.op_contract.op_table() (`python -m iris.op_contract` prints it):\n"
         + "\n".join(diff)
     )
 
@@ -360,7 +444,7 @@ def pytest_option(pytestconfig) -> Callable[[str], bool]:
 @pytest.mark.parametrize("doc", DOCS)
 def test_every_path_command_and_flag_the_doc_names_exists(doc, pytest_option):
     problems = Checker(doc, pytest_option).check((ROOT / doc).read_text())
-    if doc == "README.md":
+    if doc == LAYOUT_DOC:
         problems += layout_problems((ROOT / doc).read_text())
     assert not problems, f"{doc} names {len(problems)} thing(s) that do not exist:\n" + "\n".join(problems)
 
@@ -392,16 +476,16 @@ def test_wrapper_scripts_pass_their_arguments_on():
     assert re.search(r'-m pytest .*"\$@"', (ROOT / "ci" / "test.sh").read_text())
 
 
-def test_readme_op_table_is_the_contracts():
-    problem = op_table_problem((ROOT / "README.md").read_text())
+def test_the_op_table_is_the_contracts():
+    problem = op_table_problem((ROOT / OP_TABLE_DOC).read_text())
     assert problem is None, problem
 
 
 def test_a_drifted_op_row_is_caught():
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / OP_TABLE_DOC).read_text()
     dropped = text.replace("volatile=False, hint=None` | `pointer`", "hint=None` | `pointer`")
     assert dropped != text and "volatile=False" in op_table_problem(dropped)
-    assert op_table_problem(text.replace(README_END, f"| `atomic_nand` | `pointer` | `pointer` | x |\n{README_END}"))
+    assert op_table_problem(text.replace(TABLE_END, f"| `atomic_nand` | `pointer` | `pointer` | x |\n{TABLE_END}"))
     assert op_table_problem(text.replace("| `get` |", "| `get`  |"))
 
 
@@ -415,13 +499,18 @@ Run `python -m conformance run --no-such-flag` and `./ci/missing.sh`, see `iris/
 
 ```bash
 python -m pytest -m "gpu or gpux" tests/nowhere
+python -m benchmarks.bench_gate_compiles --scenario nowhere
+python -m conformance run --scenario nowhere --out docs
+python -m conformance mutate --only triton-trace-op_index,gluon-get-wrong-rank
+python -m conformance new drafted && python -m conformance run --scenario drafted
 python -m benchmarks.bench_tracing_host --events 10 --frobnicate   # a comment naming no/such.py
 ```
 
 `--repeat` is the benchmark's.
 
-Run `./README.md`.
-"""
+Run `./README.md`, see [the design]({docs}design{md}#no-such-heading),
+[nothing](nowhere{md}) and [a section](#benchmarks).
+""".format(docs="docs/", md=".md")  # written so, this file cites neither
 
 
 def test_a_missing_path_command_or_flag_is_caught(pytest_option):
@@ -433,31 +522,40 @@ def test_a_missing_path_command_or_flag_is_caught(pytest_option):
         "doc.md:5: `--bogus`: `python -m conformance gate` has no such option",
         "doc.md:10: `python -m pytest -m gpu or gpux`: unknown markers ['gpux']",
         "doc.md:10: `tests/nowhere` does not exist",
-        "doc.md:11: `python -m benchmarks.bench_tracing_host` has no option --frobnicate",
-        "doc.md:16: `README.md` is not executable",
+        "doc.md:11: `python -m benchmarks.bench_gate_compiles --scenario nowhere` is refused: ",
+        "doc.md:12: `python -m conformance run --scenario nowhere --out docs` writes into `docs`, which git tracks",
+        "doc.md:12: `python -m conformance run`: no scenario nowhere",
+        "doc.md:13: `python -m conformance mutate`: no mutant triton-trace-op_index",
+        "doc.md:15: `python -m benchmarks.bench_tracing_host` has no option --frobnicate",
+        "doc.md:15: `python -m benchmarks.bench_tracing_host --events 10 --frobnicate` is refused: "
+        "python -m benchmarks.bench_tracing_host: unrecognized arguments: --frobnicate",
+        "doc.md:20: `README.md` is not executable",
     ]
     for want in expected:
         assert any(p.startswith(want) for p in problems), f"{want!r} not among {problems}"
     assert len(problems) == len(expected), problems
+    d, md = "docs/", ".md"
+    assert link_problems("doc.md", BROKEN) == [f"doc.md:20: `{d}design{md}#no-such-heading`: no such heading",
+                                               f"doc.md:21: `nowhere{md}` does not exist"]
 
 
 def test_a_missing_layout_entry_is_caught():
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / LAYOUT_DOC).read_text()
     assert layout_problems(text) == []
     renamed = text.replace("  op_options.py        accepted", "  op_choices.py        accepted")
-    assert layout_problems(renamed) == [f"README.md:{_line_of(text, 'op_options.py        accepted')}: Layout entry "
-                                        "`iris/op_choices.py` does not exist"]  # fmt: skip
+    assert layout_problems(renamed) == [f"{LAYOUT_DOC}:{_line_of(text, 'op_options.py        accepted')}: Layout "
+                                        "entry `iris/op_choices.py` does not exist"]  # fmt: skip
     described = text.replace("catalogue.py (the mutants", "mutant_list.py (the mutants")
     assert any("`conformance/mutation/mutant_list.py` does not exist" in p for p in layout_problems(described))
 
 
 def test_the_layout_names_every_module():
-    missing = layout_missing((ROOT / "README.md").read_text())
-    assert not missing, f"README.md's Layout does not name {', '.join(missing)}: add each with what it holds"
+    missing = layout_missing((ROOT / LAYOUT_DOC).read_text())
+    assert not missing, f"{LAYOUT_DOC}'s Layout does not name {', '.join(missing)}: add each with what it holds"
 
 
 def test_a_module_left_out_of_the_layout_is_caught():
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / LAYOUT_DOC).read_text()
     left_out = text.replace("  op_options.py        accepted", "  (options)            accepted")
     assert layout_missing(left_out) == ["iris/op_options.py"]
 
@@ -561,3 +659,114 @@ def test_a_missing_document_is_caught():
                         f'iris/x.py:4: `{d}design{m}`, "No such section": no such heading'], problems
     assert document_problems("tests/cpu_unit/test_docs.py", f"doc{m}") == []  # a made-up doc of this file
     assert document_problems("iris/x.py", f"doc{m}") == [f"iris/x.py:1: `doc{m}` does not exist"]
+
+
+# ---- every relative link of a doc leads somewhere
+
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def link_problems(doc: str, text: str) -> list[str]:
+    """Relative Markdown links of ``text`` (the doc ``doc``, repository-relative) whose file, or whose #anchor's
+    heading, is not there; links in code blocks and links with a scheme are not checked."""
+    problems, fenced = [], False
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("```"):
+            fenced = not fenced
+        if fenced:
+            continue
+        for target in LINK.findall(line):
+            if re.match(r"^[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            found = (ROOT / doc).parent / path
+            if path and not found.exists():
+                problems.append(f"{doc}:{number}: `{target}` does not exist")
+                continue
+            if not anchor or (path and found.suffix != ".md"):
+                continue
+            headings = _headings(found) if path else re.findall(r"^#+\s+(.+?)\s*$", text, re.M)
+            if anchor not in {_slug(h) for h in headings}:
+                problems.append(f"{doc}:{number}: `{target}`: no such heading")
+    return problems
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_every_relative_link_leads_somewhere(doc):
+    problems = link_problems(doc, (ROOT / doc).read_text())
+    assert not problems, "\n".join(problems)
+
+
+# ---- what the docs say of the code is what the code does
+
+
+def test_the_readme_is_a_front_door():
+    lines = len((ROOT / "README.md").read_text().splitlines())
+    assert lines <= README_MAX_LINES, f"README.md has {lines} lines; at most {README_MAX_LINES}: move the rest to docs/"
+
+
+# Where each ``python -m conformance`` command's options are documented: all of them.
+OPTION_HOMES = {"run": "docs/suite.md", "gate": "docs/ci.md", "mutate": "CONTRIBUTING.md", "new": "CONTRIBUTING.md"}
+
+
+def undocumented_options(command: str, text: str) -> list[str]:
+    """The options of ``python -m conformance command`` (less ``--help``, and for ``gate`` less ``run``'s, which
+    ``run``'s page holds) that ``text`` does not name."""
+    options = {o for o in _conformance_options(command) if o.startswith("--") and o != "--help"}
+    if command == "gate":
+        options -= _conformance_options("run")
+    return sorted(o for o in options if not re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", text))
+
+
+@pytest.mark.parametrize("command", sorted(OPTION_HOMES))
+def test_every_option_of_the_conformance_cli_is_documented(command):
+    missing = undocumented_options(command, (ROOT / OPTION_HOMES[command]).read_text())
+    assert not missing, f"{OPTION_HOMES[command]} does not document `python -m conformance {command}` {missing}"
+
+
+def test_an_undocumented_option_is_caught():
+    assert undocumented_options("run", "`--scenario` and --ranks")[:2] == ["--backend", "--chunk"]
+    assert "--known" in undocumented_options("gate", "`--known-divergences`")
+
+
+def sanitizer_table(text: str) -> dict[str, str]:
+    """docs/sanitizers.md's tool table: tool -> its "runs as" cell."""
+    return {m[1]: m[2].strip() for m in re.finditer(r"^\| `(\w+)` \|.*\| ([^|]+) \|$", text, re.M)}
+
+
+def sanitizer_runs_as(tool: str) -> str:
+    """The "runs as" cell of ``tool``, from ``iris.ranks.sanitizer.TOOLS`` (the one table of options)."""
+    own = sanitizer.TOOLS[tool]
+    cell = f"`compute-sanitizer --tool {tool}{''.join(' ' + o for o in own.options)}`"
+    return cell + "".join(f", `{k}={v}`" for k, v in own.env.items())
+
+
+def test_the_sanitizer_table_is_the_codes():
+    text = (ROOT / "docs" / "sanitizers.md").read_text()
+    table = sanitizer_table(text)
+    assert list(table) == list(sanitizer.TOOLS), table
+    for tool, cell in table.items():
+        assert cell == sanitizer_runs_as(tool), f"docs/sanitizers.md, {tool}: {cell!r}, but the code runs it as " \
+                                                f"{sanitizer_runs_as(tool)!r}"
+    every = sanitizer.options("memcheck")
+    common = every[2 : len(every) - len(sanitizer.TOOLS["memcheck"].options)]
+    assert f"`compute-sanitizer {' '.join(common)}`" in text, common
+
+
+NUMBERS = dict(zip(("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+                    "seventeen eighteen nineteen twenty").split(), range(1, 21), strict=True))
+
+
+def test_contributings_mutant_counts_are_the_catalogues():
+    text = " ".join((ROOT / "CONTRIBUTING.md").read_text().split())
+    m = re.search(r"full catalogue \((\d+) mutants, every one killed there but the (\d+) that the CPU cannot show",
+                  text)
+    assert m, "CONTRIBUTING.md no longer says how many mutants the nightly job runs"
+    assert (int(m[1]), int(m[2])) == (len(CATALOGUE), sum(not mu.shows_on("cpu") for mu in CATALOGUE)), m[0]
+    m = re.search(r"(\w+) mutants are such bugs", text)
+    assert m and NUMBERS[m[1].lower()] == sum(mu.scale == "gpu" for mu in CATALOGUE), m and m[0]
+
+
+def test_the_models_event_holds_the_logical_fields():
+    """docs/design.md, "A new record field": ``Event`` is written by hand and holds exactly ``LOGICAL_FIELDS``."""
+    assert {f.name for f in fields(Event)} - {"within"} == set(LOGICAL_FIELDS)

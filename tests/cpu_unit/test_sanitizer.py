@@ -189,17 +189,11 @@ def test_reports_that_are_not_ours_are_noted_beside_the_log_and_taken_once(tmp_p
     assert RankPool(1, "gpu").take_not_ours() == [] and RankPool(1, "gpu").log_dir is None
 
 
-WRAPPERS = {  # tool: its options between --tool and --log-file, and the variables it sets beside the log's
-    "memcheck": ("--print-limit 20 --report-api-errors no", {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}),
-    "racecheck": ("--print-limit 20 --racecheck-report analysis", {}),
-    "synccheck": ("--print-limit 20", {}),
-    "initcheck": ("--print-limit 0", {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}),
-}
-
-
 @pytest.mark.parametrize("tool", sanitizer.TOOLS)
 def test_the_wrapper_runs_each_tool_with_its_options_and_a_log_per_rank_and_tool(tool):
-    own, env = WRAPPERS[tool]
+    """The tool's own options go between --tool and --log-file, its variables beside the log's. What they are is
+    ``TOOLS``', written once: docs/sanitizers.md's table is checked against it (tests/cpu_unit/test_docs.py)."""
+    own, env = " ".join(sanitizer.TOOLS[tool].options), sanitizer.TOOLS[tool].env
     exports = "".join(f"{k}={v}\nexport {k}\n" for k, v in env.items())
     assert sanitizer.wrapper_text(tool, "/cuda/bin/compute-sanitizer", "/usr/bin/python3", "/tmp/logs") == (
         f"#!/bin/sh\nIRIS_SANITIZER_LOG=/tmp/logs/{tool}-rank-$$.log\nexport IRIS_SANITIZER_LOG\n"

@@ -25,7 +25,7 @@ from conformance.harness.rank_side import LaunchRecorder, Rank
 from conformance.harness.replay_params import ParamsError
 from conformance.harness.replay_params import check as replay_check
 from conformance.kit.example_settings import ExampleSettings
-from conformance.kit.scaffold import MAX_NAME_LENGTH, TEMPLATE, scaffold
+from conformance.kit.scaffold import MAX_NAME_LENGTH, TEMPLATE, WAITING_TEMPLATE, scaffold
 from conformance.kit.scenario import (
     PACKAGES_ENV,
     WORLD_CONSTEXPRS,
@@ -39,6 +39,7 @@ from conformance.kit.scenario import (
     package_scenarios,
     scenario_packages,
 )
+from conformance.kit.strategies import WAITING_PROGRAMS
 from conformance.report.output import summary_table, variants_cell
 from conformance.results import CaseResult, ExampleResult
 from iris.tracing.core import DEFAULT_CHUNK
@@ -83,15 +84,16 @@ def test_a_compile_time_rank_scenario_says_why(name):
                                                              "Triton kernel takes rank/world constexprs"
 
 
-def _drafts(tmp_path, monkeypatch, name: str = "x") -> Scenario:
-    """The scaffold of ``name`` written into a scenario package ``drafts`` under ``tmp_path``, loaded."""
-    package = tmp_path / "drafts"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    assert scaffold(name, package) == 0
+def _drafts(tmp_path, monkeypatch, name: str = "x", template: str = "store", package: str = "drafts") -> Scenario:
+    """The scaffold of ``name`` (from ``template``) written into a scenario package ``package`` under ``tmp_path``,
+    loaded (a package name once imported stays in ``sys.modules``: a test of another name takes another)."""
+    folder = tmp_path / package
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    assert scaffold(name, folder, template) == 0
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv(PACKAGES_ENV, "drafts")
-    return load(f"drafts.{name}")
+    monkeypatch.setenv(PACKAGES_ENV, package)
+    return load(f"{package}.{name}")
 
 
 def test_scaffold_follows_the_rules(tmp_path, monkeypatch, capsys):
@@ -124,6 +126,36 @@ def test_scaffold_follows_the_rules(tmp_path, monkeypatch, capsys):
     store = load("store")  # the scenario it points to takes the switch and draws it too
     assert "TRACE_OPS" in _params(store.triton_kernel) and "TRACE_OPS" in _params(store.gluon_kernel)
     assert list(find(store.params(2), lambda p: True, settings=first)) == list(drawn)
+
+
+def test_the_waiting_scaffold_follows_the_rules_of_a_kernel_that_waits(tmp_path, monkeypatch):
+    """``new NAME --template waiting``: CONTRIBUTING.md's rules for a kernel that waits on its peers (at most
+    ``WAITING_PROGRAMS`` blocks, each spin bounded by ``spin_limit``, ``waits_on_peers``, polls by plain atomics and
+    one traced acquire inside the ``wait`` range, so ``TRACE_OPS`` stays drawn); it points to
+    ``fused_gather_compute``, a scenario that follows them."""
+    source = WAITING_TEMPLATE.format(name="w")
+    assert source.count("conformance/scenarios/fused_gather_compute.py") == 2, "the docstring and model() name it"
+    for api in ("tl", "gl"):
+        assert f"seen = {api}.atomic_cas(flag, 1, 1, sem=\"relaxed\", scope=\"sys\")  # a poll" in source
+    assert source.count('ctx.atomic_cas(flag, 1, 1, ctx.') == 2, "one traced acquire a wait, in each kernel"
+    kernels = {f.name: [a.arg for a in f.args.args]
+               for f in ast.parse(source).body if isinstance(f, ast.FunctionDef) and f.name.endswith("_kernel")}
+    assert kernels["triton_kernel"] == kernels["gluon_kernel"] and "TRACE_OPS" in kernels["triton_kernel"], kernels
+    scenario = _drafts(tmp_path, monkeypatch, "w", "waiting", "waiting_drafts")
+    assert scenario.waits_on_peers is True
+    first = settings(database=None, max_examples=1, phases=[Phase.generate])
+    drawn = find(scenario.params(2), lambda p: True, settings=first)
+    assert list(drawn) == ["n", "BLOCK", "TRACE_OPS", "order"] and drawn["TRACE_OPS"] is True, drawn
+    big = find(scenario.params(2), lambda p: p["n"] > 3 * p["BLOCK"])
+    assert big["n"] <= WAITING_PROGRAMS * big["BLOCK"], big
+    with pytest.raises(NotImplementedError, match=r"^conformance/scenarios/w\.py: model\(\) is not written yet\. "):
+        scenario.model({}, 2)
+
+
+def test_the_scaffold_refuses_an_unknown_template_before_writing(tmp_path, capsys):
+    assert scaffold("x", tmp_path, "spin") == 2
+    assert capsys.readouterr().err == "python -m conformance new: template 'spin': expected one of store, waiting\n"
+    assert os.listdir(tmp_path) == []
 
 
 def test_the_scaffold_refuses_a_name_it_cannot_write_before_writing(tmp_path, capsys):
