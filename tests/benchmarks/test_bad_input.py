@@ -71,6 +71,41 @@ CASES = [
      "part_span, part_fused, part_constant, part_lowest, part_count, parts"),
     ("benchmarks.bench_tile_resources", ["--targets", "sm_80"],
      "argument --targets: --targets 'sm_80': expected a comma list of sm_90, gfx942"),
+    # a list option takes each entry once and no empty entry; numbers are plain digits
+    ("benchmarks.bench_tile_resources", ["--kernels", "all_scatter,all_scatter"],
+     "argument --kernels: --kernels 'all_scatter,all_scatter': all_scatter is repeated; expected each kernel once, "
+     "such as all_scatter,scatter_span,scatter_auto,tile_load"),
+    ("benchmarks.bench_tile_resources", ["--kernels", "parts,part_claim"],
+     "--kernels parts,part_claim: part_claim named again by parts (every part of scatter_parts); expected each kernel "
+     "once"),
+    ("benchmarks.bench_tile_resources", ["--targets", "sm_90,,gfx942"],
+     "argument --targets: --targets 'sm_90,,gfx942': expected a comma list of sm_90, gfx942"),
+    ("benchmarks.bench_tile_resources", ["--targets", "gfx942,sm_90,gfx942"],
+     "argument --targets: --targets 'gfx942,sm_90,gfx942': gfx942 is repeated; expected each target once, such as "
+     "sm_90,gfx942"),
+    ("benchmarks.bench_gate_compiles", ["--ranks", "2,1,2"],
+     "argument --ranks: --ranks '2,1,2': world size 2 is repeated; expected each world size once, such as 1,2,4"),
+    ("benchmarks.bench_gate_compiles", ["--scenario", "load,load"],
+     "argument --scenario: --scenario 'load,load': load is repeated; expected each scenario once, such as "
+     f"{','.join(scenario_names()[:4])}"),
+    ("benchmarks.bench_gate_compiles", ["--scenario", "load", "--scenario", "store,load"],
+     "argument --scenario: --scenario 'store,load': load given already by an earlier --scenario; expected each "
+     "scenario once"),
+    ("benchmarks.bench_compare", ["--capacity", "100,100"],
+     "argument --capacity: --capacity '100,100': capacity 100 is repeated; expected each capacity once, such as "
+     "100,95"),
+    *[("benchmarks.bench_compare", ["--events", value], _at_least("--events", value))
+      for value in ("1_000", "+5", " 5", "\u0665", "0x10", "9" * 5000)],
+    ("benchmarks.stress_traced_loops", ["--loops", "5,4,5"],
+     "argument --loops: --loops '5,4,5': loop length 5 is repeated; expected each loop length once, such as "
+     "250,1000"),
+    ("benchmarks.stress_traced_loops", ["--warps", "4,4"],
+     "argument --warps: --warps '4,4': num_warps 4 is repeated; expected each num_warps once, such as 4,8"),
+    ("benchmarks.stress_traced_loops", ["--kinds", "store,store"],
+     "argument --kinds: --kinds 'store,store': store is repeated; expected each kind once, such as pairs,store,load"),
+    *[("benchmarks.stress_traced_loops", ["--timeout", value],
+       f"argument --timeout: --timeout '{value}': expected a finite number of seconds > 0, at most 86400")
+      for value in ("1_0", " 5", "+5", "0x10")],
     ("benchmarks.bench_compare", ["--events", "0"], _at_least("--events", "0")),
     ("benchmarks.bench_compare", ["--events", "1e6"], _at_least("--events", "1e6")),
     ("benchmarks.bench_compare", ["--ranks", "0"], _world_size("0")),
@@ -134,8 +169,12 @@ CASES = [
      "argument --timeout: --timeout 'inf': expected a finite number of seconds > 0, at most 86400"),
     ("benchmarks.stress_traced_loops", ["--kinds", "pairs,nope"],
      "argument --kinds: --kinds 'pairs,nope': expected a comma list of pairs, store, load"),
+    # a line through 1 or 2 loop lengths (pairs 1 to 3) is no fit: it printed R^2 1.0000 and any slope
+    *[("benchmarks.bench_tracing_device", ["--pairs", value], f"argument --pairs: --pairs '{value}': expected an "
+       "integer >= 4 (the one-program line is fitted through loops of pairs/4, pairs/2 and pairs: 3 distinct lengths)")
+      for value in ("0", "1", "2", "3", "4.0")],
     *[("benchmarks.bench_tracing_device", [option, value], _at_least(option, value))
-      for option, value in (("--pairs", "0"), ("--reps", "-1"), ("--size", "0"), ("--sms", "0"), ("--work", "x"),
+      for option, value in (("--reps", "-1"), ("--size", "0"), ("--sms", "0"), ("--work", "x"),
                             ("--scatter-launches", "0"))],
     ("benchmarks.bench_tracing_device", ["--ranks", "0"], _world_size("0")),
     ("benchmarks.bench_tracing_device", ["--ranks", "65"], _world_size("65")),
@@ -286,6 +325,11 @@ USER = [
     ("benchmarks.stress_traced_loops", ["--warps", "3"], "argument --warps: --warps '3': expected a comma list of "),
     ("benchmarks.bench_tracing_device", ["--chunk", "0"], "argument --chunk: --chunk '0': expected an integer from 1 "
                                                           "to 1048576"),
+    ("benchmarks.bench_tracing_device", ["--pairs", "1"], "argument --pairs: --pairs '1': expected an integer >= 4 "),
+    ("benchmarks.bench_tile_resources", ["--kernels", "all_scatter,all_scatter"],
+     "argument --kernels: --kernels 'all_scatter,all_scatter': all_scatter is repeated"),
+    ("benchmarks.bench_compare", ["--capacity", "100,100"], "argument --capacity: --capacity '100,100': capacity 100 "
+                                                            "is repeated"),
     ("examples.message_passing_triton", ["--ranks", "0"], _world_size("0")),
     ("examples.timeline_png", ["nosuch.json"], f"argument TRACE: TRACE 'nosuch.json': no such file; {A_TRACE}"),
 ]
