@@ -102,16 +102,17 @@ def _refuse_repeats(option: str, text: str, values: Sequence, item: str, example
 
 
 class ExtendOnce(argparse.Action):
-    """``action="extend"`` for a repeatable list option (its type a :func:`choice_list` or :func:`int_list`) that
-    refuses, in one line, an entry an earlier use of the option already gave."""
+    """``action="extend"`` for a repeatable option (its type a :func:`choice_list` or :func:`int_list`, or one value
+    a use, as ``action="append"``) that refuses, in one line, an entry an earlier use of the option already gave."""
 
     def __call__(self, parser, namespace, values, option_string=None):
+        values = [values] if isinstance(values, str) else values
         before = list(getattr(namespace, self.dest, None) or ())
         again = [v for v in values if v in before]
         if again:
             parser.error(f"argument {'/'.join(self.option_strings)}: {option_string} {','.join(map(str, values))!r}: "
                          f"{', '.join(map(str, again))} given already by an earlier {option_string}; expected each "
-                         f"{getattr(self.type, 'item', 'entry')} once")
+                         f"{getattr(self.type, 'item', self.dest)} once")
         setattr(namespace, self.dest, before + list(values))
 
 

@@ -125,6 +125,9 @@ CASES = [
     ("benchmarks.bench_conformance", ["--scenario", "nosuch"],
      f"unknown scenario 'nosuch'; {known_scenarios()}"),
     ("benchmarks.bench_conformance", ["--examples", "-1"], _at_least("--examples", "-1")),
+    ("benchmarks.bench_conformance", ["--scenario", "load", "--scenario", "store", "--scenario", "load"],
+     "argument --scenario: --scenario 'load': load given already by an earlier --scenario; expected each scenario "
+     "once"),
     ("benchmarks.bench_conformance", ["--examples", "0"], _at_least("--examples", "0")),
     ("benchmarks.bench_conformance", ["--ranks", "0"], _world_size("0")),
     ("benchmarks.bench_conformance", ["--ranks", "100000"], _world_size("100000")),
@@ -377,6 +380,9 @@ USER = [
     ("benchmarks.bench_compare", ["--capacity", "0"], f"argument --capacity: --capacity '0': {CAPACITY}"),
     ("benchmarks.bench_conformance", ["--scenario", "nosuch"], "unknown scenario 'nosuch'; known scenarios: "),
     ("benchmarks.bench_conformance", ["--examples", "-1"], _at_least("--examples", "-1")),
+    ("benchmarks.bench_conformance", ["--scenario", "load", "--scenario", "store", "--scenario", "load"],
+     "argument --scenario: --scenario 'load': load given already by an earlier --scenario; expected each scenario "
+     "once"),
     ("benchmarks.bench_tracing_host", ["--out", "afile"], f"argument --out: --out 'afile': exists and is not a "
                                                           f"folder; {FOLDER}"),
     ("benchmarks.bench_tracing_host", ["--events", "3000000000"], f"argument --events: --events '3000000000': "
