@@ -131,7 +131,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="programs per rank (default 1000)")
     add_chunk(parser)
     parser.add_argument("--capacity", type=int_list("--capacity", 1, 100, why="percent of the events a rank "
-                                                    "records", example="100,95"), default=(100, 95),
+                                                    "records", example="100,95", item="capacity"),
+                        default=(100, 95),
                         help="slots per rank, in percent of the events a rank records; one row each (default 100,95)")
     parser.add_argument("--repeat", type=int_at_least("--repeat", 1), default=3,
                         help="timed comparisons per row; the median is printed (default 3)")

@@ -48,7 +48,7 @@ from conformance.harness.suite import SelectionError, plan
 from conformance.kit.scenario import Scenario, load
 from conformance.report.output import variants_cell
 from conformance.results import ExampleResult
-from iris.cli_args import OneLineParser, chosen_backend, int_at_least, world_size
+from iris.cli_args import ExtendOnce, OneLineParser, chosen_backend, int_at_least, world_size
 from iris.ranks import Pools
 
 PHASES = ("dispatch", "reset", "setup", "barriers", "compile", "launch", "kernel", "readback", "model", "compare")
@@ -190,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     p.add_argument("--ranks", type=world_size(), default=2, help="the world size (default 2)")
     p.add_argument("--examples", type=int_at_least("--examples", 1), default=20,
                    help="examples per scenario after the first (default 20)")
-    p.add_argument("--scenario", action="append", help="scenario name or dotted module path (repeatable; default: "
+    p.add_argument("--scenario", action=ExtendOnce, help="scenario name or dotted module path (repeatable; default: "
                    "every scenario that accepts --ranks)")
     p.add_argument("--cold-warm", type=int_at_least("--cold-warm", 0), default=0, metavar="N",
                    help="also time the first N examples on fresh ranks, with an empty then a warm Triton cache "

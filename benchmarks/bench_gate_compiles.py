@@ -26,7 +26,7 @@ import triton
 
 from benchmarks.cross_compile import TARGETS, cubin_resources
 from conformance.kit.scale import SMS
-from iris.cli_args import OneLineParser, choice_list, int_at_least, int_list
+from iris.cli_args import ExtendOnce, OneLineParser, choice_list, int_at_least, int_list
 from iris.ranks.pool import MAX_WORLD_SIZE
 
 TARGET = "sm_90"
@@ -121,9 +121,11 @@ def main(argv: list[str] | None = None) -> list[Compiled]:
     p = OneLineParser(prog="python -m benchmarks.bench_gate_compiles", description=__doc__,
                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scale", choices=tuple(SCALES), default="gpu", help="what the examples are drawn at (default gpu)")
-    p.add_argument("--ranks", type=int_list("--ranks", 1, MAX_WORLD_SIZE, why="world sizes"), default=(1, 2, 4, 8),
+    p.add_argument("--ranks", type=int_list("--ranks", 1, MAX_WORLD_SIZE, why="world sizes", item="world size"),
+                   default=(1, 2, 4, 8),
                    help="comma list of world sizes (default 1,2,4,8)")
-    p.add_argument("--scenario", type=choice_list("--scenario", tuple(names())), action="extend", default=None,
+    p.add_argument("--scenario", type=choice_list("--scenario", tuple(names()), item="scenario"), action=ExtendOnce,
+                   default=None,
                    help="comma list of scenarios (repeatable; default all)")
     p.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="the first case's seed (default 0)")
     args = p.parse_args(argv)

@@ -236,13 +236,19 @@ def main(argv: list[str] | None = None) -> list[Row]:
     """Print the table; return its rows. Bad input is refused in one line on stderr, exit code 2."""
     p = OneLineParser(prog="python -m benchmarks.bench_tile_resources", description=__doc__,
                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--kernels", type=choice_list("--kernels", (*COMPILED, "parts")), default=tuple(KERNELS),
+    p.add_argument("--kernels", type=choice_list("--kernels", (*COMPILED, "parts"), item="kernel"),
+                   default=tuple(KERNELS),
                    help=f"comma list of {', '.join(KERNELS)} (default: these), or scatter_parts' parts: "
                         f"{', '.join(PART_KERNELS)}, or parts (all of those)")
-    p.add_argument("--targets", type=choice_list("--targets", RESOURCE_TARGETS), default=RESOURCE_TARGETS,
+    p.add_argument("--targets", type=choice_list("--targets", RESOURCE_TARGETS, item="target"),
+                   default=RESOURCE_TARGETS,
                    help="comma list of sm_90, gfx942 (default both)")
     args = p.parse_args(argv)
     kernels = [k for name in args.kernels for k in (PART_KERNELS if name == "parts" else (name,))]
+    twice = sorted({k for k in kernels if kernels.count(k) > 1})
+    if twice:
+        p.error(f"--kernels {','.join(args.kernels)}: {', '.join(twice)} named again by parts (every part of "
+                "scatter_parts); expected each kernel once")
     found = rows(kernels, args.targets,
                  progress=lambda text: print(f"bench_tile_resources: {text}", file=sys.stderr, flush=True))
     print(f"cross-compiled, {TILE}x{TILE} tiles, num_warps {NUM_WARPS}, triton {triton.__version__}; "

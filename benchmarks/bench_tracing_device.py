@@ -5,8 +5,10 @@
 
 Prints, per API:
   one program   ns per start+end pair: the slope of a least-squares line through the times of one program
-                recording ``--pairs`` / 4, / 2 and x 1 pairs in a loop, minus the slope of the same loop compiled
-                without tracing (``tracing=False``: no tracing code at all), and the R^2 of the traced line;
+                recording ``--pairs`` / 4, / 2 and x 1 pairs in a loop (three distinct lengths: ``--pairs`` is at
+                least 4), minus the slope of the same loop compiled without tracing (``tracing=False``: no tracing
+                code at all), and the R^2 of the traced line; the points of both lines (loop length, untraced and
+                traced median ms) close the row;
   claims/event  slot claims (device-wide atomics) per event of that loop, from the device's claim counter
                 (record semantics v2: one per ``--chunk`` events; a regression to per-event claims reads 1);
   claim floor   the same loop doing only what a per-event slot claim pays: a relaxed ``atomic_add`` on a
@@ -70,7 +72,7 @@ import iris
 from benchmarks.bench_tile_resources import KERNELS as TILE_KERNELS
 from benchmarks.tile_kernels import gluon_persistent, triton_persistent
 from iris import DeviceContext, TraceEvent, layout
-from iris.cli_args import OneLineParser, add_chunk, chosen_backend, int_at_least, world_size
+from iris.cli_args import OneLineParser, add_chunk, chosen_backend, int_at_least, int_in, world_size
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.ranks import backend_env, launch
 from iris.tracing.core import MAX_EVENTS
@@ -216,8 +218,16 @@ def _median_ms(shmem, launch_once, sizes: Sizes, alone: bool = False) -> float:
     return statistics.median(_times_ms(shmem, launch_once, sizes, alone))
 
 
+FIT_POINTS = 3  # the fewest distinct loop lengths a line is fitted through: any line passes through two points
+MIN_PAIRS = 4  # the shortest --pairs whose loop lengths (pair_counts) are FIT_POINTS distinct ones
+
+
 def fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
-    """(slope, R^2) of the least-squares line through the points."""
+    """(slope, R^2) of the least-squares line through the points, at least ``FIT_POINTS`` of them at distinct x
+    (ValueError otherwise: through one or two, the line and its R^2 of 1 would say nothing)."""
+    if len(set(xs)) < FIT_POINTS:
+        raise ValueError(f"a line through the points at x = {', '.join(map(str, xs))}: {len(set(xs))} distinct x; "
+                         f"expected at least {FIT_POINTS}")
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
     sxx = sum((x - mx) ** 2 for x in xs)
     slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
@@ -227,7 +237,8 @@ def fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
 
 
 def pair_counts(pairs: int) -> list[int]:
-    """The loop lengths the one-program line is fitted through."""
+    """The loop lengths the one-program line is fitted through: ``pairs`` / 4, / 2 and x 1 (distinct from
+    ``MIN_PAIRS`` on)."""
     return sorted({max(1, pairs // 4), max(1, pairs // 2), pairs})
 
 
@@ -278,12 +289,12 @@ def _ops_launcher(api: str, shmem, out, n: int, programs: int, op: str, trace_op
     return lambda: gluon_ops[(programs,)](ctx, out, n, OP=op, TRACE_OPS=trace_ops, num_warps=4)
 
 
-def _line(shmem, launcher, counts: list[int], sizes: Sizes, alone: bool) -> tuple[float, float, float]:
-    """(slope ms per unit, R^2, ms at the longest loop) of the median times of ``launcher(k)`` for each loop length
-    k of ``counts``."""
+def _line(shmem, launcher, counts: list[int], sizes: Sizes, alone: bool) -> tuple[float, float, list[float]]:
+    """(slope ms per unit, R^2, the median ms at each loop length) of the times of ``launcher(k)`` for each loop
+    length k of ``counts``."""
     times = [_median_ms(shmem, launcher(k), sizes, alone) for k in counts]
-    slope, r2 = fit(counts, times) if len(counts) > 1 else (times[0] / counts[0], 1.0)
-    return slope, r2, times[-1]
+    slope, r2 = fit(counts, times)
+    return slope, r2, times
 
 
 def _claims_per_event(shmem, launch_once, events: int) -> float:
@@ -304,6 +315,16 @@ def _registers(launcher) -> int | None:
     nothing). A traced kernel that needs more can fit fewer programs on an SM (occupancy), which is what a traced
     kernel of many short, memory-bound programs pays most."""
     return getattr(getattr(launcher, "kernel", None), "n_regs", None)
+
+
+def _points(counts: list[int], untraced: list[float], traced: list[float]) -> tuple[tuple[int, float, float], ...]:
+    """The points two lines were fitted through: (loop length, untraced median ms, traced median ms) each."""
+    return tuple(zip(counts, untraced, traced, strict=True))
+
+
+def points_text(what: str, points: tuple) -> str:
+    """``what`` and the points its lines were fitted through, printed beside the slopes they gave."""
+    return f"{what} line through " + ", ".join(f"{k}: {u:.4f}/{t:.4f}" for k, u, t in points) + " ms untraced/traced"
 
 
 def _spread(times: list[float]) -> tuple[float, float, float]:
@@ -359,11 +380,12 @@ def measure(sizes: Sizes, chunk: int, auto_tracing: bool = True) -> dict:
         _progress(shmem, f"{api}: one program, claims, claim floor, all SMs, short programs")
         counter.zero_()  # the claim floor's launches of this API fill slots from the start
         lines = {False: (0.0, 1.0), True: (0.0, 1.0)}
-        one, busy, few, floor, claims = {False: 0.0}, {False: 0.0, True: 0.0}, {False: 0.0, True: 0.0}, 0.0, 0.0
+        points = {False: [0.0] * len(counts), True: [0.0] * len(counts)}  # the median ms at each loop length
+        busy, few, floor, claims = {False: 0.0, True: 0.0}, {False: 0.0, True: 0.0}, 0.0, 0.0
         if alone:
             for t in (False, True):
-                slope, r2, one[t] = _line(shmem, lambda k, t=t, a=api: _pairs_launcher(a, shmem, out, k, 1, t),
-                                          counts, sizes, alone)
+                slope, r2, points[t] = _line(shmem, lambda k, t=t, a=api: _pairs_launcher(a, shmem, out, k, 1, t),
+                                             counts, sizes, alone)
                 lines[t] = (slope, r2)
             claims = _claims_per_event(shmem, _pairs_launcher(api, shmem, out, pairs, 1, True), 2 * pairs)
             claim = triton_claim_floor if api == "triton" else gluon_claim_floor
@@ -379,6 +401,7 @@ def measure(sizes: Sizes, chunk: int, auto_tracing: bool = True) -> dict:
                 op_lines = {t: _line(shmem, lambda k, t=t, op=op, a=api: _ops_launcher(a, shmem, out, k, 1, op, t),
                                      counts, sizes, alone) for t in (False, True)}
                 auto[op] = ((op_lines[True][0] - op_lines[False][0]) * 1e6, op_lines[True][1])
+                auto[f"{op}_points"] = _points(counts, op_lines[False][2], op_lines[True][2])
             auto_busy = {t: _median_ms(shmem, _ops_launcher(api, shmem, out, busy_pairs, busy_programs, "store", t),
                                        sizes, alone) for t in (False, True)}
             auto["busy"] = (auto_busy[True] - auto_busy[False]) * 1e6 / (busy_programs * busy_pairs)
@@ -401,9 +424,10 @@ def measure(sizes: Sizes, chunk: int, auto_tracing: bool = True) -> dict:
         figures[api] = {
             "one_program_ns_per_pair": (lines[True][0] - lines[False][0]) * 1e6,
             "one_program_r2": lines[True][1],
-            "one_program_untraced_ms": one[False],
+            "one_program_points": _points(counts, points[False], points[True]),
+            "one_program_untraced_ms": points[False][-1],
             "claims_per_event": claims,
-            "claim_floor_ns_per_pair": (floor - one[False]) * 1e6 / pairs,
+            "claim_floor_ns_per_pair": (floor - points[False][-1]) * 1e6 / pairs,
             "busy_ns_per_pair": (busy[True] - busy[False]) * 1e6 / (busy_programs * busy_pairs),
             "short_ns_per_program": (few[True] - few[False]) * 1e6 / short,
             "short_untraced_ms": few[False],
@@ -417,6 +441,7 @@ def measure(sizes: Sizes, chunk: int, auto_tracing: bool = True) -> dict:
             "auto_store_ns_per_op": auto.get("store", (0.0, 1.0))[0], "auto_store_r2": auto.get("store", (0.0, 1.0))[1],
             "auto_load_ns_per_op": auto.get("load", (0.0, 1.0))[0], "auto_load_r2": auto.get("load", (0.0, 1.0))[1],
             "auto_busy_ns_per_op": auto.get("busy", 0.0),
+            "auto_store_points": auto.get("store_points", ()), "auto_load_points": auto.get("load_points", ()),
             "persistent_auto_ratio": pers_auto / pers[False],
             **{name: (_spread(per_launch[(name, True)]), _spread(per_launch[(name, False)]),
                       (_registers(scat_launchers[(name, True)]), _registers(scat_launchers[(name, False)])))
@@ -459,7 +484,8 @@ def auto_row(api: str, f: dict) -> str:
     return (f"{api:8s} {f['auto_store_ns_per_op']:15.1f} ({f['auto_store_r2']:.4f}) "
             f"{f['auto_load_ns_per_op']:14.1f} ({f['auto_load_r2']:.4f}) {f['auto_busy_ns_per_op']:20.2f} "
             f"{f['persistent_auto_ratio']:20.4f} {ratios['scatter_auto']:21.4f} {ratios['tile_load']:14.4f}   "
-            f"({spreads})")
+            f"({spreads}; {points_text('store', f['auto_store_points'])}; "
+            f"{points_text('load', f['auto_load_points'])})")
 
 
 def row(api: str, f: dict) -> str:
@@ -474,7 +500,8 @@ def row(api: str, f: dict) -> str:
             f"{untraced[0]:.3f}/{untraced[1]:.3f}/{untraced[2]:.3f} ms, traced {traced[0]:.3f}/{traced[1]:.3f}/"
             f"{traced[2]:.3f} ms, untraced without the hint {f['all_scatter_untraced_no_hint_ms']:.3f} ms; "
             f"registers per thread traced/untraced: persistent {_pair(f['persistent_registers'])}, all-scatter "
-            f"{_pair(f['all_scatter_registers'])}; {_tile_spreads(f, SPAN_TILES)})")
+            f"{_pair(f['all_scatter_registers'])}; {_tile_spreads(f, SPAN_TILES)}; "
+            f"{points_text('one program', f['one_program_points'])})")
 
 
 def _pair(registers: tuple) -> str:
@@ -489,8 +516,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backend", choices=("gpu", "cpu"), default=None,
                    help="gpu, or cpu: the Triton interpreter on CPU ranks (default: gpu where torch sees one)")
-    p.add_argument("--pairs", type=int_at_least("--pairs", 1), default=None,
-                   help="start+end pairs of the one-program loop (gpu 1000, cpu 4)")
+    p.add_argument("--pairs", type=int_in("--pairs", MIN_PAIRS, why="the one-program line is fitted through loops "
+                                          f"of pairs/4, pairs/2 and pairs: {FIT_POINTS} distinct lengths"),
+                   default=None, help=f"start+end pairs of the one-program loop, at least {MIN_PAIRS} (gpu 1000, "
+                   "cpu 4)")
     p.add_argument("--reps", type=int_at_least("--reps", 1), default=None,
                    help="timed launches per figure, median printed (gpu 30, cpu 1)")
     add_chunk(p)
@@ -523,7 +552,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     r0 = results[0]
     timer = "CUDA events" if r0["device"] == "cuda" else "perf_counter, Triton interpreter"
     print(f"{backend}: {args.ranks} ranks, {r0['sms']} SMs, chunk {r0['chunk']}, {r0['record_bytes']} bytes/record; "
-          f"one program: {', '.join(map(str, pair_counts(sizes.pairs)))} pairs; all SMs: "
+          f"one program: {', '.join(map(str, pair_counts(sizes.pairs)))} pairs, claims from one launch of "
+          f"{sizes.pairs}; all SMs: "
           f"{sizes.busy_programs_per_sm} programs/SM x {sizes.busy_pairs} pairs; short: "
           f"{sizes.short_programs_per_sm} programs/SM x 1 pair; persistent: 1 program/SM, {sizes.tiles_per_sm} "
           f"tiles/SM, {sizes.work} work iterations/tile; all-scatter {sizes.size}x{sizes.size} per rank, 64x64 tiles, "

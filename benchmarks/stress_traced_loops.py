@@ -102,12 +102,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=positive_number("--timeout", maximum=MAX_TIMEOUT_S), default=30.0,
                    help="seconds a case may take, start-up included")
     p.add_argument("--loops", type=int_list("--loops", 1, MAX_EVENTS - CHUNK, why="loop lengths: the trace holds an "
-                                            "event per iteration and a chunk", example="250,1000"),
+                                            "event per iteration and a chunk", example="250,1000",
+                                            item="loop length"),
                    default=None, help="loop lengths (gpu 250,1000; cpu 4)")
     p.add_argument("--warps", type=int_list("--warps", allowed=num_warps_allowed(), why="num_warps: a power of two, "
-                                            "at most 1024 threads a program", example="4,8"),
+                                            "at most 1024 threads a program", example="4,8",
+                                            item="num_warps"),
                    default=None, help="num_warps values (gpu 4,8; cpu 4)")
-    p.add_argument("--kinds", type=choice_list("--kinds", KINDS), default=KINDS,
+    p.add_argument("--kinds", type=choice_list("--kinds", KINDS, item="kind"), default=KINDS,
                    help=f"what the loop traces, a comma list of {', '.join(KINDS)} (default: all)")
     args = p.parse_args(argv)
     backend = chosen_backend(p, args.backend)

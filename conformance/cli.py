@@ -52,7 +52,7 @@ KNOWN_DIVERGENCES = ROOT / "ci" / "known_divergences.toml"
 
 
 _world_sizes = int_list("--ranks", 1, MAX_WORLD_SIZE, why=f"world sizes; at most {MAX_WORLD_SIZE}, the rank processes "
-                                                        "one host runs")
+                                                        "one host runs", item="world size")
 
 
 def _ranks(text: str) -> tuple[int, ...]:
@@ -65,7 +65,7 @@ def _ranks(text: str) -> tuple[int, ...]:
     return ranks
 
 
-_tools = choice_list("--sanitize", tuple(SANITIZERS))
+_tools = choice_list("--sanitize", tuple(SANITIZERS), item="tool")
 
 
 def _sanitizers(text: str) -> tuple[str, ...]:

@@ -1,6 +1,6 @@
 """All-gather of 2-D tiles, every op traced by one switch (Gluon API).
 
-    python -m examples.all_gather_gluon --ranks 2 [--cpu]
+    python -m examples.all_gather_gluon --ranks 2 [--cpu] [--out PATH]
 
 Every rank holds an [M, N] input; afterwards every rank's [M, R N] output holds rank q's input in columns
 [q N, (q + 1) N). The kernel is persistent: each program loops over tiles of the input (BLOCK_M x BLOCK_N, masked
@@ -19,6 +19,8 @@ import iris.experimental.iris_gluon as iris_gluon
 from examples import tiles
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_2d, warp_size
+
+TRACE = "all_gather_gluon.json"  # the merged trace, in the current folder (--out names another)
 
 
 @gluon.jit
@@ -41,7 +43,7 @@ def all_gather(context_tensor, src, out, M, N, stride_src, stride_out, BLOCK_M: 
 def main(out: str | None = None, m: int = 40, n: int = 24, programs: int = 2) -> dict:
     import torch
 
-    out = out or "all_gather_gluon.json"
+    out = out or TRACE
     shmem = iris_gluon.iris(2**24)
     shmem.tracing.enable(max_events=1 << 16)
     rank, world = shmem.get_rank(), shmem.get_num_ranks()

@@ -1,6 +1,6 @@
 """All-gather of 2-D tiles, every op traced by one switch (Triton API).
 
-    python -m examples.all_gather_triton --ranks 2 [--cpu]
+    python -m examples.all_gather_triton --ranks 2 [--cpu] [--out PATH]
 
 Every rank holds an [M, N] input; afterwards every rank's [M, R N] output holds rank q's input in columns
 [q N, (q + 1) N). The kernel is persistent: each program loops over tiles of the input (BLOCK_M x BLOCK_N, masked
@@ -17,6 +17,8 @@ import triton.language as tl
 import iris
 from examples import tiles
 from iris import DeviceContext
+
+TRACE = "all_gather_triton.json"  # the merged trace, in the current folder (--out names another)
 
 
 @triton.jit
@@ -37,7 +39,7 @@ def all_gather(context_tensor, src, out, M, N, stride_src, stride_out, BLOCK_M: 
 def main(out: str | None = None, m: int = 40, n: int = 24, programs: int = 2) -> dict:
     import torch
 
-    out = out or "all_gather_triton.json"
+    out = out or TRACE
     shmem = iris.iris(2**24)
     shmem.tracing.enable(max_events=1 << 16)
     rank, world = shmem.get_rank(), shmem.get_num_ranks()

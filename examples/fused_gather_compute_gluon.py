@@ -1,6 +1,6 @@
 """Gather-then-compute in one kernel, its phases marked as ranges around auto-traced ops (Gluon API).
 
-    python -m examples.fused_gather_compute_gluon --ranks 2 [--cpu]
+    python -m examples.fused_gather_compute_gluon --ranks 2 [--cpu] [--out PATH]
 
 Every rank holds an [M, N] input and computes the sum over ranks q of (q + 1) times rank q's input. One program per
 tile (BLOCK_M x BLOCK_N, masked at the edges; the grid is the tiles, so ``pid_m`` and ``pid_n`` in the trace are the
@@ -31,6 +31,8 @@ from examples import tiles
 from iris import TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_2d, warp_size
+
+TRACE = "fused_gather_compute_gluon.json"  # the merged trace, in the current folder (--out names another)
 
 
 @gluon.jit
@@ -76,7 +78,7 @@ def gather_compute(context_tensor, src, inbox, flags, out, M, N, BLOCK_M: gl.con
 def main(out: str | None = None, m: int = 40, n: int = 24) -> dict:
     import torch
 
-    out = out or "fused_gather_compute_gluon.json"
+    out = out or TRACE
     shmem = iris_gluon.iris(2**24)
     shmem.tracing.enable(max_events=1 << 16)
     rank, world = shmem.get_rank(), shmem.get_num_ranks()

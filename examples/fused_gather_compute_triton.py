@@ -1,6 +1,6 @@
 """Gather-then-compute in one kernel, its phases marked as ranges around auto-traced ops (Triton API).
 
-    python -m examples.fused_gather_compute_triton --ranks 2 [--cpu]
+    python -m examples.fused_gather_compute_triton --ranks 2 [--cpu] [--out PATH]
 
 Every rank holds an [M, N] input and computes the sum over ranks q of (q + 1) times rank q's input. One program per
 tile (BLOCK_M x BLOCK_N, masked at the edges; the grid is the tiles, so ``pid_m`` and ``pid_n`` in the trace are the
@@ -28,6 +28,8 @@ import triton.language as tl
 import iris
 from examples import tiles
 from iris import DeviceContext, TraceEvent
+
+TRACE = "fused_gather_compute_triton.json"  # the merged trace, in the current folder (--out names another)
 
 
 @triton.jit
@@ -72,7 +74,7 @@ def gather_compute(context_tensor, src, inbox, flags, out, M, N, BLOCK_M: tl.con
 def main(out: str | None = None, m: int = 40, n: int = 24) -> dict:
     import torch
 
-    out = out or "fused_gather_compute_triton.json"
+    out = out or TRACE
     shmem = iris.iris(2**24)
     shmem.tracing.enable(max_events=1 << 16)
     rank, world = shmem.get_rank(), shmem.get_num_ranks()

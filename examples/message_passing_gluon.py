@@ -1,6 +1,6 @@
 """Producer/consumer message passing between ranks with flags, traced (Gluon API).
 
-    python -m examples.message_passing_gluon --ranks 2 [--cpu]
+    python -m examples.message_passing_gluon --ranks 2 [--cpu] [--out PATH]
 
 Rank r sends a block to rank (r+1) % R and raises a flag there (release); it then waits for its own
 flag (acquire) and checks the block it received from rank (r-1) % R. The trace shows, per rank, a
@@ -19,6 +19,9 @@ import iris.experimental.iris_gluon as iris_gluon
 from iris import TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_1d, warp_size
+
+TRACE = "message_passing_gluon.json"  # the merged trace, in the current folder (--out names another)
+AUTO_TRACE = "message_passing_gluon_auto.json"  # with --auto
 
 
 @gluon.jit
@@ -59,7 +62,7 @@ def exchange_auto(context_tensor, data, inbox, flag, result, n, BLOCK: gl.conste
 def main(out: str | None = None, n: int = 100, auto: bool = False) -> dict:
     import torch
 
-    out = out or ("message_passing_gluon_auto.json" if auto else "message_passing_gluon.json")
+    out = out or (AUTO_TRACE if auto else TRACE)
     kernel = exchange_auto if auto else exchange
     shmem = iris_gluon.iris(2**24)
     shmem.tracing.enable(max_events=1024)

@@ -1,6 +1,6 @@
 """Producer/consumer message passing between ranks with flags, traced (Triton API).
 
-    python -m examples.message_passing_triton --ranks 2 [--cpu]
+    python -m examples.message_passing_triton --ranks 2 [--cpu] [--out PATH]
 
 Rank r sends a block to rank (r+1) % R and raises a flag there (release); it then waits for its own
 flag (acquire) and checks the block it received from rank (r-1) % R. The trace shows, per rank, a
@@ -17,6 +17,9 @@ import triton.language as tl
 
 import iris
 from iris import DeviceContext, TraceEvent
+
+TRACE = "message_passing_triton.json"  # the merged trace, in the current folder (--out names another)
+AUTO_TRACE = "message_passing_triton_auto.json"  # with --auto
 
 
 @triton.jit
@@ -57,7 +60,7 @@ def exchange_auto(context_tensor, data, inbox, flag, result, n, rank: tl.constex
 def main(out: str | None = None, n: int = 100, auto: bool = False) -> dict:
     import torch
 
-    out = out or ("message_passing_triton_auto.json" if auto else "message_passing_triton.json")
+    out = out or (AUTO_TRACE if auto else TRACE)
     kernel = exchange_auto if auto else exchange
     shmem = iris.iris(2**24)
     shmem.tracing.enable(max_events=1024)

@@ -3,6 +3,7 @@
     python -m examples.trace_store_gluon --ranks 2            # GPU if visible, else CPU interpreter
     python -m examples.trace_store_gluon --ranks 2 --cpu      # force CPU worlds
     python -m examples.trace_store_gluon --ranks 2 --auto     # auto-traced: the store records itself
+    python -m examples.trace_store_gluon --ranks 2 --out t.pftrace  # the merged trace to t.pftrace (binary) instead
 
 Each rank stores a block into the next rank's buffer inside a traced range; rank 0 writes the
 merged trace of every rank to ``gluon_trace.json`` (open it in ui.perfetto.dev). ``my_kernel_auto`` is the same
@@ -17,6 +18,9 @@ from triton.experimental.gluon import language as gl
 import iris.experimental.iris_gluon as iris_gluon
 from iris import TraceEvent
 from iris.experimental.layouts import blocked_1d, warp_size
+
+TRACE = "gluon_trace.json"  # the merged trace, in the current folder (--out names another)
+AUTO_TRACE = "gluon_trace_auto.json"  # with --auto
 
 
 @gluon.jit
@@ -44,7 +48,7 @@ def my_kernel_auto(IrisDeviceCtx: gl.constexpr, context_tensor, ptr, n, target_r
 def main(out: str | None = None, n: int = 1000, auto: bool = False) -> dict:
     import torch
 
-    out = out or ("gluon_trace_auto.json" if auto else "gluon_trace.json")
+    out = out or (AUTO_TRACE if auto else TRACE)
     kernel = my_kernel_auto if auto else my_kernel
     shmem = iris_gluon.iris(2**26)
     shmem.tracing.enable(max_events=1_000_000)

@@ -3,6 +3,7 @@
     python -m examples.trace_store_triton --ranks 2            # GPU if visible, else CPU interpreter
     python -m examples.trace_store_triton --ranks 2 --cpu      # force CPU worlds
     python -m examples.trace_store_triton --ranks 2 --auto     # auto-traced: the store records itself
+    python -m examples.trace_store_triton --ranks 2 --out t.pftrace  # the merged trace to t.pftrace (binary) instead
 
 Each rank stores a block into the next rank's buffer inside a traced range; rank 0 writes the
 merged trace of every rank to ``triton_trace.json`` (open it in ui.perfetto.dev). ``my_kernel_auto`` is the same
@@ -15,6 +16,9 @@ import triton.language as tl
 
 import iris
 from iris import DeviceContext, TraceEvent
+
+TRACE = "triton_trace.json"  # the merged trace, in the current folder (--out names another)
+AUTO_TRACE = "triton_trace_auto.json"  # with --auto
 
 
 @triton.jit
@@ -42,7 +46,7 @@ def my_kernel_auto(context_tensor, ptr, n, target_rank, rank: tl.constexpr, worl
 def main(out: str | None = None, n: int = 1000, auto: bool = False) -> dict:
     import torch
 
-    out = out or ("triton_trace_auto.json" if auto else "triton_trace.json")
+    out = out or (AUTO_TRACE if auto else TRACE)
     kernel = my_kernel_auto if auto else my_kernel
     shmem = iris.iris(2**26)
     shmem.tracing.enable(max_events=1_000_000)

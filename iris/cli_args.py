@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -57,9 +58,10 @@ def world_size(option: str = "--ranks") -> Callable[[str], int]:
 
 
 def int_list(option: str, minimum: int = 1, maximum: int | None = None, *, allowed: Sequence[int] | None = None,
-             why: str = "", example: str = "1,2,4") -> Callable[[str], tuple[int, ...]]:
-    """An argparse type: a comma list of integers from ``minimum`` to ``maximum`` (or, given ``allowed``, each one
-    of those), refused in one line naming ``option``, the value and what each entry may be."""
+             why: str = "", example: str = "1,2,4", item: str = "value") -> Callable[[str], tuple[int, ...]]:
+    """An argparse type: a comma list of distinct integers from ``minimum`` to ``maximum`` (or, given ``allowed``,
+    each one of those), refused in one line naming ``option``, the value and what each entry may be; an empty entry
+    is no integer, and an ``item`` given twice is refused naming it."""
     what = (f"of {', '.join(map(str, allowed))}" if allowed is not None
             else f"of integers {_range(minimum, maximum)}")
 
@@ -69,33 +71,57 @@ def int_list(option: str, minimum: int = 1, maximum: int | None = None, *, allow
         if not all(v is not None and valid(v) for v in values):
             raise argparse.ArgumentTypeError(f"{option} {text!r}: expected a comma list {what}"
                                              + (f" ({why})" if why else "") + f", such as {example}")
+        _refuse_repeats(option, text, values, item, example, prefix=f"{item} ")
         return values
 
+    parse.item = item  # what ExtendOnce names
     return parse
 
 
-def choice_list(option: str, choices: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
-    """An argparse type: a comma list of names out of ``choices``, refused in one line naming ``option``, the value
-    and the choices."""
+def choice_list(option: str, choices: Sequence[str], item: str = "name") -> Callable[[str], tuple[str, ...]]:
+    """An argparse type: a comma list of distinct names out of ``choices``, refused in one line naming ``option``,
+    the value and the choices; an empty entry is no choice, and an ``item`` given twice is refused naming it."""
 
     def parse(text: str) -> tuple[str, ...]:
         names = tuple(text.split(","))
         if not all(name in choices for name in names):
             raise argparse.ArgumentTypeError(f"{option} {text!r}: expected a comma list of {', '.join(choices)}")
+        _refuse_repeats(option, text, names, item, ",".join(choices[:4]))
         return names
 
+    parse.item = item  # what ExtendOnce names
     return parse
 
 
+def _refuse_repeats(option: str, text: str, values: Sequence, item: str, example: str, prefix: str = "") -> None:
+    """An ArgumentTypeError naming the entries of ``values`` (parsed from ``text``) that come more than once."""
+    repeated = [v for i, v in enumerate(values) if values.count(v) > 1 and values.index(v) == i]
+    if repeated:
+        raise argparse.ArgumentTypeError(f"{option} {text!r}: {prefix}{', '.join(map(str, sorted(repeated)))} is "
+                                         f"repeated; expected each {item} once, such as {example}")
+
+
+class ExtendOnce(argparse.Action):
+    """``action="extend"`` for a repeatable option (its type a :func:`choice_list` or :func:`int_list`, or one value
+    a use, as ``action="append"``) that refuses, in one line, an entry an earlier use of the option already gave."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        values = [values] if isinstance(values, str) else values
+        before = list(getattr(namespace, self.dest, None) or ())
+        again = [v for v in values if v in before]
+        if again:
+            parser.error(f"argument {'/'.join(self.option_strings)}: {option_string} {','.join(map(str, values))!r}: "
+                         f"{', '.join(map(str, again))} given already by an earlier {option_string}; expected each "
+                         f"{getattr(self.type, 'item', self.dest)} once")
+        setattr(namespace, self.dest, before + list(values))
+
+
 def positive_number(option: str, unit: str = "seconds", maximum: float = math.inf) -> Callable[[str], float]:
-    """An argparse type: a finite number > 0 (of ``unit``) and at most ``maximum``, refused in one line naming
-    ``option``, the value and the bounds."""
+    """An argparse type: a finite number > 0 (of ``unit``) and at most ``maximum``, written in plain decimal digits
+    (``2``, ``0.5``, ``1e3``), refused in one line naming ``option``, the value and the bounds."""
 
     def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
+        value = float(text) if _DECIMAL.fullmatch(text) else math.nan
         if not (math.isfinite(value) and 0 < value <= maximum):  # nan fails every comparison
             bound = f", at most {maximum:g}" if math.isfinite(maximum) else ""
             raise argparse.ArgumentTypeError(f"{option} {text!r}: expected a finite number of {unit} > 0{bound}")
@@ -104,10 +130,19 @@ def positive_number(option: str, unit: str = "seconds", maximum: float = math.in
     return parse
 
 
+# What a number on a command line may be: ASCII digits, a leading minus, and for a decimal a point and an exponent.
+# Python's int() and float() take more (" 5", "+5", "1_000", "٥", "inf", "nan"), which nobody means to type.
+_INTEGER = re.compile(r"-?[0-9]+", re.ASCII)
+_DECIMAL = re.compile(r"-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?", re.ASCII)
+
+
 def _int_or_none(text: str) -> int | None:
+    """``text`` as an int if it is plain digits (a leading minus allowed) of at most 4300 of them, else None."""
+    if not _INTEGER.fullmatch(text):
+        return None
     try:
         return int(text)
-    except ValueError:
+    except ValueError:  # more digits than Python converts
         return None
 
 

@@ -15,6 +15,7 @@ import torch.distributed as dist
 
 from iris import layout
 from iris.checks import is_int, is_power_of_two
+from iris.fill_values import Arange, fill_scalar
 from iris.heap import SymmetricHeap
 from iris.tracing.core import Tracing
 from iris.world import World, current_world, synchronize
@@ -51,18 +52,10 @@ def _alignment(alignment) -> int:
     return alignment
 
 
-def _fill_value(value, dtype: torch.dtype, device: torch.device) -> None:
-    """Nothing if ``value`` can fill a ``dtype`` tensor on ``device`` (tried on one element, off the heap); a
-    TypeError (not a number) or ValueError (out of the dtype's range) naming the value and the dtype otherwise."""
-    try:
-        torch.empty((), dtype=dtype, device=device).fill_(value)
-    except TypeError as e:
-        raise TypeError(f"full: fill_value={value!r} ({type(value).__name__}); expected a number (or a 0-d "
-                        f"tensor) for a {dtype} tensor") from e
-    except (RuntimeError, OverflowError) as e:
-        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ValueError(f"full: fill_value={value!r} cannot fill a {dtype} tensor ({reason}); expected a value "
-                         f"{dtype} can hold") from e
+def _fill_value(value, dtype: torch.dtype) -> None:
+    """Nothing if a ``dtype`` element holds ``value`` exactly; a ValueError (TypeError: not a number) naming ``full``,
+    the value and the dtype otherwise (:func:`iris.fill_values.fill_scalar`)."""
+    fill_scalar("full", "fill_value", value, dtype)
 
 
 class Iris:
@@ -161,9 +154,11 @@ class Iris:
     def full(
         self, size: Sequence[int], fill_value, dtype: torch.dtype = torch.float32, alignment: int = DEFAULT_ALIGNMENT
     ) -> torch.Tensor:
-        """Tensor of ``fill_value`` on the symmetric heap."""
+        """Tensor of ``fill_value`` on the symmetric heap; a value ``dtype`` cannot hold exactly (one that would wrap,
+        be truncated, overflow to inf or underflow to 0; a bool other than True, False, 0 or 1) raises ValueError
+        before anything is allocated."""
         shape = _shape((size,))
-        _fill_value(fill_value, _dtype(dtype), self.device)
+        _fill_value(fill_value, _dtype(dtype))
         return self._allocate(shape, dtype, alignment, lambda t: t.fill_(fill_value))
 
     def zeros_like(self, other: torch.Tensor, alignment: int = DEFAULT_ALIGNMENT) -> torch.Tensor:
@@ -176,10 +171,13 @@ class Iris:
     def arange(
         self, start, end=None, step=1, dtype: torch.dtype = torch.int64, alignment: int = DEFAULT_ALIGNMENT
     ) -> torch.Tensor:
-        """``torch.arange`` values on the symmetric heap."""
-        _dtype(dtype)
-        values = torch.arange(start, end, step, dtype=dtype) if end is not None else torch.arange(start, dtype=dtype)
-        return self._allocate((values.numel(),), dtype, alignment, lambda t: t.copy_(values))
+        """``torch.arange`` values on the symmetric heap (``arange(end)`` counts from 0); arguments that are not finite
+        numbers, or give a value ``dtype`` cannot hold exactly, raise before anything is allocated (a float dtype's
+        interior values are checked as they are written: a failure gives the allocation back)."""
+        if end is None:
+            start, end = 0, start
+        values = Arange(start, end, step, _dtype(dtype))
+        return self._allocate((values.count,), dtype, alignment, values.fill)
 
     # -- lifetime --------------------------------------------------------------------------------
     def close(self) -> None:

@@ -43,6 +43,7 @@ FOLDER = "expected a folder (new or existing) that can be written"
 EVEN = "tests.conformance.faulty.even_ranks"
 A_TRACE = "expected a trace that tracing.export wrote as JSON (a .json name, or format='json')"
 PICTURE = "expected a PNG file in a folder that can be made and written"
+TRACE_FILE = "expected a .json or .pftrace file in a folder that can be written"
 
 
 def _at_least(option: str, value: str, minimum: int = 1) -> str:
@@ -71,6 +72,41 @@ CASES = [
      "part_span, part_fused, part_constant, part_lowest, part_count, parts"),
     ("benchmarks.bench_tile_resources", ["--targets", "sm_80"],
      "argument --targets: --targets 'sm_80': expected a comma list of sm_90, gfx942"),
+    # a list option takes each entry once and no empty entry; numbers are plain digits
+    ("benchmarks.bench_tile_resources", ["--kernels", "all_scatter,all_scatter"],
+     "argument --kernels: --kernels 'all_scatter,all_scatter': all_scatter is repeated; expected each kernel once, "
+     "such as all_scatter,scatter_span,scatter_auto,tile_load"),
+    ("benchmarks.bench_tile_resources", ["--kernels", "parts,part_claim"],
+     "--kernels parts,part_claim: part_claim named again by parts (every part of scatter_parts); expected each kernel "
+     "once"),
+    ("benchmarks.bench_tile_resources", ["--targets", "sm_90,,gfx942"],
+     "argument --targets: --targets 'sm_90,,gfx942': expected a comma list of sm_90, gfx942"),
+    ("benchmarks.bench_tile_resources", ["--targets", "gfx942,sm_90,gfx942"],
+     "argument --targets: --targets 'gfx942,sm_90,gfx942': gfx942 is repeated; expected each target once, such as "
+     "sm_90,gfx942"),
+    ("benchmarks.bench_gate_compiles", ["--ranks", "2,1,2"],
+     "argument --ranks: --ranks '2,1,2': world size 2 is repeated; expected each world size once, such as 1,2,4"),
+    ("benchmarks.bench_gate_compiles", ["--scenario", "load,load"],
+     "argument --scenario: --scenario 'load,load': load is repeated; expected each scenario once, such as "
+     f"{','.join(scenario_names()[:4])}"),
+    ("benchmarks.bench_gate_compiles", ["--scenario", "load", "--scenario", "store,load"],
+     "argument --scenario: --scenario 'store,load': load given already by an earlier --scenario; expected each "
+     "scenario once"),
+    ("benchmarks.bench_compare", ["--capacity", "100,100"],
+     "argument --capacity: --capacity '100,100': capacity 100 is repeated; expected each capacity once, such as "
+     "100,95"),
+    *[("benchmarks.bench_compare", ["--events", value], _at_least("--events", value))
+      for value in ("1_000", "+5", " 5", "\u0665", "0x10", "9" * 5000)],
+    ("benchmarks.stress_traced_loops", ["--loops", "5,4,5"],
+     "argument --loops: --loops '5,4,5': loop length 5 is repeated; expected each loop length once, such as "
+     "250,1000"),
+    ("benchmarks.stress_traced_loops", ["--warps", "4,4"],
+     "argument --warps: --warps '4,4': num_warps 4 is repeated; expected each num_warps once, such as 4,8"),
+    ("benchmarks.stress_traced_loops", ["--kinds", "store,store"],
+     "argument --kinds: --kinds 'store,store': store is repeated; expected each kind once, such as pairs,store,load"),
+    *[("benchmarks.stress_traced_loops", ["--timeout", value],
+       f"argument --timeout: --timeout '{value}': expected a finite number of seconds > 0, at most 86400")
+      for value in ("1_0", " 5", "+5", "0x10")],
     ("benchmarks.bench_compare", ["--events", "0"], _at_least("--events", "0")),
     ("benchmarks.bench_compare", ["--events", "1e6"], _at_least("--events", "1e6")),
     ("benchmarks.bench_compare", ["--ranks", "0"], _world_size("0")),
@@ -89,6 +125,9 @@ CASES = [
     ("benchmarks.bench_conformance", ["--scenario", "nosuch"],
      f"unknown scenario 'nosuch'; {known_scenarios()}"),
     ("benchmarks.bench_conformance", ["--examples", "-1"], _at_least("--examples", "-1")),
+    ("benchmarks.bench_conformance", ["--scenario", "load", "--scenario", "store", "--scenario", "load"],
+     "argument --scenario: --scenario 'load': load given already by an earlier --scenario; expected each scenario "
+     "once"),
     ("benchmarks.bench_conformance", ["--examples", "0"], _at_least("--examples", "0")),
     ("benchmarks.bench_conformance", ["--ranks", "0"], _world_size("0")),
     ("benchmarks.bench_conformance", ["--ranks", "100000"], _world_size("100000")),
@@ -134,8 +173,12 @@ CASES = [
      "argument --timeout: --timeout 'inf': expected a finite number of seconds > 0, at most 86400"),
     ("benchmarks.stress_traced_loops", ["--kinds", "pairs,nope"],
      "argument --kinds: --kinds 'pairs,nope': expected a comma list of pairs, store, load"),
+    # a line through 1 or 2 loop lengths (pairs 1 to 3) is no fit: it printed R^2 1.0000 and any slope
+    *[("benchmarks.bench_tracing_device", ["--pairs", value], f"argument --pairs: --pairs '{value}': expected an "
+       "integer >= 4 (the one-program line is fitted through loops of pairs/4, pairs/2 and pairs: 3 distinct lengths)")
+      for value in ("0", "1", "2", "3", "4.0")],
     *[("benchmarks.bench_tracing_device", [option, value], _at_least(option, value))
-      for option, value in (("--pairs", "0"), ("--reps", "-1"), ("--size", "0"), ("--sms", "0"), ("--work", "x"),
+      for option, value in (("--reps", "-1"), ("--size", "0"), ("--sms", "0"), ("--work", "x"),
                             ("--scatter-launches", "0"))],
     ("benchmarks.bench_tracing_device", ["--ranks", "0"], _world_size("0")),
     ("benchmarks.bench_tracing_device", ["--ranks", "65"], _world_size("65")),
@@ -160,7 +203,25 @@ CASES = [
     ("examples.trace_store_triton", ["--ranks", "-1"], _world_size("-1")),
     ("examples.trace_store_gluon", ["--ranks", "100000"], _world_size("100000")),
     ("examples.message_passing_gluon", ["--ranks", "two"], _world_size("two")),
-    ("examples.message_passing_triton", ["--out", "x.json"], "unrecognized arguments: --out x.json"),
+    # the merged trace's path, checked before any rank starts (was: a 51-line traceback after the kernels ran)
+    *[(f"examples.{name}", ["--out", value], f"--out '{value}': {why}; {TRACE_FILE}") for name in EXAMPLES
+      for value, why in (("locked", "is a folder"), ("afile/t.json", "cannot write trace to 'afile/t.json': 'afile' is "
+                                                                      "not a folder"))],
+    ("examples.trace_store_gluon", ["--out", ""], f"--out '': is empty; {TRACE_FILE}"),
+    ("examples.message_passing_triton", ["--out", "t.txt"],
+     "--out 't.txt': has no trace suffix (.json, .pftrace, .perfetto-trace: the suffix picks the format); "
+     f"{TRACE_FILE}"),
+    ("examples.all_gather_gluon", ["--out", "nosuch/t.json"], "--out 'nosuch/t.json': cannot write trace to "
+                                                              f"'nosuch/t.json': folder 'nosuch' does not exist; "
+                                                              f"{TRACE_FILE}"),
+    ("examples.fused_gather_compute_triton", ["--out", "/proc/t.json"], "--out '/proc/t.json': cannot write trace to "
+                                                                        "'/proc/t.json': folder '/proc' does not "
+                                                                        "accept new files (No such file or "
+                                                                        f"directory); {TRACE_FILE}"),
+    pytest.param("examples.trace_store_triton", ["--out", "locked/t.json"],
+                 f"--out 'locked/t.json': cannot write trace to 'locked/t.json': folder 'locked' is not writable; "
+                 f"{TRACE_FILE}", marks=pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only "
+                                                                                     "folder")),
     # traced throughout (trace_ops=True): no bracketed variant to choose
     *[(f"examples.{name}", ["--auto"], "unrecognized arguments: --auto") for name in EXAMPLES[4:]],
     ("examples.fused_gather_compute_gluon", ["--ranks", "65"], _world_size("65")),
@@ -238,6 +299,46 @@ def test_bad_input_is_one_line_and_exit_code_2(tmp_path, capsys, monkeypatch, mo
     _nothing_written(tmp_path)
 
 
+def _default_traces() -> list[tuple[str, list[str], str]]:
+    """Each example, and its --auto variant where it has one, with the name of the trace it writes by default."""
+    cases = []
+    for name in EXAMPLES:
+        example = importlib.import_module(f"examples.{name}")
+        cases.append((name, [], example.TRACE))
+        if hasattr(example, "AUTO_TRACE"):
+            cases.append((name, ["--auto"], example.AUTO_TRACE))
+    return cases
+
+
+@pytest.mark.parametrize(("name", "argv", "trace"), _default_traces())
+def test_an_example_whose_default_trace_cannot_be_written_is_refused_before_it_runs(tmp_path, capsys, monkeypatch,
+                                                                                      name, argv, trace):
+    """A folder named as the trace in the current folder: one line, exit 2, no rank started (was: a 51-line
+    traceback after the kernels ran)."""
+    _setup(tmp_path)
+    (tmp_path / trace).mkdir()
+    code, err = _refused(f"examples.{name}", argv, monkeypatch, tmp_path, capsys)
+    assert (code, err) == (2, f"python -m examples.{name}: the trace '{trace}' (the default: --out names another): is "
+                              f"a folder; {TRACE_FILE}\n")
+    assert sorted(os.listdir(tmp_path)) == sorted(["afile", "locked", trace]) and not os.listdir(tmp_path / trace)
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_an_example_run_from_a_read_only_folder_is_refused_before_it_runs(tmp_path, capsys, monkeypatch, name):
+    """The current folder takes no file: one line, exit 2, no rank started (root writes anywhere: there the folder
+    is made to look read-only to the permission check)."""
+    _setup(tmp_path)
+    if os.geteuid() == 0:
+        access = os.access
+        monkeypatch.setattr(os, "access", lambda path, mode, **kw: (mode != os.W_OK or os.path.abspath(path) !=
+                                                                    str(tmp_path / "locked")) and access(path, mode))
+    trace = importlib.import_module(f"examples.{name}").TRACE
+    code, err = _refused(f"examples.{name}", [], monkeypatch, tmp_path / "locked", capsys)
+    assert (code, err) == (2, f"python -m examples.{name}: the trace '{trace}' (the default: --out names another): "
+                              f"cannot write trace to '{trace}': folder '.' is not writable; {TRACE_FILE}\n")
+    _nothing_written(tmp_path)
+
+
 @pytest.mark.parametrize(("module", "argv", "expected"), WITHOUT_GPU)
 def test_a_gpu_asked_for_without_one_is_refused(tmp_path, capsys, monkeypatch, module, argv, expected):
     _setup(tmp_path)
@@ -282,6 +383,9 @@ USER = [
     ("benchmarks.bench_compare", ["--capacity", "0"], f"argument --capacity: --capacity '0': {CAPACITY}"),
     ("benchmarks.bench_conformance", ["--scenario", "nosuch"], "unknown scenario 'nosuch'; known scenarios: "),
     ("benchmarks.bench_conformance", ["--examples", "-1"], _at_least("--examples", "-1")),
+    ("benchmarks.bench_conformance", ["--scenario", "load", "--scenario", "store", "--scenario", "load"],
+     "argument --scenario: --scenario 'load': load given already by an earlier --scenario; expected each scenario "
+     "once"),
     ("benchmarks.bench_tracing_host", ["--out", "afile"], f"argument --out: --out 'afile': exists and is not a "
                                                           f"folder; {FOLDER}"),
     ("benchmarks.bench_tracing_host", ["--events", "3000000000"], f"argument --events: --events '3000000000': "
@@ -289,9 +393,28 @@ USER = [
     ("benchmarks.stress_traced_loops", ["--warps", "3"], "argument --warps: --warps '3': expected a comma list of "),
     ("benchmarks.bench_tracing_device", ["--chunk", "0"], "argument --chunk: --chunk '0': expected an integer from 1 "
                                                           "to 1048576"),
+    ("benchmarks.bench_tracing_device", ["--pairs", "1"], "argument --pairs: --pairs '1': expected an integer >= 4 "),
+    ("benchmarks.bench_tile_resources", ["--kernels", "all_scatter,all_scatter"],
+     "argument --kernels: --kernels 'all_scatter,all_scatter': all_scatter is repeated"),
+    ("benchmarks.bench_compare", ["--capacity", "100,100"], "argument --capacity: --capacity '100,100': capacity 100 "
+                                                            "is repeated"),
     ("examples.message_passing_triton", ["--ranks", "0"], _world_size("0")),
+    ("examples.all_gather_triton", ["--out", "afile/t.json"], "--out 'afile/t.json': cannot write trace to "
+                                                              "'afile/t.json': 'afile' is not a folder; "),
+    ("examples.trace_store_triton", ["--out", "afile"], "--out 'afile': has no trace suffix"),
     ("examples.timeline_png", ["nosuch.json"], f"argument TRACE: TRACE 'nosuch.json': no such file; {A_TRACE}"),
 ]
+
+
+def test_a_user_whose_folder_holds_a_folder_named_as_the_trace_sees_one_line(tmp_path):
+    """``python -m examples.trace_store_triton`` where ``triton_trace.json`` is a folder: refused before any rank
+    starts (was: the kernels ran, then a 51-line traceback)."""
+    (tmp_path / "triton_trace.json").mkdir()
+    done = _as_a_user(tmp_path, "examples.trace_store_triton", "--cpu")
+    assert (done.returncode, done.stdout) == (2, ""), (done.returncode, done.stdout, done.stderr)
+    assert done.stderr == ("python -m examples.trace_store_triton: the trace 'triton_trace.json' (the default: --out "
+                           f"names another): is a folder; {TRACE_FILE}\n"), done.stderr
+    assert os.listdir(tmp_path) == ["triton_trace.json"] and not os.listdir(tmp_path / "triton_trace.json")
 
 
 @pytest.mark.parametrize(("module", "argv", "expected"), USER)

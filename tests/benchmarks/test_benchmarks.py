@@ -174,8 +174,11 @@ def test_bench_tracing_device_prints_both_apis_on_the_cpu():
     heading, rows, auto_rows = out[at - 1], out[at + 1:auto_at], out[auto_at + 1:]
     assert [r.split()[0] for r in auto_rows] == ["triton", "gluon"], auto_rows
     spread = rf"per launch min/median/max: untraced {NUMBER}/{NUMBER}/{NUMBER} ms, traced {NUMBER}/{NUMBER}/{NUMBER} ms"
+    counts = device_bench.pair_counts(PAIRS)
+    points = ", ".join(f"{k}: {NUMBER}/{NUMBER}" for k in counts) + " ms untraced/traced"
     tiles = re.compile(rf"\(scatter_auto {spread}, registers traced/untraced -/-; tile_load {spread}, registers "
-                       r"traced/untraced -/-\)$")  # the interpreter compiles nothing
+                       rf"traced/untraced -/-; store line through {points}; load line through {points}\)$")
+    # the interpreter compiles nothing: no registers
     for row in auto_rows:
         figures, _, rest = row.partition("   (")
         store, store_r2, load, load_r2, busy, persistent, scatter, tile_load = (finite(x.strip("()"))
@@ -187,15 +190,18 @@ def test_bench_tracing_device_prints_both_apis_on_the_cpu():
         assert t[0] <= t[1] <= t[2] and t[3] <= t[4] <= t[5] and t[6] <= t[7] <= t[8] and t[9] <= t[10] <= t[11], row
         assert math.isclose(scatter, t[4] / t[1], rel_tol=1e-3) and math.isclose(tile_load, t[10] / t[7],
                                                                                  rel_tol=1e-3), row
-    counts = ", ".join(map(str, device_bench.pair_counts(PAIRS)))
+        _check_fitted(store, store_r2, t[12:18], counts, row)
+        _check_fitted(load, load_r2, t[18:24], counts, row)
     assert heading.startswith(f"cpu: 1 ranks, 1 SMs, chunk {CHUNK}, {8 * layout.RECORD_WORDS} bytes/record; one "
-                              f"program: {counts} pairs;"), heading
+                              f"program: {', '.join(map(str, counts))} pairs, claims from one launch of {PAIRS};"), \
+        heading
     assert [r.split()[0] for r in rows] == ["triton", "gluon"], rows
     claims = max(1, math.ceil(PAIRS / CHUNK)) / (2 * PAIRS)  # one claim per chunk of records, 2 events a pair
     untraced = re.compile(rf"loop {NUMBER} ms, short {NUMBER} ms, persistent {NUMBER} ms; all-scatter per launch "
                           rf"min/median/max: untraced {NUMBER}/{NUMBER}/{NUMBER} ms, traced {NUMBER}/{NUMBER}/{NUMBER} "
                           rf"ms, untraced without the hint {NUMBER} ms; registers per thread traced/untraced: "
-                          rf"persistent -/-, all-scatter -/-; scatter_span {spread}, registers traced/untraced -/-\)$")
+                          rf"persistent -/-, all-scatter -/-; scatter_span {spread}, registers traced/untraced -/-; "
+                          rf"one program line through {points}\)$")
     for row in rows:  # the interpreter compiles nothing: no registers
         figures, _, rest = row.partition("   (untraced: ")
         one, r2, claim, floor, busy, short, persistent, scatter, span = (finite(x.strip("()"))
@@ -204,8 +210,19 @@ def test_bench_tracing_device_prints_both_apis_on_the_cpu():
         assert persistent > 0 and scatter > 0, row
         times = untraced.search(rest)
         assert times and all(finite(t) > 0 for t in times.groups()), row
-        t = [float(x) for x in times.groups()[-6:]]  # the span all-scatter's spreads, untraced then traced
+        t = [float(x) for x in times.groups()[-12:-6]]  # the span all-scatter's spreads, untraced then traced
         assert t[0] <= t[1] <= t[2] and t[3] <= t[4] <= t[5] and math.isclose(span, t[4] / t[1], rel_tol=1e-3), row
+        _check_fitted(one, r2, [float(x) for x in times.groups()[-6:]], counts, row)
+
+
+def _check_fitted(ns_per_unit: float, r2: float, points: list[float], counts: list[int], row: str) -> None:
+    """The printed slope difference (ns) and R^2 are those of the lines through the printed points (untraced ms,
+    traced ms at each loop length; printed to 0.1 us, so the slopes agree to a few of those per unit)."""
+    untraced, traced = points[0::2], points[1::2]
+    assert all(u > 0 and t > 0 for u, t in zip(untraced, traced, strict=True)), row
+    slope = (device_bench.fit(counts, traced)[0] - device_bench.fit(counts, untraced)[0]) * 1e6
+    assert math.isclose(ns_per_unit, slope, abs_tol=200.0), (ns_per_unit, slope, row)
+    assert math.isclose(r2, device_bench.fit(counts, traced)[1], abs_tol=2e-3), (r2, row)
 
 
 def test_the_one_program_line_is_a_least_squares_fit():
@@ -214,6 +231,23 @@ def test_the_one_program_line_is_a_least_squares_fit():
     slope, r2 = device_bench.fit([1, 2, 3], [1.0, 3.0, 2.0])
     assert slope == pytest.approx(0.5) and r2 == pytest.approx(0.25)
     assert device_bench.pair_counts(1000) == [250, 500, 1000] and device_bench.pair_counts(2) == [1, 2]
+
+
+@pytest.mark.parametrize("xs", [[1], [1, 2], [1, 1, 2], [4, 4, 4, 4]])
+def test_a_line_through_fewer_than_three_distinct_points_is_refused(xs):
+    """Any line passes through one or two points: the R^2 of 1.0000 it would print says nothing (was: --pairs 1
+    printed R^2 1.0000 and a negative ns per pair)."""
+    with pytest.raises(ValueError) as refused:
+        device_bench.fit(xs, [float(x) for x in xs])
+    assert str(refused.value) == (f"a line through the points at x = {', '.join(map(str, xs))}: {len(set(xs))} "
+                                  "distinct x; expected at least 3")
+
+
+def test_every_allowed_pairs_gives_three_distinct_loop_lengths():
+    """--pairs is refused below MIN_PAIRS, and from there on the one-program line has FIT_POINTS distinct points."""
+    assert device_bench.MIN_PAIRS == 4 and device_bench.FIT_POINTS == 3
+    assert [len(device_bench.pair_counts(p)) for p in range(1, 4)] == [1, 2, 2]
+    assert all(len(device_bench.pair_counts(p)) == 3 for p in range(4, 2000))
 
 
 class _Launched(Exception):

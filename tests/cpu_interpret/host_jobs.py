@@ -33,6 +33,13 @@ HELPER_CASES = (
     ("arange", lambda s: s.arange(10), 256),
     ("arange_step", lambda s: s.arange(3, 20, 4, dtype=torch.int32, alignment=128), 128),
     ("zeros_like", lambda s: s.zeros_like(torch.ones(2, 5, dtype=torch.float16), alignment=2048), 2048),
+    # values the dtype holds exactly: inf in a float dtype, 1 as a bool, an end past uint8 with every value in it
+    ("full_inf", lambda s: s.full((2,), float("-inf"), dtype=torch.bfloat16), 256),
+    ("full_bool", lambda s: s.full(3, 1, dtype=torch.bool), 256),
+    ("full_tensor", lambda s: s.full((2,), torch.tensor(-3), dtype=torch.int8), 256),
+    ("arange_float", lambda s: s.arange(0.0, 1.0, 0.25, dtype=torch.float16), 256),
+    ("arange_uint8", lambda s: s.arange(256, dtype=torch.uint8), 256),
+    ("arange_down", lambda s: s.arange(10, 0, -3, dtype=torch.int8), 256),
 )
 
 
@@ -107,6 +114,29 @@ FAILING_CALLS = {
     "full nan as int32": lambda s: s.full((10,), float("nan"), dtype=torch.int32),
     "full 2**70 as int64": lambda s: s.full((10,), 2**70, dtype=torch.int64),
     "full a 1-d tensor": lambda s: s.full((10,), torch.ones(2)),
+    "full -1 as uint8": lambda s: s.full((4,), -1, dtype=torch.uint8),
+    "full 1.5 as int8": lambda s: s.full((4,), 1.5, dtype=torch.int8),
+    "full 1e6 as float16, 1 element": lambda s: s.full((1,), 1e6, dtype=torch.float16),
+    "full 1e6 as float16, 4 elements": lambda s: s.full((4,), 1e6, dtype=torch.float16),
+    "full 1e-50 as float32": lambda s: s.full((4,), 1e-50, dtype=torch.float32),
+    "full 16777217 as float32": lambda s: s.full((4,), 16777217, dtype=torch.float32),
+    "full 2 as bool": lambda s: s.full((4,), 2, dtype=torch.bool),
+    "full 0.5 as bool": lambda s: s.full((4,), 0.5, dtype=torch.bool),
+    "full inf as int64": lambda s: s.full((4,), float("inf"), dtype=torch.int64),
+    "full a 5000-digit integer": lambda s: s.full((4,), 10**4999, dtype=torch.int64),
+    "full a 0-d tensor of 1.5 as int32": lambda s: s.full((4,), torch.tensor(1.5), dtype=torch.int32),
+    "arange step 1.5 as int64": lambda s: s.arange(0, 5, 1.5),
+    "arange 250 to 260 as uint8": lambda s: s.arange(250, 260, dtype=torch.uint8),
+    "arange -3 to 0 as uint8": lambda s: s.arange(-3, 0, dtype=torch.uint8),
+    "arange to 70000 by 10000 as float16": lambda s: s.arange(0, 70000, 10000, dtype=torch.float16),
+    "arange to 1e6 by 1e5 as float16": lambda s: s.arange(0, 1e6, 1e5, dtype=torch.float16),
+    # the first and last values (1, 4096) are exact, 2053 is not: found while writing, the allocation given back
+    "arange 1 to 4098 by 3 as float16": lambda s: s.arange(1, 4098, 3, dtype=torch.float16),
+    "arange step 0": lambda s: s.arange(0, 5, 0),
+    "arange away from end": lambda s: s.arange(5, 0, 1),
+    "arange to inf": lambda s: s.arange(0, float("inf"), dtype=torch.float32),
+    "arange as bool": lambda s: s.arange(2, dtype=torch.bool),
+    "arange step '1'": lambda s: s.arange(0, 4, "1"),
     "zeros_like [1, 2]": lambda s: s.zeros_like([1, 2]),
     "zeros_like None": lambda s: s.zeros_like(None),
 }
