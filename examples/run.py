@@ -41,9 +41,10 @@ def run_example(main, argv: Sequence[str] | None = None) -> list:
     """Parse the command line (``argv``, default ``sys.argv[1:]``) of the example that defines ``main``, run ``main``
     on its ranks and print each rank's result; return the results in rank order, or exit 1 where a rank's result
     has a ``*_ok`` entry that is False."""
-    module = sys.modules[main.__module__]
-    name = module.__spec__.name if module.__spec__ else main.__module__  # under python -m, __module__ is __main__
-    parser = OneLineParser(prog=f"python -m {name}", description=module.__doc__,
+    module = main.__globals__  # the example's own namespace, however it was run (python -m, runpy)
+    spec = module.get("__spec__")
+    name = spec.name if spec else main.__module__  # under python -m, __module__ is __main__
+    parser = OneLineParser(prog=f"python -m {name}", description=module.get("__doc__"),
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ranks", type=world_size(), default=2,
                         help="local ranks (default 2); more ranks than GPUs share them")
@@ -52,11 +53,11 @@ def run_example(main, argv: Sequence[str] | None = None) -> list:
     if variants:
         parser.add_argument("--auto", action="store_true",
                             help="the auto-traced variant: every op records its own range")
-    defaults = module.TRACE + (f", {module.AUTO_TRACE} with --auto" if variants else "")
+    defaults = module["TRACE"] + (f", {module['AUTO_TRACE']} with --auto" if variants else "")
     parser.add_argument("--out", default=None, metavar="PATH",
                         help=f"the merged trace, .json or .pftrace (default {defaults}, in the current folder)")
     args = parser.parse_args(argv)
-    default = module.AUTO_TRACE if variants and args.auto else module.TRACE
+    default = module["AUTO_TRACE"] if variants and args.auto else module["TRACE"]
     out = default if args.out is None else args.out
     problem = trace_problem(out)
     if problem:
