@@ -110,7 +110,7 @@ def _refuse_repeats(option: str, text: str, items: list[str], what: str) -> None
     """ArgumentTypeError naming the items of ``items`` given more than once (``what`` they are)."""
     repeated = list(dict.fromkeys(i for i in items if items.count(i) > 1))
     if repeated:
-        raise argparse.ArgumentTypeError(f"{option} {text!r}: {what} {', '.join(repeated)} is repeated; expected "
+        raise argparse.ArgumentTypeError(f"{option} {text!r}: {what} {', '.join(repeated)} is given twice; expected "
                                          f"each {what} once")
 
 
