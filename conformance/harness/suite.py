@@ -64,10 +64,12 @@ def parse_params(text: str | None) -> dict | None:
         return None
     said = text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=_one_value_per_key)
     except json.JSONDecodeError as e:
         raise SelectionError(f"--params {said!r} is not valid JSON ({e.msg} at character {e.pos}); expected an "
                              "object such as '{\"n\":15,\"BLOCK\":32}'") from None
+    except _RepeatedKey as e:
+        raise SelectionError(f"--params {said!r} gives key {e} twice; expected each key once") from None
     except (ValueError, RecursionError) as e:  # an integer of thousands of digits; lists nested thousands deep
         raise SelectionError(f"--params {said!r} cannot be read ({_reason(e)}); expected an object of parameter "
                              "names to values such as '{\"n\":15,\"BLOCK\":32}'") from None
@@ -84,6 +86,18 @@ def parse_params(text: str | None) -> dict | None:
 
 
 MAX_PARAMS_DEPTH = 8  # an example's params nest lists in lists (a mask per rank) and pattern specs: 4 deep at most
+
+
+class _RepeatedKey(Exception):
+    """A JSON object naming one key twice (``json.loads`` would keep the last value silently)."""
+
+
+def _one_value_per_key(pairs: list[tuple[str, object]]) -> dict:
+    keys = [k for k, _ in pairs]
+    repeated = next((k for k in keys if keys.count(k) > 1), None)
+    if repeated is not None:
+        raise _RepeatedKey(repr(repeated))
+    return dict(pairs)
 
 
 def _reason(error: Exception) -> str:

@@ -214,6 +214,8 @@ RUN_ONLY = [
     (["--scenario", "store", "--ranks", "1", "--params", '{"n":' + "[" * 900 + "]" * 900 + "}"], {},
      "--params '{\"n\":" + "[" * 55 + "... (1806 characters)' nests lists or objects more than 8 deep; expected the "
      "params of an example, as a replay line writes them\n"),
+    (["--scenario", "store", "--ranks", "1", "--params", '{"n":5,"n":6}'], {},
+     "--params '{\"n\":5,\"n\":6}' gives key 'n' twice; expected each key once\n"),  # was: the last taken
     (["--chunk", "+3"], {}, "argument --chunk: --chunk '+3': expected one of 3, 1, 16, 64 (the trace chunks examples "
                             "draw)"),
     (["--chunk", "\uff13"], {}, "argument --chunk: --chunk '\uff13': expected one of 3, 1, 16, 64"),
@@ -571,3 +573,31 @@ def test_a_scenario_named_by_its_module_path_is_the_scenario_of_its_short_name(n
     cases, _ = plan(names, (1, 2))
     assert [(c.name, c.world_size, c.scenario.ref) for c in cases] == [("store", 1, "store"), ("store", 2, "store")]
     assert all_cases(names, (1, 2)) == [("store", 2), ("store", 1)]
+
+
+@pytest.mark.parametrize(("option", "text", "expected"), [
+    ("--baseline", "[" * 100_000 + "]" * 100_000, "--baseline {path}: not a conformance results.json (lists or "
+                                                  "objects nested too deep)"),
+    ("--baseline", '{"cases": "x"}', "--baseline {path}: not a conformance results.json (AttributeError: 'str' "
+                                     "object has no attribute 'get')"),
+    ("--baseline", '{"cases": [{"record_id": "cpu-store-1r", "verdict": 3}]}',
+     "--baseline {path}: not a conformance results.json (TypeError: case 'cpu-store-1r': expected a record id and a "
+     "verdict object)"),  # was: a traceback after the suite, comparing against it
+    ("--baseline", '{"cases": [], "n": ' + "1" * 5000 + "}", "--baseline {path}: not a conformance results.json "
+                                                            "(ValueError: Exceeds the limit (4300 digits)"),
+    ("--known", "a = " + "[" * 100_000 + "]" * 100_000, "--known {path}: cannot be read (arrays or tables nested too "
+                                                        "deep); expected the TOML file of known divergences (see "
+                                                        "README)"),
+    ("--known", "a = " + "1" * 5000, "--known {path}: cannot be read (Exceeds the limit (4300 digits) for integer "
+                                     "string conversion); expected the TOML file of known divergences"),
+])
+def test_a_baseline_or_known_file_python_cannot_parse_is_one_line(tmp_path, capsys, option, text, expected):
+    """Was: a RecursionError, ValueError or AttributeError traceback."""
+    path = tmp_path / "given"
+    path.write_text(text)
+    code, err = _main(capsys, ["gate", option, str(path), "--scenario", "store", "--ranks", "1", "--out",
+                               str(tmp_path / "out")])
+    assert code == 2, f"exit code={code}, but should be 2: {err}"
+    assert err.startswith("python -m conformance gate: " + expected.format(path=path)), err
+    assert err.count("\n") == 1, err
+    assert sorted(os.listdir(tmp_path)) == ["given"], "output was written before the input was refused"
