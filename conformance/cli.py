@@ -444,7 +444,7 @@ def _scale_said(args) -> str:
 
 def cmd_run(args) -> int:
     backend, profile_name, settings, params, cases, notes = _prepare(args, args.params)
-    _check_out(args.out, ["results.json", "traces"])
+    _check_out(args.out, ["results.json", "traces", *dict.fromkeys(f"traces/{c.name}.json" for c in cases)])
     title = (f"conformance: {len(cases)} cases, backend {backend}{_scale_said(args)}{_under(args)}, profile "
              f"{profile_name}, {_examples_said(args, settings)}, output {args.out}/")
     done, start = _execute(args, title, backend, settings, cases, notes, params)

@@ -479,8 +479,10 @@ def sanitizer_is_rocm() -> bool:
 
 @pytest.mark.parametrize(("command", "made", "expected"), [
     ("run", "results.json/", "{out}/results.json is a folder; expected a folder whose results can be written "
-                             "(results.json, traces)"),
+                             "(results.json, traces, traces/store.json)"),
     ("run", "traces", "{out}/traces exists and is not a folder; expected a folder whose results can be written"),
+    ("run", "traces/store.json/", "{out}/traces/store.json is a folder; expected a folder whose results can be "
+                                  "written (results.json, traces, traces/store.json)"),
     ("gate", "summary.md/", "{out}/summary.md is a folder; expected a folder whose results can be written "
                             "(results.json, junit.xml, summary.md, traces)"),
     ("gate", "junit.xml/", "{out}/junit.xml is a folder"),
@@ -493,16 +495,17 @@ def test_a_result_the_out_folder_cannot_take_is_refused_before_anything_runs(tmp
     out = tmp_path / "out"
     out.mkdir()
     if made.endswith("/"):
-        (out / made).mkdir()
+        (out / made).mkdir(parents=True)
     else:
         (out / made).write_text("x")
         (out / made).chmod(0o444)
-    before = sorted(p.name for p in out.iterdir())
+    before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
     code, err = _main(capsys, [command, "--scenario", "store", "--ranks", "1", "--out", str(out)])
     assert code == 2, f"exit code={code}, but should be 2: {err}"
     assert err.startswith(f"python -m conformance {command}: --out {str(out)!r}: {expected.format(out=out)}"), err
     assert err.count("\n") == 1, err
-    assert sorted(p.name for p in out.iterdir()) == before, "output was written before the input was refused"
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == before, "output was written before the " \
+                                                                                "input was refused"
 
 
 @pytest.mark.parametrize(("env", "expected"), [
