@@ -164,10 +164,14 @@ def _in_file(option: str):
     blank (the current folder); what it holds is checked before the suite runs."""
 
     def parse(text: str) -> Path:
+        path = Path(text)
         if not text.strip():
-            raise argparse.ArgumentTypeError(f"{option} {text!r}: {'empty' if not text else 'only blanks'}; expected "
-                                             "the path of a file")
-        return Path(text)
+            problem = "empty" if not text else "only blanks"
+        elif path.exists() and not path.is_file() and not path.is_dir():  # a device or a pipe: read, it may not end
+            problem = "not a regular file"
+        else:
+            return path
+        raise argparse.ArgumentTypeError(f"{option} {text!r}: {problem}; expected the path of a file")
 
     return parse
 

@@ -234,6 +234,10 @@ GATE_ONLY = [
                                             "gate or run)"),
     (["--baseline", ""], {}, "argument --baseline: --baseline '': empty; expected the path of a file\n"),
     (["--known", " "], {}, "argument --known: --known ' ': only blanks; expected the path of a file\n"),
+    (["--known", "/dev/zero"], {}, "argument --known: --known '/dev/zero': not a regular file; expected the path of a "
+                                   "file\n"),  # was: read until memory ran out
+    (["--baseline", "/dev/zero"], {}, "argument --baseline: --baseline '/dev/zero': not a regular file; expected the "
+                                      "path of a file\n"),
     (["--mutants", "triton-trace-event_id,,gluon-trace-event_id"], {},
      "argument --mutants: --mutants 'triton-trace-event_id,,gluon-trace-event_id': an empty item; expected a comma "
      "list of mutant names, each once, such as triton-trace-event_id,gluon-trace-event_id\n"),
