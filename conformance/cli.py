@@ -189,8 +189,8 @@ def _check_out(out: Path, files: list[str]) -> None:
             wrong = path.is_dir() or (os.path.lexists(path) and not os.access(path, os.W_OK))
             problem = "is a folder" if path.is_dir() else "exists and cannot be written"
         if wrong:
-            raise SelectionError(f"--out {str(out)!r}: {path} {problem}; expected a folder whose results can be "
-                                 f"written ({', '.join(files)})")
+            raise SelectionError(f"--out {str(out)!r}: {path} {problem}; expected a folder where the results "
+                                 f"({path.name} among them) can be written")
 
 
 _out_folder = folder("--out")
