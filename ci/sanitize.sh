@@ -6,7 +6,8 @@
 # Exit 0 only when every tool's gate passes; 2 when the arguments are refused.
 # Extra arguments go to every gate, after the defaults (e.g. --examples 2, --scenario store, --seed 7).
 #
-# IRIS_SANITIZE_OUT: the output folder (default conformance-sanitize/): <tool>/ holds a gate's results.json,
+# IRIS_SANITIZE_OUT: the output folder (default conformance-sanitize/; set but empty, or not a folder that can be
+#   made and written, it is refused, exit 2): <tool>/ holds a gate's results.json,
 #   junit.xml and summary.md, <tool>.log its console output as it runs.
 # IRIS_SANITIZE_PARALLEL: how many gates run at once (default 4, all of them; fewer run in waves, in the order
 #   memcheck, racecheck, synccheck, initcheck; 1 runs them one after another).
@@ -15,7 +16,15 @@
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PYTHON="${PYTHON:-python3}"
-OUT="${IRIS_SANITIZE_OUT:-conformance-sanitize}"
+if [[ -v IRIS_SANITIZE_OUT && -z "$IRIS_SANITIZE_OUT" ]]; then
+  echo "IRIS_SANITIZE_OUT=''; expected the output folder, or the variable unset for conformance-sanitize" >&2
+  exit 2
+fi
+OUT="${IRIS_SANITIZE_OUT-conformance-sanitize}"
+if [[ -e "$OUT" && ! -d "$OUT" ]]; then
+  echo "IRIS_SANITIZE_OUT=$OUT: exists and is not a folder; expected the output folder (new or existing)" >&2
+  exit 2
+fi
 TOOLS=(memcheck racecheck synccheck initcheck)
 PARALLEL="${IRIS_SANITIZE_PARALLEL:-${#TOOLS[@]}}"
 if ! [[ "$PARALLEL" =~ ^[1-9][0-9]*$ ]] || (( PARALLEL > ${#TOOLS[@]} )); then
@@ -26,7 +35,11 @@ CPUS="$(nproc)"
 export IRIS_COMPILE_WORKERS="${IRIS_COMPILE_WORKERS:-$(( CPUS > PARALLEL ? CPUS / PARALLEL : 1 ))}"
 made=""
 [[ -d "$OUT" ]] || made=1
-mkdir -p "$OUT" || exit 2
+if ! mkdir -p "$OUT" 2>/dev/null || [[ ! -w "$OUT" ]]; then
+  echo "IRIS_SANITIZE_OUT=$OUT: cannot be made or written; expected an output folder that can be written" >&2
+  [[ -z "$made" ]] || rmdir "$OUT" 2>/dev/null
+  exit 2
+fi
 
 section() {  # the lines of section "## $2" of the Markdown file $1, up to the next section
   awk -v heading="## $2" '$0 == heading { on = 1; next } /^## / { on = 0 } on && NF' "$1"

@@ -28,7 +28,15 @@ from conformance.harness.host_side import (
 from conformance.harness.suite import SelectionError, parse_params, plan, refuse_unknown, run_cases
 from conformance.kit.scaffold import TEMPLATES, scaffold
 from conformance.kit.scale import GPU, SCALES, SMALL, scale_named
-from conformance.kit.scenario import all_scenarios, default_world_sizes
+from conformance.kit.scenario import (
+    ScenarioError,
+    canonical,
+    default_world_sizes,
+    load,
+    names,
+    package_scenarios,
+    scenario_packages,
+)
 from conformance.mutation.runner import MUTANT_TIMEOUT_S
 from conformance.report.output import summary_table, write_example_trace, write_results
 from iris.cli_args import (
@@ -42,6 +50,7 @@ from iris.cli_args import (
     out_file,
     positive_number,
 )
+from iris.env_vars import EnvVarError
 from iris.ranks.pool import MAX_TIMEOUT_S, MAX_WORLD_SIZE
 from iris.ranks.sanitizer import DEFAULT_TOOL
 from iris.ranks.sanitizer import TOOLS as SANITIZERS
@@ -80,15 +89,52 @@ def _sanitizers(text: str) -> tuple[str, ...]:
 
 
 def _mutant_names(option: str, all_of_them: str):
-    """An argparse type: a comma list naming at least one mutant (``all_of_them``: how to ask for every mutant)."""
+    """An argparse type: a comma list naming at least one mutant, each once and no item empty (``all_of_them``: how
+    to ask for every mutant)."""
 
     def parse(text: str) -> str:
-        if not any(name.strip() for name in text.split(",")):
+        names = [name.strip() for name in text.split(",")]
+        if not any(names):
             raise argparse.ArgumentTypeError(f"{option} {text!r}: no mutant named; expected a comma list of mutant "
                                              f"names, or {all_of_them}")
+        if not all(names):
+            raise argparse.ArgumentTypeError(f"{option} {text!r}: an empty item; expected a comma list of mutant "
+                                             "names, each once, such as triton-trace-event_id,gluon-trace-event_id")
+        _refuse_repeats(option, text, names, "mutant")
         return text
 
     return parse
+
+
+def _refuse_repeats(option: str, text: str, items: list[str], what: str) -> None:
+    """ArgumentTypeError naming the items of ``items`` given more than once (``what`` they are)."""
+    repeated = list(dict.fromkeys(i for i in items if items.count(i) > 1))
+    if repeated:
+        raise argparse.ArgumentTypeError(f"{option} {text!r}: {what} {', '.join(repeated)} is given twice; expected "
+                                         f"each {what} once")
+
+
+class _EachOnce(argparse.Action):
+    """``append`` for a repeatable option, refusing a name an earlier use of it gave already: ``names`` are the
+    names a value gives, each in its one spelling (a scenario may be written two ways), ``what`` they name."""
+
+    def __init__(self, *args, names=lambda text: [text], what: str = "name", **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.names, self.what = names, what
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        given = list(getattr(namespace, self.dest) or [])
+        before = {name: value for value in given for name in self.names(value)}
+        for name in self.names(values):
+            if name in before:
+                said = "" if before[name] == values else f" (as {before[name]!r} before)"
+                raise argparse.ArgumentError(self, f"{option_string} {values!r}: {self.what} {name} is given "
+                                                   f"twice{said}; expected each {self.what} once")
+        setattr(namespace, self.dest, [*given, values])
+
+
+def _mutants_of(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",")]
 
 
 _seed = int_at_least("--seed", 0)
@@ -100,10 +146,7 @@ def _one_of(option: str, values: tuple[int, ...], what: str):
     """An argparse type: an integer out of ``values`` (``what`` they are), refused in one line naming ``option``."""
 
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
+        value = int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else None
         if value not in values:
             raise argparse.ArgumentTypeError(f"{option} {text!r}: expected one of {', '.join(map(str, values))} "
                                              f"({what})")
@@ -116,14 +159,48 @@ _chunk = _one_of("--chunk", CHUNK_SIZES, "the trace chunks examples draw")
 _num_warps = _one_of("--num-warps", tuple(sorted(GPU.num_warps)), "the num_warps examples draw at scale gpu")
 
 
+def _in_file(option: str):
+    """An argparse type: a file to read (``--known``, ``--baseline``), refused at once when the text is empty or
+    blank (the current folder); what it holds is checked before the suite runs."""
+
+    def parse(text: str) -> Path:
+        path = Path(text)
+        if not text.strip():
+            problem = "empty" if not text else "only blanks"
+        elif path.exists() and not path.is_file() and not path.is_dir():  # a device or a pipe: read, it may not end
+            problem = "not a regular file"
+        else:
+            return path
+        raise argparse.ArgumentTypeError(f"{option} {text!r}: {problem}; expected the path of a file")
+
+    return parse
+
+
+def _check_out(out: Path, files: list[str]) -> None:
+    """SelectionError naming a file of ``files`` under ``out`` (``traces`` and ``traces/...``: under its traces
+    folder) that exists and cannot be written, or a folder where a file goes (or a file where ``traces/`` goes):
+    found before anything runs, not at the first write after the suite."""
+    for name in files:
+        path = out / name
+        if name == "traces":
+            wrong = os.path.lexists(path) and not path.is_dir()
+            problem = "exists and is not a folder"
+        else:
+            wrong = path.is_dir() or (os.path.lexists(path) and not os.access(path, os.W_OK))
+            problem = "is a folder" if path.is_dir() else "exists and cannot be written"
+        if wrong:
+            raise SelectionError(f"--out {str(out)!r}: {path} {problem}; expected a folder where the results "
+                                 f"({path.name} among them) can be written")
+
+
 _out_folder = folder("--out")
 _out_file = out_file("--out")
 
 
 def _selection_options(p: argparse.ArgumentParser, out: str) -> None:
     """The options ``run`` and ``gate`` share."""
-    p.add_argument("--scenario", action="append", help="scenario name or dotted module path (repeatable; default: "
-                   "all)")
+    p.add_argument("--scenario", action=_EachOnce, names=lambda ref: [canonical(ref)], what="scenario",
+                   help="scenario name or dotted module path (repeatable, each scenario once; default: all)")
     p.add_argument("--ranks", type=_ranks, default=None, help="world sizes, each once, any R from 1 to "
                    f"{MAX_WORLD_SIZE} (the rank processes one host runs), e.g. 1,2,4,8 (default: "
                    f"{','.join(map(str, default_world_sizes()))}: 1,2,4 plus the GPU count when it is 8 or more)")
@@ -167,10 +244,10 @@ def _parser() -> argparse.ArgumentParser:
                           "exit 0 only when every failure is a known divergence")
     _selection_options(gate, "conformance-gate")
     gate.set_defaults(chunk=None, num_warps=None)  # every example draws its trace chunk (and num_warps at scale gpu)
-    gate.add_argument("--known", type=Path, default=None, help="known divergences (TOML; default "
+    gate.add_argument("--known", type=_in_file("--known"), default=None, help="known divergences (TOML; default "
                       "ci/known_divergences.toml)")
-    gate.add_argument("--baseline", type=Path, default=None, help="an earlier results.json: report newly failing "
-                      "and fixed checks")
+    gate.add_argument("--baseline", type=_in_file("--baseline"), default=None, help="an earlier results.json: "
+                      "report newly failing and fixed checks")
     gate.add_argument("--mutants", nargs="?", const="all", default=None, metavar="NAMES",
                       type=_mutant_names("--mutants", "--mutants alone for all of them"),
                       help="also run the mutation self-test (all mutants, or a comma list); a mutant that is not "
@@ -183,11 +260,13 @@ def _parser() -> argparse.ArgumentParser:
                      "scenarios/fused_gather_compute.py)")
     mut = sub.add_parser("mutate", help="mutation self-test: every mutant of conformance/mutation/catalogue.py must be "
                          "killed")
-    mut.add_argument("--only", action="append", metavar="NAME", type=_mutant_names("--only", "no --only for all of "
-                     "them"), help="mutant name or comma list (repeatable; default: every mutant)")
+    mut.add_argument("--only", action=_EachOnce, names=_mutants_of, what="mutant", metavar="NAME",
+                     type=_mutant_names("--only", "no --only for all of them"),
+                     help="mutant name or comma list (repeatable, each mutant once; default: every mutant)")
     mut.add_argument("--list", action="store_true", help="list the mutants: name, file, what each breaks")
-    mut.add_argument("--scenario", action="append", help="run only this scenario (repeatable): which mutants it "
-                     "kills alone; survivors then do not fail the run")
+    mut.add_argument("--scenario", action=_EachOnce, names=lambda ref: [canonical(ref)], what="scenario",
+                     help="run only this scenario (repeatable, each scenario once): which mutants it kills alone; "
+                     "survivors then do not fail the run")
     mut.add_argument("--ranks", type=_ranks, default=None, help=f"world sizes to run, each once, 1 to "
                      f"{MAX_WORLD_SIZE}, e.g. 1,2 (default: all)")
     mut.add_argument("--matrix", action="store_true", help="run every case for every mutant (kill matrix)")
@@ -207,14 +286,31 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def cmd_list() -> int:
-    for s in all_scenarios():
+    """Every scenario ``--scenario`` accepts, by the name it takes there: those of ``conformance.scenarios``, then
+    those of the packages ``IRIS_SCENARIO_PACKAGES`` lists, by dotted path; exit 1 when a module cannot be loaded
+    (its line says why), 2 when the variable names no package."""
+    try:
+        refs = names() + [f"{package}.{name}" for package in scenario_packages()[1:]
+                          for name in package_scenarios(package)]
+    except ScenarioError as e:
+        print(f"python -m conformance list: {e}", file=sys.stderr)
+        return 2
+    broken, width = 0, max(28, *map(len, refs))
+    for ref in refs:
+        try:
+            s = load(ref)
+        except ScenarioError as e:
+            broken += 1
+            print(f"{ref:{width}s} cannot be loaded: {e}")
+            continue
         constraint = f" (only where {s.world_constraint.reason})" if s.world_constraint else ""
-        print(f"{s.name:28s} ranks {','.join(map(str, s.world_sizes)):8s} {s.description}{constraint}")
-    return 0
+        print(f"{ref:{width}s} ranks {','.join(map(str, s.world_sizes)):8s} {s.description}{constraint}")
+    return 1 if broken else 0
 
 
 def _prepare(args, params_text: str | None = None):
     """Backend, profile, settings, params and cases of a ``run`` or ``gate``; SelectionError on bad input."""
+    _check_environment()
     backend = args.backend or detect_backend()
     try:
         profile_name = chosen_profile(args.profile)
@@ -236,6 +332,19 @@ def _prepare(args, params_text: str | None = None):
     if args.examples is not None:
         chosen = hypothesis_settings(chosen, max_examples=args.examples)
     return backend, profile_name, chosen, params, cases, notes
+
+
+def _check_environment() -> None:
+    """The documented variables a run reads (``IRIS_HYPOTHESIS_DB``, ``IRIS_COMPILE_WORKERS``), checked before
+    anything runs: SelectionError naming the variable, its value and what was expected."""
+    from conformance.harness.compile_ahead import default_workers
+    from conformance.harness.host_side import example_database
+
+    try:
+        example_database()
+        default_workers()
+    except EnvVarError as e:
+        raise SelectionError(str(e)) from None
 
 
 def _check_gpu(backend: str) -> None:
@@ -342,6 +451,7 @@ def _scale_said(args) -> str:
 
 def cmd_run(args) -> int:
     backend, profile_name, settings, params, cases, notes = _prepare(args, args.params)
+    _check_out(args.out, ["results.json", "traces", *dict.fromkeys(f"traces/{c.name}.json" for c in cases)])
     title = (f"conformance: {len(cases)} cases, backend {backend}{_scale_said(args)}{_under(args)}, profile "
              f"{profile_name}, {_examples_said(args, settings)}, output {args.out}/")
     done, start = _execute(args, title, backend, settings, cases, notes, params)
@@ -367,6 +477,7 @@ def cmd_gate(args) -> int:
     if args.mutants is not None:
         _check_mutants(args.mutants)
     backend, profile_name, settings, params, cases, notes = _prepare(args)
+    _check_out(args.out, ["results.json", "junit.xml", "summary.md", "traces", *(["mutate.json"] * bool(args.mutants))])
     known_path = args.known or KNOWN_DIVERGENCES
     try:
         known = load_known(known_path) if args.known or KNOWN_DIVERGENCES.exists() else {}
@@ -461,6 +572,7 @@ def _mutate(args) -> int:
 
     try:
         refuse_unknown(args.scenario or [])
+        _check_environment()
         _check_scale(scale_named(args.scale), args.backend, None)
         mutants = mutation.select(args.only)
         if args.list:

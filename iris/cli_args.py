@@ -38,8 +38,8 @@ def int_in(option: str, minimum: int, maximum: int | None = None, why: str = "")
     def parse(text: str) -> int:
         value = _int_or_none(text)
         if value is None or not _within(value, minimum, maximum):
-            raise argparse.ArgumentTypeError(f"{option} {text!r}: expected an integer {_range(minimum, maximum)}"
-                                             + (f" ({why})" if why else ""))
+            raise argparse.ArgumentTypeError(f"{option} {_said(text)}: expected an integer {_range(minimum, maximum)}"
+                                             + (f" ({why})" if why else "") + _plain(text))
         return value
 
     return parse
@@ -69,8 +69,9 @@ def int_list(option: str, minimum: int = 1, maximum: int | None = None, *, allow
         values = tuple(_int_or_none(piece) for piece in text.split(","))
         valid = (lambda v: v in allowed) if allowed is not None else (lambda v: _within(v, minimum, maximum))
         if not all(v is not None and valid(v) for v in values):
-            raise argparse.ArgumentTypeError(f"{option} {text!r}: expected a comma list {what}"
-                                             + (f" ({why})" if why else "") + f", such as {example}")
+            raise argparse.ArgumentTypeError(f"{option} {_said(text)}: expected a comma list {what}"
+                                             + (f" ({why})" if why else "") + f", such as {example}"
+                                             + _plain(*text.split(",")))
         _refuse_repeats(option, text, values, item, example, prefix=f"{item} ")
         return values
 
@@ -118,32 +119,45 @@ class ExtendOnce(argparse.Action):
 
 def positive_number(option: str, unit: str = "seconds", maximum: float = math.inf) -> Callable[[str], float]:
     """An argparse type: a finite number > 0 (of ``unit``) and at most ``maximum``, written in plain decimal digits
-    (``2``, ``0.5``, ``1e3``), refused in one line naming ``option``, the value and the bounds."""
+    (``2``, ``0.5``), refused in one line naming ``option``, the value and the bounds."""
 
     def parse(text: str) -> float:
-        value = float(text) if _DECIMAL.fullmatch(text) else math.nan
+        value = float(text) if _DECIMAL.fullmatch(text) and len(text) <= 32 else math.nan
         if not (math.isfinite(value) and 0 < value <= maximum):  # nan fails every comparison
             bound = f", at most {maximum:g}" if math.isfinite(maximum) else ""
-            raise argparse.ArgumentTypeError(f"{option} {text!r}: expected a finite number of {unit} > 0{bound}")
+            raise argparse.ArgumentTypeError(f"{option} {_said(text)}: expected a finite number of {unit} > 0{bound}"
+                                             + _plain(text, decimal=True))
         return value
 
     return parse
 
 
-# What a number on a command line may be: ASCII digits, a leading minus, and for a decimal a point and an exponent.
-# Python's int() and float() take more (" 5", "+5", "1_000", "٥", "inf", "nan"), which nobody means to type.
-_INTEGER = re.compile(r"-?[0-9]+", re.ASCII)
-_DECIMAL = re.compile(r"-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?", re.ASCII)
+_DIGITS = re.compile(r"[0-9]+")  # a number on the command line: plain digits, no sign, exponent, "_" or other digits
+_DECIMAL = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
 
 
 def _int_or_none(text: str) -> int | None:
-    """``text`` as an int if it is plain digits (a leading minus allowed) of at most 4300 of them, else None."""
-    if not _INTEGER.fullmatch(text):
-        return None
-    try:
-        return int(text)
-    except ValueError:  # more digits than Python converts
-        return None
+    """``text`` as an integer where it is plain digits (at most 18 of them), else None."""
+    return int(text) if _DIGITS.fullmatch(text) and len(text) <= 18 else None
+
+
+def _said(text: str) -> str:
+    """``text`` quoted for a refusal, its middle left out past 60 characters."""
+    return repr(text) if len(text) <= 60 else f"{text[:40]!r}...({len(text)} characters)"
+
+
+def _plain(*texts: str, decimal: bool = False) -> str:
+    """A note for a refusal where a text Python would read as a number is not written in plain digits
+    (``+5``, ``1e3``, ``0x10``, ``1_000``, `` 5``, other scripts' digits), else ""."""
+    pattern = _DECIMAL if decimal else _DIGITS
+    for text in texts:
+        try:
+            value = (float if decimal else int)(text)
+        except ValueError:
+            continue
+        if math.isfinite(value) and not pattern.fullmatch(text.removeprefix("-")):  # a negative: the range says
+            return f"; {text!r} is not written in plain digits 0-9" + (" with an optional ." if decimal else "")
+    return ""
 
 
 def _within(value: int, minimum: int, maximum: int | None) -> bool:
@@ -175,11 +189,16 @@ def folder_problem(path: Path) -> str | None:
     return None
 
 
+def _blank(text: str) -> str:
+    """Why ``text`` names no path ("" when it names one): empty (Python would read the current folder) or blank."""
+    return "empty" if not text else "only blanks" if not text.strip() else ""
+
+
 def folder(option: str):
     """An argparse type: a folder (``--out``, ``--keep``) that can be made and written, checked at once."""
 
     def parse(text: str) -> Path:
-        problem = folder_problem(Path(text))
+        problem = _blank(text) or folder_problem(Path(text))
         if problem:
             raise argparse.ArgumentTypeError(f"{option} {text!r}: {problem}; expected a folder (new or existing) "
                                              "that can be written")
@@ -193,8 +212,12 @@ def out_file(option: str, what: str = "a file"):
 
     def parse(text: str) -> Path:
         path = Path(text)
-        if path.is_dir():
+        if _blank(text):
+            problem = _blank(text)
+        elif path.is_dir():
             problem = "is a folder"
+        elif os.path.lexists(path) and not os.access(path, os.W_OK):
+            problem = "exists and cannot be written"
         elif os.path.lexists(path.parent) and not path.parent.is_dir():
             problem = f"{path.parent} is not a folder"
         else:

@@ -14,6 +14,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from iris.env_vars import env_flag, env_int
+
 __all__ = ["World", "current_world", "device_index", "device_offset", "gather_or_raise", "install_interpreter",
            "is_interpreter"]
 
@@ -85,7 +87,8 @@ def synchronize(device: torch.device) -> None:
 
 
 def _force_cpu() -> bool:
-    return os.environ.get("IRIS_FORCE_CPU", "0") == "1"
+    """``IRIS_FORCE_CPU``: 1 puts the world on the CPU even where a GPU is visible; 0 or unset does not."""
+    return env_flag("IRIS_FORCE_CPU", "put the ranks on the CPU")
 
 
 def _device_type() -> str:
@@ -99,16 +102,7 @@ def device_offset() -> int:
 
     Lets several worlds on one host (e.g. pytest-xdist workers) start on different GPUs.
     """
-    raw = os.environ.get("IRIS_DEVICE_OFFSET", "").strip()
-    if not raw:
-        return 0
-    try:
-        offset = int(raw)
-    except ValueError:
-        offset = -1
-    if offset < 0:
-        raise ValueError(f"iris: IRIS_DEVICE_OFFSET must be an integer >= 0, got {raw!r}")
-    return offset
+    return env_int("IRIS_DEVICE_OFFSET", 0, "an integer >= 0: rank r uses GPU (offset + r) % device_count")
 
 
 def device_index(rank: int, device_count: int) -> int:

@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from conformance.harness.stand_in import Launch, captured_launches
+from iris.env_vars import env_int
 
 WORKERS_ENV = "IRIS_COMPILE_WORKERS"  # processes of the pool; 0 turns compiling ahead off
 TIMEOUT_S = 900.0  # one case's compiling ahead; past it the pool is stopped for the run and the ranks compile
@@ -43,14 +44,10 @@ TIMEOUT_S = 900.0  # one case's compiling ahead; past it the pool is stopped for
 
 def default_workers() -> int:
     """``IRIS_COMPILE_WORKERS``, else the CPUs this process may use, shared among pytest-xdist workers."""
-    if os.environ.get(WORKERS_ENV):
-        value = os.environ[WORKERS_ENV]
-        if not value.isdigit():
-            raise ValueError(f"{WORKERS_ENV}={value!r}; expected a number of processes (0 turns it off)")
-        return int(value)
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     sharing = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
-    return max(1, cpus // max(1, sharing))
+    return env_int(WORKERS_ENV, max(1, cpus // max(1, sharing)), "a number of compile processes (0 turns "
+                   "compiling ahead off)")
 
 
 def variant_key(kernel, launch: Launch, target) -> str:

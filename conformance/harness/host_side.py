@@ -37,6 +37,7 @@ from conformance.kit.example_settings import ExampleSettings
 from conformance.kit.scale import SMALL, Scale, drawing_at
 from conformance.kit.scenario import APIS, Scenario, ScenarioError
 from conformance.results import CaseResult, ExampleResult, Hang, replay_command
+from iris.env_vars import env_folder
 from iris.ranks import Pools, RankDied, RankError, RankTimeout
 from iris.ranks.pool import START_JOB
 
@@ -57,11 +58,14 @@ PROFILES = {"dev": 6, "ci": 10, "nightly": 60}
 DEFAULT_PROFILE = "dev"
 
 
-def _database():
-    path = os.environ.get("IRIS_HYPOTHESIS_DB")
-    if path is None:
+def example_database():
+    """The Hypothesis example database ``IRIS_HYPOTHESIS_DB`` names: a folder (``none``: no database; unset:
+    Hypothesis's default); ``iris.env_vars.EnvVarError`` for a value that names no folder that can be written."""
+    if os.environ.get("IRIS_HYPOTHESIS_DB") is None:
         return settings.default.database
-    return None if path.lower() == "none" else DirectoryBasedExampleDatabase(path)
+    path = env_folder("IRIS_HYPOTHESIS_DB", "the folder of Hypothesis's example database (made if missing), or "
+                      "none to keep no database", off="none")
+    return None if path is None else DirectoryBasedExampleDatabase(str(path))
 
 
 def database_key(ref: str, world_size: int, backend: str, scale: Scale, chunk: int | None,
@@ -77,7 +81,7 @@ def register_profiles() -> None:
             f"conformance-{name}",
             max_examples=examples,
             deadline=None,
-            database=_database(),
+            database=example_database(),
             print_blob=True,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
         )

@@ -28,6 +28,7 @@ from conformance.kit.scale import SMALL, Scale
 from conformance.kit.scenario import (
     Scenario,
     ScenarioError,
+    canonical,
     default_world_sizes,
     is_scenario,
     known_scenarios,
@@ -61,18 +62,60 @@ def parse_params(text: str | None) -> dict | None:
     (``conformance.kit.patterns.expand``); SelectionError naming what is wrong with a spec that makes none."""
     if text is None:
         return None
+    said = text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=_one_value_per_key)
     except json.JSONDecodeError as e:
-        raise SelectionError(f"--params {text!r} is not valid JSON ({e.msg} at character {e.pos}); expected an "
+        raise SelectionError(f"--params {said!r} is not valid JSON ({e.msg} at character {e.pos}); expected an "
                              "object such as '{\"n\":15,\"BLOCK\":32}'") from None
+    except _RepeatedKey as e:
+        raise SelectionError(f"--params {said!r} gives key {e} twice; expected each key once") from None
+    except (ValueError, RecursionError) as e:  # an integer of thousands of digits; lists nested thousands deep
+        raise SelectionError(f"--params {said!r} cannot be read ({_reason(e)}); expected an object of parameter "
+                             "names to values such as '{\"n\":15,\"BLOCK\":32}'") from None
     if not isinstance(value, dict):
-        raise SelectionError(f"--params {text!r} is a JSON {type(value).__name__}; expected an object of "
+        raise SelectionError(f"--params {said!r} is a JSON {type(value).__name__}; expected an object of "
                              "parameter names to values such as '{\"n\":15,\"BLOCK\":32}'")
+    if _depth(value) > MAX_PARAMS_DEPTH:
+        raise SelectionError(f"--params {said!r} nests lists or objects more than {MAX_PARAMS_DEPTH} deep; "
+                             "expected the params of an example, as a replay line writes them")
     try:
         return expand(value)
     except PatternError as e:
         raise SelectionError(f"--params: {e}") from None
+
+
+MAX_PARAMS_DEPTH = 8  # an example's params nest lists in lists (a mask per rank) and pattern specs: 4 deep at most
+
+
+class _RepeatedKey(Exception):
+    """A JSON object naming one key twice (``json.loads`` would keep the last value silently)."""
+
+
+def _one_value_per_key(pairs: list[tuple[str, object]]) -> dict:
+    keys = [k for k, _ in pairs]
+    repeated = next((k for k in keys if keys.count(k) > 1), None)
+    if repeated is not None:
+        raise _RepeatedKey(repr(repeated))
+    return dict(pairs)
+
+
+def _reason(error: Exception) -> str:
+    """``error`` for a refusal: an integer too long, or nesting too deep, in a few words."""
+    if isinstance(error, RecursionError):
+        return "lists or objects nested too deep"
+    return str(error).split(":")[0]
+
+
+def _depth(value) -> int:
+    """How deep ``value`` (parsed JSON) nests lists and objects (0 for a number or a string), without recursion."""
+    deepest, todo = 0, [(value, 0)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth + 1)
+            todo += [(v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)]
+    return deepest
 
 
 def refuse_unknown(scenarios: list[str]) -> None:
@@ -102,6 +145,7 @@ def plan(scenarios: list[str] | None, ranks: tuple[int, ...] | None) -> tuple[li
     explicit = bool(scenarios)
     chosen = list(dict.fromkeys(scenarios or names()))
     refuse_unknown(chosen)
+    chosen = list(dict.fromkeys(map(canonical, chosen)))  # one scenario named two ways is one scenario
     cases, notes = [], []
     for name in chosen:
         scenario, error = _load(name)

@@ -205,6 +205,13 @@ def is_scenario(ref: str) -> bool:
     return package in scenario_packages() and short in package_scenarios(package)
 
 
+def canonical(ref: str) -> str:
+    """The one spelling of scenario ``ref``: a module of ``conformance.scenarios`` by its short name (``store`` for
+    ``conformance.scenarios.store``), any other ref as given. Imports nothing."""
+    package, _, short = ref.rpartition(".")
+    return short if package == PACKAGE and short else ref
+
+
 def known_scenarios() -> str:
     """What a scenario ref may be, for a refusal: every scenario name, and the modules of the other packages."""
     said = f"known scenarios: {', '.join(names())}"

@@ -108,9 +108,9 @@ def all_cases(scenarios: Iterable[str] | None = None, ranks: Iterable[int] | Non
     Without ``ranks``: each scenario's default world sizes; with ``ranks``: those of them the scenario accepts
     (any R >= 1 unless it declares a constraint).
     """
-    from conformance.kit.scenario import load, names
+    from conformance.kit.scenario import canonical, load, names
 
-    chosen = sorted(set(scenarios)) if scenarios else names()
+    chosen = sorted(set(map(canonical, scenarios))) if scenarios else names()
     loaded = {name: load(name) for name in chosen}
     if ranks is None:
         sizes = {name: set(s.world_sizes) for name, s in loaded.items()}
@@ -199,13 +199,15 @@ def run_probe(tree: Path, cases: list[Case], *, stop_at_first: bool, profile: st
 class Baseline:
     """The unmutated copy and the cases verified on it (a case that fails there is an error, never a kill)."""
 
-    def __init__(self, tree: Path, run: Callable[..., ProbeRun]) -> None:
+    def __init__(self, tree: Path, run: Callable[..., ProbeRun], timeout: float = MUTANT_TIMEOUT_S) -> None:
         self.tree = tree
         self._run = run
+        self.timeout = timeout  # what one run of the copy may take (``--timeout``), for a baseline that timed out
         self.records: dict[Case, dict] = {}
 
     def verify(self, cases: list[Case]) -> None:
-        """Run the cases not verified yet; raise MutationError naming every case the unmutated copy fails."""
+        """Run the cases not verified yet; raise MutationError naming every case the unmutated copy fails, or, when
+        it ran out of time, the case it was running and those it never reached."""
         todo = [c for c in cases if c not in self.records]
         if not todo:
             return
@@ -214,12 +216,23 @@ class Baseline:
             self.records[(r["scenario"], r["world_size"])] = r
         missing = [c for c in todo if c not in self.records]
         failing = [r for c, r in self.records.items() if c in todo and not r["ok"]]
+        if missing and result.timed_out and not failing:
+            raise MutationError(self._timed_out(missing))
         if failing or missing:
             lines = [f"{r['scenario']}@{r['world_size']}: {r['detail']}" for r in failing]
-            if missing:
-                why = "timed out" if result.timed_out else f"exit code {result.returncode}"
-                lines.append(f"{len(missing)} case(s) never finished ({why}):\n{result.log_tail}")
+            if missing and result.timed_out:
+                lines.append(self._timed_out(missing))
+            elif missing:
+                lines.append(f"{len(missing)} case(s) never finished (the probe exited with {result.returncode}): "
+                             f"{', '.join(f'{n}@{w}' for n, w in missing)}\n{result.log_tail}")
             raise MutationError("baseline: the unmutated copy fails, fix the suite first\n" + "\n".join(lines))
+
+    def _timed_out(self, missing: list[Case]) -> str:
+        """What a baseline that ran out of time says: the case it was running, those it never reached."""
+        running, *rest = (f"{n}@{w}" for n, w in missing)
+        return (f"baseline: the unmutated copy timed out: {running} did not finish within --timeout {self.timeout:g} s"
+                + (f" and {len(rest)} case(s) never started ({', '.join(rest)})" if rest else "")
+                + f"; expected a --timeout that the unmutated copy's cases fit in (default {MUTANT_TIMEOUT_S:g})")
 
 
 # -------------------------------------------------------------------------------------------------- the run
@@ -280,7 +293,7 @@ def run_mutants(mutants: list[Mutant], *, root: Path = ROOT, scenarios: list[str
         baselines: dict[str, Baseline] = {}
         for s in dict.fromkeys(at.values()):  # one baseline per scale, the cases its mutants name
             label = "baseline" + (f" at scale {s}" if s != "small" else "")
-            baselines[s] = Baseline(unmutated, functools.partial(probe, scale=s, label=label))
+            baselines[s] = Baseline(unmutated, functools.partial(probe, scale=s, label=label), timeout)
             first = cases if matrix else list(dict.fromkeys(
                 c for m, _ in live if at[m.name] == s for c in killer_cases(m, cases)))
             echo(f"{label}: {len(first)} case(s) on the unmutated copy, more later where a mutant dies elsewhere")

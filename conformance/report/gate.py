@@ -118,10 +118,18 @@ def load_baseline(path: Path) -> dict[str, dict]:
     id); ValueError naming the file if unreadable."""
     try:
         data = json.loads(path.read_text())
-        return {r.get("record_id") or r["case_id"]: r for r in data["cases"]}
+        records = {r.get("record_id") or r["case_id"]: r for r in data["cases"]}
+        wrong = next((rid for rid, r in records.items() if not isinstance(rid, str)
+                      or not isinstance(r.get("verdict", {}), dict)), None)
+        if wrong is not None:
+            raise TypeError(f"case {wrong!r}: expected a record id and a verdict object")
+        return records
     except FileNotFoundError:
         raise ValueError(f"--baseline {path}: no such file (a results.json of an earlier gate or run)") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as e:
+    except RecursionError:
+        raise ValueError(f"--baseline {path}: not a conformance results.json (lists or objects nested too "
+                         "deep)") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as e:  # JSON and decoding errors are ValueErrors
         raise ValueError(f"--baseline {path}: not a conformance results.json ({type(e).__name__}: {e})") from None
     except OSError as e:
         raise ValueError(f"--baseline {path}: cannot be read ({e.strerror}); expected a results.json of an earlier "

@@ -48,6 +48,10 @@ def load_known(path: Path) -> dict[tuple[str, str], Known]:
         raise KnownDivergenceError(f"{path}: no such file (the known divergences, see docs/ci.md)") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise KnownDivergenceError(f"{path}: not valid TOML: {e}") from None
+    except (ValueError, RecursionError) as e:  # an integer of thousands of digits, arrays nested thousands deep
+        said = "arrays or tables nested too deep" if isinstance(e, RecursionError) else str(e).split(":")[0]
+        raise KnownDivergenceError(f"{path}: cannot be read ({said}); expected the TOML file of known divergences "
+                                   "(see README)") from None
     except OSError as e:
         raise KnownDivergenceError(f"{path}: cannot be read ({e.strerror}); expected the TOML file of known "
                                    "divergences (see docs/ci.md)") from None

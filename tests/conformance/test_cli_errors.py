@@ -105,6 +105,46 @@ CASES = [
     pytest.param(["--out", "{tmp}/locked/out"], {}, "argument --out: --out '{tmp}/locked/out': nothing can be made "
                  "or written in {tmp}/locked (Permission denied)",
                  marks=pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")),
+    # an empty --out named the current folder, and the results went there
+    (["--out", ""], {}, "argument --out: --out '': empty; expected a folder (new or existing) that can be written"),
+    (["--out", "  "], {}, "argument --out: --out '  ': only blanks; expected a folder (new or existing) that can be "
+                          "written"),
+    # numbers are plain digits: no sign, exponent, base prefix, "_", padding or other scripts' digits
+    (["--ranks", "1,+2"], {}, "argument --ranks: --ranks '1,+2': expected a comma list of integers from 1 to 64 (world "
+                              "sizes; at most 64, the rank processes one host runs), such as 1,2,4; '+2' is not "
+                              "written in plain digits 0-9\n"),
+    (["--ranks", "\uff12"], {}, "argument --ranks: --ranks '\uff12': expected a comma list of integers from 1 to 64"),
+    (["--seed", "1e3"], {}, "argument --seed: --seed '1e3': expected an integer >= 0\n"),
+    (["--seed", "+5"], {}, "argument --seed: --seed '+5': expected an integer >= 0; '+5' is not written in plain "
+                           "digits 0-9\n"),
+    (["--seed", "1_000"], {}, "argument --seed: --seed '1_000': expected an integer >= 0; '1_000' is not written in "
+                              "plain digits 0-9\n"),
+    (["--examples", "0x10"], {}, "argument --examples: --examples '0x10': expected an integer >= 1\n"),
+    (["--examples", " 5"], {}, "argument --examples: --examples ' 5': expected an integer >= 1; ' 5' is not written "
+                               "in plain digits 0-9\n"),
+    (["--examples", "9" * 5000], {}, "argument --examples: --examples '" + "9" * 40 + "'...(5000 characters): "
+                                     "expected an integer >= 1\n"),
+    (["--timeout", "+5"], {}, _TIMEOUT.format("+5") + "; '+5' is not written in plain digits 0-9 with an optional "
+                                                      ".\n"),
+    (["--timeout", "1e3"], {}, _TIMEOUT.format("1e3") + "; '1e3' is not written in plain digits 0-9 with an "
+                                                        "optional .\n"),
+    # a list option names each item once; a scenario named two ways is one scenario
+    (["--scenario", "store", "--scenario", "store"], {}, "argument --scenario: --scenario 'store': scenario store is "
+                                                         "given twice; expected each scenario once\n"),
+    (["--scenario", "store", "--scenario", "conformance.scenarios.store"], {},
+     "argument --scenario: --scenario 'conformance.scenarios.store': scenario store is given twice (as 'store' "
+     "before); expected each scenario once\n"),
+    # the documented environment variables, checked before anything runs
+    ([], {"IRIS_HYPOTHESIS_DB": ""}, "IRIS_HYPOTHESIS_DB='': empty; expected the folder of Hypothesis's example "
+                                     "database (made if missing), or none to keep no database\n"),
+    ([], {"IRIS_HYPOTHESIS_DB": FILE}, "IRIS_HYPOTHESIS_DB='{tmp}/afile': exists and is not a folder; expected the "
+                                       "folder of Hypothesis's example database"),
+    ([], {"IRIS_HYPOTHESIS_DB": FILE + "/db"}, "IRIS_HYPOTHESIS_DB='{tmp}/afile/db': {tmp}/afile is not a folder, "
+                                               "so no folder can be made under it; expected the folder of "
+                                               "Hypothesis's example database"),
+    *[([], {"IRIS_COMPILE_WORKERS": w}, f"IRIS_COMPILE_WORKERS={w!r}: not a whole number in plain digits; expected "
+                                        "a number of compile processes (0 turns compiling ahead off)\n")
+      for w in ("abc", "-1", "1e3", "\uff15", "2.5")],
 ]
 RUN_ONLY = [
     (["--params", "{bad"], {}, "--params '{bad' is not valid JSON (Expecting property name enclosed in double "
@@ -164,6 +204,21 @@ RUN_ONLY = [
      "--params for all_scatter on 2 rank(s): M=0; expected an int in 1..100"),
     (["--scenario", "all_scatter", "--ranks", "2", "--params", _SCATTER.replace('"int32"', '"float16"')], {},
      "--params for all_scatter on 2 rank(s): dtype='float16'; expected one of ['int32', 'float32', 'int64']"),
+    # what json.loads cannot take: a ValueError and a RecursionError traceback before
+    (["--scenario", "store", "--ranks", "1", "--params", '{"n":' + "1" * 5000 + "}"], {},
+     "--params '{\"n\":" + "1" * 55 + "... (5006 characters)' cannot be read (Exceeds the limit (4300 digits) for "
+     "integer string conversion); expected an object of parameter names to values such as '{\"n\":15,\"BLOCK\":32}'\n"),
+    (["--scenario", "store", "--ranks", "1", "--params", "[" * 50_000 + "]" * 50_000], {},
+     "--params '" + "[" * 60 + "... (100000 characters)' cannot be read (lists or objects nested too deep); "
+     "expected an object of parameter names to values"),
+    (["--scenario", "store", "--ranks", "1", "--params", '{"n":' + "[" * 900 + "]" * 900 + "}"], {},
+     "--params '{\"n\":" + "[" * 55 + "... (1806 characters)' nests lists or objects more than 8 deep; expected the "
+     "params of an example, as a replay line writes them\n"),
+    (["--scenario", "store", "--ranks", "1", "--params", '{"n":5,"n":6}'], {},
+     "--params '{\"n\":5,\"n\":6}' gives key 'n' twice; expected each key once\n"),  # was: the last taken
+    (["--chunk", "+3"], {}, "argument --chunk: --chunk '+3': expected one of 3, 1, 16, 64 (the trace chunks examples "
+                            "draw)"),
+    (["--chunk", "\uff13"], {}, "argument --chunk: --chunk '\uff13': expected one of 3, 1, 16, 64"),
 ]
 GATE_ONLY = [
     (["--mutants", "nope,triton-trace-event_id"], {}, "--mutants 'nope,triton-trace-event_id': unknown mutant "
@@ -175,6 +230,20 @@ GATE_ONLY = [
                                "divergences"),
     (["--baseline", "{tmp}"], {}, "--baseline {tmp}: cannot be read (Is a directory); expected a results.json of an "
                                   "earlier gate or run"),
+    (["--baseline", "{tmp}/none.json"], {}, "--baseline {tmp}/none.json: no such file (a results.json of an earlier "
+                                            "gate or run)"),
+    (["--baseline", ""], {}, "argument --baseline: --baseline '': empty; expected the path of a file\n"),
+    (["--known", " "], {}, "argument --known: --known ' ': only blanks; expected the path of a file\n"),
+    (["--known", "/dev/zero"], {}, "argument --known: --known '/dev/zero': not a regular file; expected the path of a "
+                                   "file\n"),  # was: read until memory ran out
+    (["--baseline", "/dev/zero"], {}, "argument --baseline: --baseline '/dev/zero': not a regular file; expected the "
+                                      "path of a file\n"),
+    (["--mutants", "triton-trace-event_id,,gluon-trace-event_id"], {},
+     "argument --mutants: --mutants 'triton-trace-event_id,,gluon-trace-event_id': an empty item; expected a comma "
+     "list of mutant names, each once, such as triton-trace-event_id,gluon-trace-event_id\n"),
+    (["--mutants", "triton-trace-event_id,triton-trace-event_id"], {},
+     "argument --mutants: --mutants 'triton-trace-event_id,triton-trace-event_id': mutant triton-trace-event_id is "
+     "given twice; expected each mutant once\n"),
 ]
 
 
@@ -202,8 +271,9 @@ def _bad_input(tmp_path: Path, capsys, command: str, args: list[str]) -> tuple[i
 @pytest.mark.parametrize(("command", "args", "env", "expected"),
                          _rows("run", CASES + RUN_ONLY) + _rows("gate", CASES + GATE_ONLY))
 def test_bad_input_is_one_line_and_exit_code_2(tmp_path, capsys, monkeypatch, command, args, env, expected):
+    monkeypatch.chdir(tmp_path)  # an output path that names the current folder would write here
     for name, value in env.items():
-        monkeypatch.setenv(name, value)
+        monkeypatch.setenv(name, value.replace("{tmp}", str(tmp_path)))
     code, err = _bad_input(tmp_path, capsys, command, args)
     expected = expected.replace("{tmp}", str(tmp_path))
     assert code == 2, f"exit code={code}, but should be 2: {err}"
@@ -246,11 +316,27 @@ MUTATE = [
                                                             "rank one after another under the interpreter"),
     # not the default (``--timeout 0`` was read as no timeout given), and refused here, not by the suite
     *[(["--timeout", t], "python -m conformance mutate: " + _TIMEOUT.format(t)) for t in ("0", "-5", "inf", "1e10")],
+    (["--out", ""], "python -m conformance mutate: argument --out: --out '': empty; expected a file in a folder that "
+                    "can be made and written\n"),
+    (["--keep", ""], "python -m conformance mutate: argument --keep: --keep '': empty; expected a folder (new or "
+                     "existing) that can be written\n"),
+    (["--only", "triton-trace-event_id,"], "python -m conformance mutate: argument --only: --only "
+                                           "'triton-trace-event_id,': an empty item; expected a comma list of mutant "
+                                           "names, each once"),
+    (["--only", "triton-trace-event_id", "--only", "gluon-trace-event_id,triton-trace-event_id"],
+     "python -m conformance mutate: argument --only: --only 'gluon-trace-event_id,triton-trace-event_id': mutant "
+     "triton-trace-event_id is given twice (as 'triton-trace-event_id' before); expected each mutant once\n"),
+    (["--scenario", "conformance.scenarios.store", "--scenario", "store"],
+     "python -m conformance mutate: argument --scenario: --scenario 'store': scenario store is given twice (as "
+     "'conformance.scenarios.store' before); expected each scenario once\n"),
+    (["--ranks", "\uff12"], "python -m conformance mutate: argument --ranks: --ranks '\uff12': expected a comma list "
+                            "of integers from 1 to 64"),
 ]
 
 
 @pytest.mark.parametrize(("args", "expected"), MUTATE)
-def test_mutate_refuses_bad_input_before_it_copies_anything(tmp_path, capsys, args, expected):
+def test_mutate_refuses_bad_input_before_it_copies_anything(tmp_path, capsys, monkeypatch, args, expected):
+    monkeypatch.chdir(tmp_path)
     code, err = _bad_input(tmp_path, capsys, "mutate", args)
     assert code == 2, f"exit code={code}, but should be 2: {err}"
     assert err.count("\n") == 1 and err.startswith(expected.replace("{tmp}", str(tmp_path))), err
@@ -393,3 +479,133 @@ def sanitizer_is_rocm() -> bool:
     import torch
 
     return bool(torch.version.hip)
+
+
+@pytest.mark.parametrize(("command", "made", "expected"), [
+    ("run", "results.json/", "{out}/results.json is a folder; expected a folder where the results (results.json "
+                             "among them) can be written\n"),
+    ("run", "traces", "{out}/traces exists and is not a folder; expected a folder where the results (traces among "
+                      "them) can be written\n"),
+    ("run", "traces/store.json/", "{out}/traces/store.json is a folder; expected a folder where the results "
+                                  "(store.json among them) can be written\n"),
+    ("gate", "summary.md/", "{out}/summary.md is a folder; expected a folder where the results (summary.md among "
+                            "them) can be written\n"),
+    ("gate", "junit.xml/", "{out}/junit.xml is a folder"),
+    pytest.param("gate", "results.json", "{out}/results.json exists and cannot be written",
+                 marks=pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only file")),
+])
+def test_a_result_the_out_folder_cannot_take_is_refused_before_anything_runs(tmp_path, capsys, command, made,
+                                                                              expected):
+    """Was: every case ran, then writing results.json (or summary.md, junit.xml) raised IsADirectoryError."""
+    out = tmp_path / "out"
+    out.mkdir()
+    if made.endswith("/"):
+        (out / made).mkdir(parents=True)
+    else:
+        (out / made).write_text("x")
+        (out / made).chmod(0o444)
+    before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+    code, err = _main(capsys, [command, "--scenario", "store", "--ranks", "1", "--out", str(out)])
+    assert code == 2, f"exit code={code}, but should be 2: {err}"
+    assert err.startswith(f"python -m conformance {command}: --out {str(out)!r}: {expected.format(out=out)}"), err
+    assert err.count("\n") == 1, err
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == before, "output was written before the " \
+                                                                                "input was refused"
+
+
+@pytest.mark.parametrize(("env", "expected"), [
+    ({"IRIS_COMPILE_WORKERS": "abc"}, "mutate: IRIS_COMPILE_WORKERS='abc': not a whole number in plain digits; "
+                                      "expected a number of compile processes (0 turns compiling ahead off)\n"),
+    ({"IRIS_HYPOTHESIS_DB": ""}, "mutate: IRIS_HYPOTHESIS_DB='': empty; expected the folder of Hypothesis's example "
+                                 "database (made if missing), or none to keep no database\n"),
+])
+def test_mutate_refuses_a_bad_environment_variable_before_it_copies_anything(tmp_path, capsys, monkeypatch, env,
+                                                                             expected):
+    monkeypatch.chdir(tmp_path)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    code, err = _bad_input(tmp_path, capsys, "mutate", ["--only", "triton-trace-event_id"])
+    assert (code, err) == (2, expected)
+    assert sorted(os.listdir(tmp_path)) == ["afile", "locked"], "output was written before the input was refused"
+
+
+def test_the_hypothesis_database_variable_names_a_folder_or_none(tmp_path, monkeypatch):
+    """A folder (made at the first save), ``none`` in any case, unset: Hypothesis's own; the readers agree."""
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    from conformance.harness.host_side import example_database
+
+    monkeypatch.setenv("IRIS_HYPOTHESIS_DB", str(tmp_path / "db"))
+    database = example_database()
+    assert isinstance(database, DirectoryBasedExampleDatabase) and database.path == tmp_path / "db"
+    assert not (tmp_path / "db").exists(), "checking the variable made the folder"
+    for off in ("none", "None", "NONE"):
+        monkeypatch.setenv("IRIS_HYPOTHESIS_DB", off)
+        assert example_database() is None
+
+
+def test_a_mutate_baseline_that_timed_out_says_so_and_names_the_cases(monkeypatch):
+    """Was: "the unmutated copy fails, fix the suite first" followed by an empty log tail."""
+    from conformance.mutation import runner as mutation
+
+    def timed_out(tree, cases, *, stop_at_first, **_):
+        return mutation.ProbeRun([{"scenario": "store", "world_size": 2, "ok": True, "checks": [], "detail": ""}],
+                                 True, -9, "")
+
+    baseline = mutation.Baseline(Path("/nowhere"), timed_out, 1.0)
+    with pytest.raises(mutation.MutationError) as e:
+        baseline.verify([("store", 2), ("load", 1), ("tile_2d", 2)])
+    assert str(e.value) == ("baseline: the unmutated copy timed out: load@1 did not finish within --timeout 1 s and 1 "
+                            "case(s) never started (tile_2d@2); expected a --timeout that the unmutated copy's cases "
+                            "fit in (default 1800)")
+
+
+def test_mutate_with_a_timeout_its_baseline_cannot_meet_says_it_timed_out(tmp_path):
+    """The replayed finding: ``mutate --timeout 1``, through the command line."""
+    environ = dict(os.environ, PYTHONPATH=str(ROOT))
+    result = subprocess.run([sys.executable, "-m", "conformance", "mutate", "--timeout", "1", "--only",
+                             "triton-trace-event_id", "--scenario", "store", "--ranks", "1"], cwd=tmp_path,
+                            env=environ, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert result.stderr == ("mutate: baseline: the unmutated copy timed out: store@1 did not finish within --timeout "
+                             "1 s; expected a --timeout that the unmutated copy's cases fit in (default 1800)\n")
+    assert os.listdir(tmp_path) == [], "a report was written for a run that did not start"
+
+
+@pytest.mark.parametrize("names", [["store", "conformance.scenarios.store"], ["conformance.scenarios.store"]])
+def test_a_scenario_named_by_its_module_path_is_the_scenario_of_its_short_name(names):
+    """One case per world size, named ``store`` (the known divergences and results key on that name)."""
+    from conformance.harness.suite import plan
+    from conformance.mutation.runner import all_cases
+
+    cases, _ = plan(names, (1, 2))
+    assert [(c.name, c.world_size, c.scenario.ref) for c in cases] == [("store", 1, "store"), ("store", 2, "store")]
+    assert all_cases(names, (1, 2)) == [("store", 2), ("store", 1)]
+
+
+@pytest.mark.parametrize(("option", "text", "expected"), [
+    ("--baseline", "[" * 100_000 + "]" * 100_000, "--baseline {path}: not a conformance results.json (lists or "
+                                                  "objects nested too deep)"),
+    ("--baseline", '{"cases": "x"}', "--baseline {path}: not a conformance results.json (AttributeError: 'str' "
+                                     "object has no attribute 'get')"),
+    ("--baseline", '{"cases": [{"record_id": "cpu-store-1r", "verdict": 3}]}',
+     "--baseline {path}: not a conformance results.json (TypeError: case 'cpu-store-1r': expected a record id and a "
+     "verdict object)"),  # was: a traceback after the suite, comparing against it
+    ("--baseline", '{"cases": [], "n": ' + "1" * 5000 + "}", "--baseline {path}: not a conformance results.json "
+                                                            "(ValueError: Exceeds the limit (4300 digits)"),
+    ("--known", "a = " + "[" * 100_000 + "]" * 100_000, "--known {path}: cannot be read (arrays or tables nested too "
+                                                        "deep); expected the TOML file of known divergences (see "
+                                                        "README)"),
+    ("--known", "a = " + "1" * 5000, "--known {path}: cannot be read (Exceeds the limit (4300 digits) for integer "
+                                     "string conversion); expected the TOML file of known divergences"),
+])
+def test_a_baseline_or_known_file_python_cannot_parse_is_one_line(tmp_path, capsys, option, text, expected):
+    """Was: a RecursionError, ValueError or AttributeError traceback."""
+    path = tmp_path / "given"
+    path.write_text(text)
+    code, err = _main(capsys, ["gate", option, str(path), "--scenario", "store", "--ranks", "1", "--out",
+                               str(tmp_path / "out")])
+    assert code == 2, f"exit code={code}, but should be 2: {err}"
+    assert err.startswith("python -m conformance gate: " + expected.format(path=path)), err
+    assert err.count("\n") == 1, err
+    assert sorted(os.listdir(tmp_path)) == ["given"], "output was written before the input was refused"

@@ -89,9 +89,14 @@ def test_drawn_examples_are_the_examples_the_case_runs(name):
 def test_workers_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("IRIS_COMPILE_WORKERS", "3")
     assert default_workers() == 3
-    monkeypatch.setenv("IRIS_COMPILE_WORKERS", "many")
-    with pytest.raises(ValueError, match="IRIS_COMPILE_WORKERS='many'"):
-        default_workers()
+    for bad in ("many", "-1", "1e3", "+2", "\uff15", "\u00b2"):  # "²".isdigit() is True, and int("²") raised
+        monkeypatch.setenv("IRIS_COMPILE_WORKERS", bad)
+        with pytest.raises(ValueError) as e:
+            default_workers()
+        assert str(e.value) == (f"IRIS_COMPILE_WORKERS={bad!r}: not a whole number in plain digits; expected a number "
+                                "of compile processes (0 turns compiling ahead off)")
+    monkeypatch.setenv("IRIS_COMPILE_WORKERS", "0")
+    assert default_workers() == 0
     monkeypatch.delenv("IRIS_COMPILE_WORKERS")
     monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "10000")
     assert default_workers() == 1

@@ -126,3 +126,19 @@ def test_a_bad_number_of_gates_at_once_is_refused_before_any_gate_starts(tmp_pat
     expected = f"IRIS_SANITIZE_PARALLEL={parallel}; expected how many gates run at once, 1 to 4\n"
     assert result.stderr == expected, result
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("", "IRIS_SANITIZE_OUT=''; expected the output folder, or the variable unset for conformance-sanitize\n"),
+    ("{tmp}/afile", "IRIS_SANITIZE_OUT={tmp}/afile: exists and is not a folder; expected the output folder (new or "
+                    "existing)\n"),
+    ("{tmp}/afile/out", "IRIS_SANITIZE_OUT={tmp}/afile/out: cannot be made or written; expected an output folder that "
+                        "can be written\n"),
+])
+def test_an_output_folder_that_cannot_be_used_is_refused_before_any_gate_starts(tmp_path, value, expected):
+    """Was: set empty, the default folder was used silently; naming a file, mkdir's own message."""
+    (tmp_path / "afile").write_text("not a folder")
+    result, gates, _ = _run(tmp_path, "none", [], {"IRIS_SANITIZE_OUT": value.replace("{tmp}", str(tmp_path))})
+    assert (result.returncode, result.stdout, gates) == (2, "", {}), result
+    assert result.stderr == expected.replace("{tmp}", str(tmp_path)), result.stderr
+    assert sorted(os.listdir(tmp_path)) == ["afile", "python", "record"]

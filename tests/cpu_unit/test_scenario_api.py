@@ -36,6 +36,7 @@ from conformance.kit.scenario import (
     first_sentence,
     is_scenario,
     load,
+    names,
     package_scenarios,
     scenario_packages,
 )
@@ -185,12 +186,13 @@ def test_a_name_is_a_scenario_only_in_a_scenario_package_and_nothing_else_is_imp
     assert package_scenarios("tests.conformance.faulty")[:3] == ["buffer_twice", "diverging", "draw_raises"]
 
 
-def test_every_description_is_one_whole_sentence_and_list_prints_it(capsys):
+def test_every_description_is_one_whole_sentence_and_list_prints_it(capsys, monkeypatch):
     assert first_sentence("""A first sentence, wrapped
     over two lines. A second one.
 
     A paragraph.""") == "A first sentence, wrapped over two lines."
     assert first_sentence("No full stop\n\nat all") == "No full stop"
+    monkeypatch.delenv(PACKAGES_ENV)  # conformance.scenarios alone
     assert main(["list"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == len(all_scenarios())
@@ -313,3 +315,23 @@ def test_report_prints_variants_per_configuration():
     assert "variants t/g" in table.splitlines()[0]
     assert table.splitlines()[2].rstrip().endswith("4/1"), table
     assert variants_cell({"triton": None, "gluon": None}) == "-/-"
+
+
+def test_list_shows_the_scenarios_of_the_listed_packages_by_the_path_scenario_takes(capsys, monkeypatch):
+    """``--scenario`` accepts ``tests.conformance.faulty.healthy``: ``list`` shows it so; a module that cannot be
+    loaded is listed with why, and makes the exit code 1; a variable naming no package is refused in one line."""
+    monkeypatch.setenv(PACKAGES_ENV, "tests.conformance.faulty")
+    assert main(["list"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    refs = [line.split()[0] for line in lines]
+    assert refs == names() + [f"tests.conformance.faulty.{n}" for n in package_scenarios("tests.conformance.faulty")]
+    healthy = lines[refs.index("tests.conformance.faulty.healthy")].split()
+    assert healthy[1:4] == ["ranks", "1,2,4", "faulty"], healthy
+    broken = lines[refs.index("tests.conformance.faulty.mismatched_params")]
+    assert broken.split(None, 1)[1].startswith("cannot be loaded: tests/conformance/faulty/mismatched_params.py: "
+                                               "triton_kernel and gluon_kernel must take the same parameters"), broken
+    monkeypatch.setenv(PACKAGES_ENV, "os.path")
+    assert main(["list"]) == 2
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", "python -m conformance list: IRIS_SCENARIO_PACKAGES lists 'os.path', a module; "
+                              "expected a comma list of packages of scenario modules\n")

@@ -252,3 +252,49 @@ def test_gpu_jobs_keep_tritons_compiled_kernels_between_runs(path):
         assert at[id(cached[1])] > work[-1], f"{name}: save after the job's work"
         assert cached[1].get("if") == "always() && steps.restore-kernels.outputs.cache-hit != 'true'", name
         assert cached[0].get("id") == "restore-kernels", name
+
+
+def _ci_script(tmp_path: Path, script: str, env: dict) -> subprocess.CompletedProcess:
+    """``ci/<script>`` with a stand-in interpreter that notes being started (in ``tmp_path/started``)."""
+    stub = tmp_path / "python"
+    stub.write_text(f"#!/bin/sh\ntouch {tmp_path / 'started'}\n")
+    stub.chmod(0o755)
+    base = {k: v for k, v in os.environ.items() if not k.startswith("IRIS_")}
+    return subprocess.run([str(ROOT / "ci" / script)], env=base | {"PYTHON": str(stub)} | env, capture_output=True,
+                          text=True, timeout=60)
+
+
+@pytest.mark.parametrize(("env", "expected"), [
+    # was: run without the baseline, while `gate --baseline /nonexistent.json` is refused
+    ({"IRIS_GATE_BASELINE": "/nonexistent.json"}, "ci/nightly.sh: IRIS_GATE_BASELINE='/nonexistent.json': no file "
+                                                  "that can be read; expected the results.json of an earlier gate "
+                                                  "(unset: .gate-baseline/results.json when present)"),
+    ({"IRIS_GATE_BASELINE": "{tmp}"}, "ci/nightly.sh: IRIS_GATE_BASELINE='{tmp}': a folder; expected the "
+                                      "results.json of an earlier gate"),
+    # was: an empty value read as unset, the default taken silently
+    *[({name: ""}, f"ci/nightly.sh: {name}='': set but empty; expected a path, or the variable unset for its default")
+      for name in ("IRIS_GATE_BASELINE", "IRIS_GATE_OUT", "IRIS_HYPOTHESIS_DB")],
+])
+def test_nightly_sh_refuses_a_variable_it_cannot_use_before_the_gate_starts(tmp_path, env, expected):
+    env = {k: v.replace("{tmp}", str(tmp_path)) for k, v in env.items()}
+    result = _ci_script(tmp_path, "nightly.sh", env)
+    assert (result.returncode, result.stdout) == (2, ""), result
+    assert result.stderr == expected.replace("{tmp}", str(tmp_path)) + "\n", result.stderr
+    assert not (tmp_path / "started").exists(), "the gate started"
+
+
+def test_the_nightly_workflow_leaves_the_baseline_to_the_script():
+    """ci/nightly.sh refuses a named baseline that is missing, which is the first night's; unset, it passes
+    .gate-baseline/results.json when present."""
+    nightly = _load(WORKFLOWS[1])
+    for job in nightly["jobs"].values():
+        assert "IRIS_GATE_BASELINE" not in job.get("env", {}), job.get("env")
+
+
+@pytest.mark.parametrize("value", ["yes", "true", "", "2"])
+def test_test_sh_refuses_a_skip_install_that_is_neither_1_nor_0(tmp_path, value):
+    """Was: any value but 1 installed, silently."""
+    result = _ci_script(tmp_path, "test.sh", {"IRIS_SKIP_INSTALL": value})
+    assert (result.returncode, result.stdout) == (2, ""), result
+    assert result.stderr == f"IRIS_SKIP_INSTALL='{value}'; expected 1 to skip the install, or 0 (the default)\n"
+    assert not (tmp_path / "started").exists(), "pip or pytest started"
