@@ -46,6 +46,10 @@ PICTURE = "expected a PNG file in a folder that can be made and written"
 TRACE_FILE = "expected a .json or .pftrace file in a folder that can be written"
 
 
+_NOT_PLAIN = "; '{}' is not written in plain digits 0-9"  # the note where Python would read the value as a number
+_POINT = " with an optional ."
+
+
 def _at_least(option: str, value: str, minimum: int = 1) -> str:
     return f"argument {option}: {option} '{value}': expected an integer >= {minimum}"
 
@@ -95,8 +99,12 @@ CASES = [
     ("benchmarks.bench_compare", ["--capacity", "100,100"],
      "argument --capacity: --capacity '100,100': capacity 100 is repeated; expected each capacity once, such as "
      "100,95"),
-    *[("benchmarks.bench_compare", ["--events", value], _at_least("--events", value))
-      for value in ("1_000", "+5", " 5", "\u0665", "0x10", "9" * 5000)],
+    *[("benchmarks.bench_compare", ["--events", value], _at_least("--events", value) + note)
+      for value, note in (("1_000", _NOT_PLAIN.format("1_000")), ("+5", _NOT_PLAIN.format("+5")),
+                          (" 5", _NOT_PLAIN.format(" 5")), ("\u0665", _NOT_PLAIN.format("\u0665")), ("0x10", ""))],
+    ("benchmarks.bench_compare", ["--events", "9" * 5000],
+     "argument --events: --events '9999999999999999999999999999999999999999'...(5000 characters): expected an "
+     "integer >= 1"),
     ("benchmarks.stress_traced_loops", ["--loops", "5,4,5"],
      "argument --loops: --loops '5,4,5': loop length 5 is repeated; expected each loop length once, such as "
      "250,1000"),
@@ -105,8 +113,9 @@ CASES = [
     ("benchmarks.stress_traced_loops", ["--kinds", "store,store"],
      "argument --kinds: --kinds 'store,store': store is repeated; expected each kind once, such as pairs,store,load"),
     *[("benchmarks.stress_traced_loops", ["--timeout", value],
-       f"argument --timeout: --timeout '{value}': expected a finite number of seconds > 0, at most 86400")
-      for value in ("1_0", " 5", "+5", "0x10")],
+       f"argument --timeout: --timeout '{value}': expected a finite number of seconds > 0, at most 86400{note}")
+      for value, note in (("1_0", _NOT_PLAIN.format("1_0") + _POINT), (" 5", _NOT_PLAIN.format(" 5") + _POINT),
+                          ("+5", _NOT_PLAIN.format("+5") + _POINT), ("0x10", ""))],
     ("benchmarks.bench_compare", ["--events", "0"], _at_least("--events", "0")),
     ("benchmarks.bench_compare", ["--events", "1e6"], _at_least("--events", "1e6")),
     ("benchmarks.bench_compare", ["--ranks", "0"], _world_size("0")),
