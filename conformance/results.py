@@ -135,7 +135,7 @@ class ExampleResult:
     compiles: dict[str, int] = field(default_factory=dict)
     variants: dict[str, int | None] = field(default_factory=dict)
     observations: list[RankObservation] = field(default_factory=list, repr=False)
-    timings: dict[str, float] = field(default_factory=dict)  # seconds by phase (``host_side._breakdown``)
+    timings: dict[str, float] = field(default_factory=dict)  # seconds by phase (``harness.example._breakdown``)
     jit: dict[str, int] = field(default_factory=dict)  # kernels Triton compiled / loaded from its disk cache
     settings: ExampleSettings | None = None  # the harness's settings beside the params (the trace chunk, slots)
     sanitizer: str = ""  # the compute-sanitizer tool the ranks ran under ("" when none)

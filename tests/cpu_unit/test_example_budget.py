@@ -15,7 +15,7 @@ from conformance.kit.scenario import load
 
 pytestmark = pytest.mark.cpu_unit
 
-CAP = 300.0  # the default --timeout (host_side.JOB_TIMEOUT_S)
+CAP = 300.0  # the default --timeout (run_settings.JOB_TIMEOUT_S)
 
 # The slowest example of each case measured on the CPU (seconds on the ranks; 1,368 examples of every scenario at
 # 1, 2 and 4 ranks, a shared 2-core machine): (scenario, ranks, seconds, events, programs, elements).

@@ -12,8 +12,10 @@ import time
 
 import pytest
 
+from conformance.harness.case import run_case
 from conformance.harness.compile_ahead import Compiler
-from conformance.harness.host_side import load_profile, run_case
+from conformance.harness.profiles import load_profile
+from conformance.harness.run_settings import RunSettings
 from conformance.kit.scenario import load
 from iris.ranks import Pools, RankPool
 from tests import gpu_memory
@@ -52,7 +54,8 @@ def pools():
 
 
 def _case(pools, name: str, timeout: float = 120.0, compiler: Compiler | None = None):
-    case, _ = run_case(pools, load(FAULTY + name), 2, "gpu", load_profile("dev"), timeout=timeout, compiler=compiler)
+    run = RunSettings("gpu", load_profile("dev"), timeout=timeout)
+    case, _ = run_case(pools, load(FAULTY + name), 2, run, compiler)
     return case
 
 
