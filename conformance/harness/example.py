@@ -10,10 +10,10 @@ from __future__ import annotations
 import time
 
 from conformance.check.compare import compare
+from conformance.check.observation import RankObservation
 from conformance.harness.budget import Size, example_budget
 from conformance.harness.drawing import Example
 from conformance.harness.hangs import ExampleHung
-from conformance.harness.observation import RankObservation
 from conformance.harness.rank_side import heap_bytes
 from conformance.harness.run_settings import JOB_TIMEOUT_S, detect_backend
 from conformance.kit.scenario import APIS, Scenario, ScenarioError

@@ -10,11 +10,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import settings
 
+from conformance.check.divergence import Divergence
 from conformance.harness import case as case_module
 from conformance.harness.hangs import ExampleHung
 from conformance.harness.run_settings import RunSettings
 from conformance.kit.scenario import load
-from conformance.results import Divergence, ExampleResult, Hang
+from conformance.results import ExampleResult, Hang
 from iris.ranks import Pools, RankTimeout
 
 pytestmark = pytest.mark.cpu_unit
