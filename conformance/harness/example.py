@@ -47,7 +47,7 @@ def run_example(pools: Pools, scenario: Scenario, world_size: int, example: Exam
     pool = pools.get(world_size, backend)
     pool.start()  # a new pool's start-up (processes, imports, device, heap) is not this example's time
     budget = example_budget(Size.of(model), backend, timeout, first=pool.fresh or not compiled,
-                            sanitized=pool.sanitized)
+                            sanitizer=pool.sanitizer)
     start = time.perf_counter()
     try:
         observations = pool.run(rank_job, ref, params, settings, APIS, timeout=budget)

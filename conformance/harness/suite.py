@@ -142,7 +142,7 @@ def run_cases(cases: list[Planned], run: RunSettings,
     with Compiler(None if backend == "gpu" else 0) as compiler, Pools() as plain:  # plain: the controls' (lazy)
         compiler.start()
         for sanitizer in passes:
-            with Pools(sanitize=sanitizer) as pools:
+            with Pools(sanitizer=sanitizer) as pools:
                 _start_pools(pools, cases, backend)
                 skipped = {i: why for i, planned in enumerate(cases) if (why := _not_under(sanitizer, planned))}
                 runs = [planned if i not in skipped else None for i, planned in enumerate(cases)]

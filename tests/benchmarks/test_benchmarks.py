@@ -30,7 +30,7 @@ from conformance.harness.drawing import drawn_examples
 from conformance.harness.profiles import load_profile
 from conformance.harness.run_settings import RunSettings
 from conformance.kit.scenario import load
-from iris import layout
+from iris import context_layout as layout
 
 pytestmark = pytest.mark.cpu_interpret
 

@@ -20,7 +20,7 @@ from conformance.kit.scenario import names
 from conformance.mutation import report as mutation_report
 from conformance.mutation import runner as mutation
 from conformance.mutation.catalogue import CATALOGUE, PLATFORMS, SCALES, TRITON_TRACING, Mutant
-from iris.layout import RECORD_WORDS
+from iris.context_layout import RECORD_WORDS
 from iris.tracing.events import FIELDS, LOGICAL
 
 # Every logical field a record stores has a twin mutant in each tracing; the ones no record stores (cur_rank, op_index:

@@ -77,7 +77,7 @@ def test_the_cap_bounds_every_budget_and_the_base_is_the_floor_below_it(size, ca
         budget = example_budget(size, backend, cap, first=False)
         assert budget <= cap
         assert budget >= min(cap, rule.base)
-        assert example_budget(size, backend, cap, sanitized=True) == cap  # a sanitizer's slowdown: the cap
+        assert example_budget(size, backend, cap, sanitizer="memcheck") == cap  # a sanitizer's slowdown: the cap
 
 
 def test_a_large_example_gets_the_cap():

@@ -106,7 +106,7 @@ def test_memory_checker_passes_a_clean_case_and_fails_an_out_of_bounds_store_quo
     except SanitizerUnavailable as e:
         pytest.skip(str(e))
     # compiled ahead, outside the tool, as the suite's --sanitize runs do: the ranks under memcheck only load
-    with Compiler(workers=2) as compiler, Pools(sanitize=True) as checked:
+    with Compiler(workers=2) as compiler, Pools(sanitizer=True) as checked:
         clean = _case(checked, "healthy", compiler=compiler)
         assert clean.ok, f"the healthy case failed under the memory checker: {clean.error}"
         bad = _case(checked, "out_of_bounds", timeout=120.0, compiler=compiler)

@@ -28,7 +28,7 @@ def _tool():
 
 
 def test_initcheck_fails_a_job_that_reads_memory_nobody_wrote_quoting_the_tool():
-    with RankPool(1, "gpu", sanitize="initcheck") as pool:
+    with RankPool(1, "gpu", sanitizer="initcheck") as pool:
         with pytest.raises(RankError) as info:
             pool.run(jobs.read_uninitialized, timeout=300)
     message = str(info.value)
@@ -39,7 +39,7 @@ def test_initcheck_fails_a_job_that_reads_memory_nobody_wrote_quoting_the_tool()
 def test_initcheck_lists_reads_of_peer_memory_as_not_ours_and_passes_the_case():
     # compiled ahead, outside the tool, as the suite's --sanitize runs do: the ranks under initcheck only load
     # (on an empty cache this test outran 200 s; warm, it passed)
-    with Compiler(workers=2) as compiler, Pools(sanitize="initcheck") as pools:
+    with Compiler(workers=2) as compiler, Pools(sanitizer="initcheck") as pools:
         run = RunSettings("gpu", settings(max_examples=2, deadline=None, database=None), timeout=300)
         case, _ = run_case(pools, load("load"), 2, run, compiler)
         not_ours = pools.get(2, "gpu").take_not_ours()
