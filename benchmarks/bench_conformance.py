@@ -5,7 +5,7 @@
 
 For each scenario that accepts the world size (``--ranks``; a scenario named with ``--scenario`` that refuses it is
 refused before anything runs): a first example, then ``--examples`` more, drawn as the harness draws them
-(``host_side.examples``: the scenario's params and the trace chunk of their settings), on one pooled world started
+(``drawing.examples``: the scenario's params and the trace chunk of their settings), on one pooled world started
 beforehand (start-up is nobody's example time). A line per scenario as it finishes, then the mean of the phases:
 
   examples/s        the examples after the first, per second;
@@ -13,7 +13,7 @@ beforehand (start-up is nobody's example time). A line per scenario as it finish
                     warm once an earlier one had the same compile-time values, ``Scenario.compile_key``: block
                     sizes, dtypes), and how many examples were warm;
   variants t/g      the most compiled variants of the Triton / Gluon kernel across the ranks for one configuration
-                    (``host_side.variants_per_config``): 1 where one compile serves every rank, R for a kernel that
+                    (``example.variants_per_config``): 1 where one compile serves every rank, R for a kernel that
                     takes the rank as a constexpr (Triton's of ``tracing_1d_address``);
   failures          failing examples, those of ``--cold-warm`` included;
   cold/warm s       with ``--cold-warm N``: the wall seconds of the scenario's first N examples (the same params)
@@ -42,8 +42,8 @@ from contextlib import contextmanager
 
 from hypothesis import HealthCheck, given, settings
 
-from conformance.harness import host_side
-from conformance.harness.host_side import Example, run_example
+from conformance.harness.drawing import Example, examples
+from conformance.harness.example import run_example
 from conformance.harness.suite import SelectionError, plan
 from conformance.kit.scenario import Scenario, load
 from conformance.report.output import variants_cell
@@ -77,9 +77,9 @@ def draw_and_run(pools: Pools, scenario: Scenario, backend: str, world_size: int
 
     @settings(max_examples=count, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(example=host_side.examples(scenario, world_size))
+    @given(example=examples(scenario, world_size))
     def run(example):
-        results.append(run_example(pools, scenario, world_size, example.params, backend, settings=example.settings))
+        results.append(run_example(pools, scenario, world_size, example, backend))
 
     run()
     return results
@@ -107,7 +107,7 @@ def fresh_run(scenario: Scenario, backend: str, world_size: int, drawn: Sequence
     with triton_cache(cache_dir), Pools() as pools:
         pools.get(world_size, backend).start()
         start = time.perf_counter()
-        results = [run_example(pools, scenario, world_size, e.params, backend, settings=e.settings) for e in drawn]
+        results = [run_example(pools, scenario, world_size, e, backend) for e in drawn]
         return time.perf_counter() - start, sum(not r.ok for r in results)
 
 

@@ -3,7 +3,7 @@ sm_90, the time to cross-compile them on one core, and the largest stack frames 
 
     python -m benchmarks.bench_gate_compiles [--scale small|gpu] [--ranks 1,2,4] [--scenario NAME ...] [--seed N]
 
-Each case's examples are drawn as a gate draws them (``host_side.drawn_examples``; the case's seed is ``--seed``
+Each case's examples are drawn as a gate draws them (``drawing.drawn_examples``; the case's seed is ``--seed``
 plus its index) and their launches captured and told apart as compiling ahead tells them apart (``stand_in``,
 ``compile_ahead.variant_key``); each distinct variant is then compiled once, one after another, into an empty
 Triton cache. Prints the cases, the events their examples record per API (what their models say, over every rank),
@@ -66,7 +66,9 @@ def variants(scenarios: list[str] | None, ranks: tuple[int, ...], scale: str,
     ``scale``: ``events`` is what its examples' models say each API records, over every rank."""
     from conformance.harness.budget import Size
     from conformance.harness.compile_ahead import variant_key
-    from conformance.harness.host_side import drawn_examples, load_profile
+    from conformance.harness.drawing import drawn_examples
+    from conformance.harness.profiles import load_profile
+    from conformance.harness.run_settings import RunSettings
     from conformance.harness.stand_in import captured_launches
     from conformance.harness.suite import plan
     from conformance.kit.scale import SCALES
@@ -75,8 +77,9 @@ def variants(scenarios: list[str] | None, ranks: tuple[int, ...], scale: str,
     cases = [c for c in plan(scenarios, ranks)[0] if c.scenario is not None]
     found: dict[str, Variant] = {}
     events = 0
+    run = RunSettings("gpu", load_profile(), scale=SCALES[scale])
     for i, case in enumerate(cases):
-        drawn = drawn_examples(case.scenario, case.world_size, load_profile(), seed + i, scale=SCALES[scale])
+        drawn = drawn_examples(case.scenario, case.world_size, run, seed + i)
         for example in drawn:
             model = example.model or case.scenario.expected(example.params, case.world_size, example.settings)
             events += Size.of(model).events

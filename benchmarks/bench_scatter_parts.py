@@ -38,7 +38,7 @@ import triton
 import iris
 from benchmarks.bench_tracing_device import DEFAULTS, Sizes, _interleaved_ms, _registers
 from benchmarks.tile_kernels import PARTS, gluon_scatter_parts, triton_scatter_parts
-from iris import layout
+from iris import context_layout
 from iris.cli_args import OneLineParser, add_chunk, chosen_backend, int_at_least
 from iris.ranks import backend_env, launch
 from iris.tracing.core import MAX_EVENTS
@@ -70,7 +70,7 @@ def measure(sizes: Sizes, size: int, launches: int, chunk: int) -> dict:
     shmem.tracing.enable(trace_slots(size, launches, chunk), chunk)
     ctx = shmem.get_device_context()
     off = ctx.clone()
-    off[layout.TRACE_ENABLED] = 0  # tracing switched off at run time
+    off[context_layout.TRACE_ENABLED] = 0  # tracing switched off at run time
     out = shmem.zeros((size, size), dtype=torch.float32)
     grid = (triton.cdiv(size, TILE), triton.cdiv(size, TILE))
     figures: dict = {"device": shmem.device.type}

@@ -32,7 +32,7 @@ import time
 import numpy as np
 import torch
 
-from iris import layout
+from iris import context_layout
 from iris.cli_args import OneLineParser, folder, int_at_least, int_in
 from iris.tracing import chunks, deflate, pftrace, timeline
 from iris.tracing.core import MAX_EVENTS, Tracing
@@ -140,7 +140,7 @@ def bench(device: torch.device, n: int, repeat: int, out_dir: str) -> None:
     tracing = Tracing(_Owner(device))
     tracing.enable(n)
     tracing._records.copy_(torch.from_numpy(encode_records(synthetic_records(n))))  # slot-major, as kernels write
-    tracing._counters[layout.COUNTER_CLAIMED] = n
+    tracing._counters[context_layout.COUNTER_CLAIMED] = n
     print(f"{device.type}: {n:,} events ({tracing.backend} clock), median of {repeat}")
 
     seconds, _, records = _time(tracing.events, repeat)

@@ -17,7 +17,7 @@ import numpy as np
 
 from conformance.check.exported import INT_COLUMNS, ExportedColumns, ExportedTrace
 from conformance.check.model import Addr, Event, Model
-from conformance.harness.observation import ApiObservation, HostCounters, RankObservation
+from conformance.check.observation import ApiObservation, HostCounters, RankObservation
 from iris.tracing.events import DURATION_INSTANT, DURATION_OPEN, EVENT_IDS, FIELD_INDEX, TRACE_FIELDS, event_name
 from iris.tracing.records import TraceRecords
 

@@ -9,7 +9,9 @@
 - ``scatter_parts``: the all-scatter traced in part only, ``PART`` of ``PARTS`` (``benchmarks/bench_scatter_parts.py``
   times each against the untraced kernel, to tell apart what a traced tile pays for).
 
-The bracketed all-scatter is the scenario's own kernel (``all_scatter.triton_kernel`` with ``TRACE_OPS=False``).
+The bracketed all-scatter is the scenario's own kernel (``all_scatter.triton_kernel`` with ``TRACE_OPS=False``);
+``scatter_auto`` and ``scatter_parts`` make their tiles with the scenario's own helpers (``all_scatter.triton_tile``,
+``all_scatter.gluon_tile``), so every all-scatter here stores what the scenario's does.
 ``benchmarks/bench_tracing_device.py`` times them on a GPU; ``benchmarks/bench_tile_resources.py`` reads their
 registers and instructions from the cross-compiled code.
 """
@@ -19,6 +21,7 @@ import triton.language as tl
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
+from conformance.scenarios.all_scatter import gluon_tile, triton_tile
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_2d, warp_size
@@ -69,38 +72,11 @@ def gluon_persistent(ctx_t, out, tiles, work, BM: gl.constexpr, BN: gl.constexpr
                 ctx.tracing.record_event_end(h)
 
 
-@triton.jit
-def _triton_scatter_tile(ctx, out, M, N, BM: tl.constexpr, BN: tl.constexpr):
-    """The all-scatter's tile of this program, as the scenario makes it: (pid_m, pid_n, mask, values, pointers)."""
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    rm = pid_m * BM + tl.arange(0, BM)
-    rn = pid_n * BN + tl.arange(0, BN)
-    mask = (rm[:, None] < M) & (rn[None, :] < N)
-    tile = (ctx.rank * 1000000 + rm[:, None] * 1000 + rn[None, :]).to(out.dtype.element_ty)
-    ptrs = out + (ctx.rank * M + rm[:, None]) * N + rn[None, :]
-    return pid_m, pid_n, mask, tile, ptrs
-
-
-@gluon.jit
-def _gluon_scatter_tile(ctx, out, M, N, BM: gl.constexpr, BN: gl.constexpr):
-    """The all-scatter's tile of this program, as the scenario makes it: (pid_m, pid_n, mask, values, pointers)."""
-    layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
-    pid_m = gl.program_id(0)
-    pid_n = gl.program_id(1)
-    rm = gl.expand_dims(pid_m * BM + gl.arange(0, BM, layout=gl.SliceLayout(1, layout)), 1)
-    rn = gl.expand_dims(pid_n * BN + gl.arange(0, BN, layout=gl.SliceLayout(0, layout)), 0)
-    mask = (rm < M) & (rn < N)
-    tile = (ctx.cur_rank * 1000000 + rm * 1000 + rn).to(out.dtype.element_ty)
-    ptrs = out + (ctx.cur_rank * M + rm) * N + rn
-    return pid_m, pid_n, mask, tile, ptrs
-
-
 @triton.jit(do_not_specialize=["M", "N"])
 def triton_scatter_auto(ctx_t, out, M, N, BM: tl.constexpr, BN: tl.constexpr, TRACING: tl.constexpr,
                         HINT: tl.constexpr = None):
     ctx = DeviceContext.initialize(ctx_t, tracing=TRACING, trace_ops=TRACING)
-    _, _, mask, tile, ptrs = _triton_scatter_tile(ctx, out, M, N, BM, BN)
+    _, _, mask, tile, ptrs = triton_tile(ctx, out, M, N, BM, BN)
     i = M * 0
     while i < ctx.world_size:
         ctx.store(ptrs, tile, (ctx.rank + i) % ctx.world_size, mask=mask, hint=HINT)
@@ -111,7 +87,7 @@ def triton_scatter_auto(ctx_t, out, M, N, BM: tl.constexpr, BN: tl.constexpr, TR
 def gluon_scatter_auto(ctx_t, out, M, N, BM: gl.constexpr, BN: gl.constexpr, TRACING: gl.constexpr,
                        HINT: gl.constexpr = None):
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACING, trace_ops=TRACING)
-    _, _, mask, tile, ptrs = _gluon_scatter_tile(ctx, out, M, N, BM, BN)
+    _, _, mask, tile, ptrs = gluon_tile(ctx, out, M, N, BM, BN)
     i = M * 0
     while i < ctx.num_ranks:
         ctx.store(ptrs, tile, (ctx.cur_rank + i) % ctx.num_ranks, mask=mask, hint=HINT)
@@ -229,7 +205,7 @@ def gluon_part_span(ctx, ptrs, mask, PART: gl.constexpr):
 def triton_scatter_parts(ctx_t, out, M, N, BM: tl.constexpr, BN: tl.constexpr, PART: tl.constexpr,
                          HINT: tl.constexpr = None):
     ctx = DeviceContext.initialize(ctx_t, tracing=PART != 0)
-    pid_m, pid_n, mask, tile, ptrs = _triton_scatter_tile(ctx, out, M, N, BM, BN)
+    pid_m, pid_n, mask, tile, ptrs = triton_tile(ctx, out, M, N, BM, BN)
     where = ptrs
     lanes = mask
     if PART >= 5:  # the records are given a span
@@ -255,7 +231,7 @@ def triton_scatter_parts(ctx_t, out, M, N, BM: tl.constexpr, BN: tl.constexpr, P
 def gluon_scatter_parts(ctx_t, out, M, N, BM: gl.constexpr, BN: gl.constexpr, PART: gl.constexpr,
                         HINT: gl.constexpr = None):
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=PART != 0)
-    pid_m, pid_n, mask, tile, ptrs = _gluon_scatter_tile(ctx, out, M, N, BM, BN)
+    pid_m, pid_n, mask, tile, ptrs = gluon_tile(ctx, out, M, N, BM, BN)
     where = ptrs
     lanes = mask
     if PART >= 5:  # the records are given a span

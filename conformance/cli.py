@@ -16,15 +16,9 @@ from pathlib import Path
 
 from hypothesis import settings as hypothesis_settings
 
-from conformance.harness.host_side import (
-    CHUNK_SIZES,
-    DEFAULT_PROFILE,
-    JOB_TIMEOUT_S,
-    PROFILES,
-    chosen_profile,
-    detect_backend,
-    load_profile,
-)
+from conformance.harness.drawing import CHUNK_SIZES
+from conformance.harness.profiles import DEFAULT_PROFILE, PROFILES, chosen_profile, load_profile
+from conformance.harness.run_settings import JOB_TIMEOUT_S, RunSettings, detect_backend
 from conformance.harness.suite import SelectionError, parse_params, plan, refuse_unknown, run_cases
 from conformance.kit.scaffold import TEMPLATES, scaffold
 from conformance.kit.scale import GPU, SCALES, SMALL, scale_named
@@ -309,7 +303,8 @@ def cmd_list() -> int:
 
 
 def _prepare(args, params_text: str | None = None):
-    """Backend, profile, settings, params and cases of a ``run`` or ``gate``; SelectionError on bad input."""
+    """The profile's name, the run's settings (``RunSettings``, built here once from the arguments), the cases and
+    the notes of a ``run`` or ``gate``; SelectionError on bad input."""
     _check_environment()
     backend = args.backend or detect_backend()
     try:
@@ -331,14 +326,17 @@ def _prepare(args, params_text: str | None = None):
     chosen = load_profile(profile_name)
     if args.examples is not None:
         chosen = hypothesis_settings(chosen, max_examples=args.examples)
-    return backend, profile_name, chosen, params, cases, notes
+    run = RunSettings(backend, chosen, params=params, chunk=args.chunk, seed=args.seed, scale=scale,
+                      num_warps=args.num_warps, timeout=args.timeout, max_runs=args.examples,
+                      sanitizers=tuple(args.sanitize))
+    return profile_name, run, cases, notes
 
 
 def _check_environment() -> None:
     """The documented variables a run reads (``IRIS_HYPOTHESIS_DB``, ``IRIS_COMPILE_WORKERS``), checked before
     anything runs: SelectionError naming the variable, its value and what was expected."""
     from conformance.harness.compile_ahead import default_workers
-    from conformance.harness.host_side import example_database
+    from conformance.harness.profiles import example_database
 
     try:
         example_database()
@@ -411,7 +409,7 @@ def _footer(meta: dict) -> str:
                if meta.get("ahead_compiled") else ""))
 
 
-def _execute(args, title: str, backend: str, settings, cases, notes, params: dict | None = None):
+def _execute(args, title: str, run: RunSettings, cases, notes):
     """What ``run`` and ``gate`` share once their input is checked: the output folders, the title and notes, and
     the cases run; returns what ran and when it started."""
     try:
@@ -424,9 +422,7 @@ def _execute(args, title: str, backend: str, settings, cases, notes, params: dic
     for note in notes:
         print(note)
     start = time.perf_counter()
-    done = run_cases(cases, backend, settings, params=params, chunk=args.chunk, seed=args.seed,
-                     sanitize=args.sanitize, timeout=args.timeout, max_runs=args.examples,
-                     scale=scale_named(args.scale), num_warps=args.num_warps)
+    done = run_cases(cases, run)
     return done, start
 
 
@@ -450,11 +446,12 @@ def _scale_said(args) -> str:
 
 
 def cmd_run(args) -> int:
-    backend, profile_name, settings, params, cases, notes = _prepare(args, args.params)
+    profile_name, run, cases, notes = _prepare(args, args.params)
+    backend, settings = run.backend, run.profile
     _check_out(args.out, ["results.json", "traces", *dict.fromkeys(f"traces/{c.name}.json" for c in cases)])
     title = (f"conformance: {len(cases)} cases, backend {backend}{_scale_said(args)}{_under(args)}, profile "
              f"{profile_name}, {_examples_said(args, settings)}, output {args.out}/")
-    done, start = _execute(args, title, backend, settings, cases, notes, params)
+    done, start = _execute(args, title, run, cases, notes)
     traced = {}
     for case, last in done:  # one trace per scenario: the last example of its largest world
         if last is not None and case.world_size >= traced.get(case.scenario, (0, None))[0]:
@@ -476,7 +473,8 @@ def cmd_gate(args) -> int:
 
     if args.mutants is not None:
         _check_mutants(args.mutants)
-    backend, profile_name, settings, params, cases, notes = _prepare(args)
+    profile_name, run, cases, notes = _prepare(args)
+    backend, settings = run.backend, run.profile
     _check_out(args.out, ["results.json", "junit.xml", "summary.md", "traces", *(["mutate.json"] * bool(args.mutants))])
     known_path = args.known or KNOWN_DIVERGENCES
     try:
@@ -490,7 +488,7 @@ def cmd_gate(args) -> int:
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     title = (f"gate: {len(cases)} cases, backend {backend}{_scale_said(args)}{_under(args)}, profile {profile_name}, "
              f"known divergences {len(known)} ({known_path}), output {args.out}/")
-    done, start = _execute(args, title, backend, settings, cases, notes)
+    done, start = _execute(args, title, run, cases, notes)
     results = [case for case, _ in done]
     traces = {}
     for case, last in done:  # the trace of each failing example

@@ -1,14 +1,15 @@
-"""What one run yields, in one place: the check names, case ids, the replay command and the result types.
+"""What one run yields, in one place: the checks of a case, case ids, the replay command and the result types.
 
-Every example has three checks, named once here: each API against the model, and the two APIs against each other
-(``CHECKS`` is their order in reports; ``VERDICT_KEY`` the key of each in a case's verdicts, an API's own check
-keyed by the API's name). A case is one backend x scenario x world size, named by its stable id
-``<backend>-<scenario>-<R>r`` (the pytest id of ``test_conformance``); under compute-sanitizer tools each case runs
-once per tool, a record of its own: ``record_id`` is the case id with ``@<tool>``. One example's outcome is an
-:class:`ExampleResult` (its :class:`Divergence` list, empty when it passed); a case folds its examples into a
-:class:`CaseResult`, the record ``results.json`` holds. A case passes only when examples ran, every one of them to a
-verdict, and none failed: an error, or no example at all, is never a pass. An example whose ranks do not all answer
-within its budget (``conformance.harness.budget``) is a :class:`Hang`: the case's verdict is ``hang``.
+Every example has three checks (named by ``conformance.check.divergence``): each API of the scenario contract's
+``APIS`` against the model, and the two APIs against each other (``CHECKS`` is their order in reports;
+``VERDICT_KEY`` the key of each in a case's verdicts, an API's own check keyed by the API's name). A case is one
+backend x scenario x world size, named by its stable id ``<backend>-<scenario>-<R>r`` (the pytest id of
+``test_conformance``); under compute-sanitizer tools each case runs once per tool, a record of its own:
+``record_id`` is the case id with ``@<tool>``. One example's outcome is an :class:`ExampleResult` (its
+:class:`Divergence` list, empty when it passed); a case folds its examples into a :class:`CaseResult`, the record
+``results.json`` holds. A case passes only when examples ran, every one of them to a verdict, and none failed: an
+error, or no example at all, is never a pass. An example whose ranks do not all answer within its budget
+(``conformance.harness.budget``) is a :class:`Hang`: the case's verdict is ``hang``.
 """
 
 from __future__ import annotations
@@ -20,28 +21,16 @@ import shlex
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
+from conformance.check.divergence import Divergence, between, vs_model
 from conformance.kit.patterns import compact
+from conformance.kit.scenario import APIS
 
 if TYPE_CHECKING:
-    from conformance.check.model import Event
-    from conformance.harness.observation import RankObservation
+    from conformance.check.observation import RankObservation
     from conformance.kit.example_settings import ExampleSettings
 
+
 # ------------------------------------------------------------------------------------------------ the checks
-
-APIS = ("triton", "gluon")  # the two device APIs every scenario runs (conformance.kit.scenario re-exports it)
-MODEL = "model"
-
-
-def vs_model(api: str) -> str:
-    """The check of ``api``'s events and memory against the model: ``"<api> vs model"``."""
-    return f"{api} vs {MODEL}"
-
-
-def between(x: str, y: str) -> str:
-    """The check of two APIs against each other: ``"<x> vs <y>"``."""
-    return f"{x} vs {y}"
-
 
 CHECKS: tuple[str, ...] = (*(vs_model(api) for api in APIS), between(*APIS))
 VERDICT_KEY: dict[str, str] = {**{vs_model(api): api for api in APIS}, between(*APIS): between(*APIS)}
@@ -97,32 +86,6 @@ NO_EXAMPLE = "no example ran to a verdict"  # a case's problem when none ran: it
 
 
 @dataclass
-class Divergence:
-    """One disagreement, readable without knowing the harness."""
-
-    check: str  # "triton vs model" | "gluon vs model" | "triton vs gluon"
-    rank: int
-    where: str  # "pid 3 event 1", "buffer out[17]", "attempted", ...
-    field: str
-    actual: object  # the API's value (between two APIs: the first's)
-    expected: object  # the model's value (between two APIs: the second's)
-    left: Event | None = None
-    right: Event | None = None
-
-    def __str__(self) -> str:
-        """Against the model: ``<field>=<actual>, but should be <expected>``; between two APIs, neither is the
-        reference: ``<field>: <x>=<x's value>, <y>=<y's value>``."""
-        a, b = self.check.split(" vs ")
-        said = (f"{self.field}={self.actual!r}, but should be {self.expected!r}" if b == MODEL else
-                f"{self.field}: {a}={self.actual!r}, {b}={self.expected!r}")
-        lines = [f"{said} [{self.check}, rank {self.rank}, {self.where}]"]
-        if self.left is not None or self.right is not None:
-            lines.append(f"    {a:>6}: {self.left}")
-            lines.append(f"    {b:>6}: {self.right}")
-        return "\n".join(lines)
-
-
-@dataclass
 class ExampleResult:
     """Outcome of one example: divergences (empty = pass), timing, compiles, variants, raw observations."""
 
@@ -135,7 +98,7 @@ class ExampleResult:
     compiles: dict[str, int] = field(default_factory=dict)
     variants: dict[str, int | None] = field(default_factory=dict)
     observations: list[RankObservation] = field(default_factory=list, repr=False)
-    timings: dict[str, float] = field(default_factory=dict)  # seconds by phase (``host_side._breakdown``)
+    timings: dict[str, float] = field(default_factory=dict)  # seconds by phase (``harness.example._breakdown``)
     jit: dict[str, int] = field(default_factory=dict)  # kernels Triton compiled / loaded from its disk cache
     settings: ExampleSettings | None = None  # the harness's settings beside the params (the trace chunk, slots)
     sanitizer: str = ""  # the compute-sanitizer tool the ranks ran under ("" when none)

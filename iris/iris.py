@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import torch
 import torch.distributed as dist
 
-from iris import layout
+from iris import context_layout
 from iris.checks import is_int, is_power_of_two
 from iris.fill_values import Arange, fill_scalar
 from iris.heap import SymmetricHeap
@@ -69,7 +69,7 @@ class Iris:
         self.world = world if world is not None else current_world()
         self.heap = SymmetricHeap(heap_size, self.world)
         self._context = torch.tensor(
-            layout.encode(self.world.rank, self.heap.bases), dtype=torch.int64, device=self.world.device
+            context_layout.encode(self.world.rank, self.heap.bases), dtype=torch.int64, device=self.world.device
         )
         self.tracing = Tracing(self)
 
@@ -101,7 +101,7 @@ class Iris:
 
     def get_heap_bases(self) -> torch.Tensor:
         """Every rank's heap base as mapped in this process (int64, on this rank's device)."""
-        return self._context[layout.HEAP_BASES :]
+        return self._context[context_layout.HEAP_BASES :]
 
     def barrier(self) -> None:
         """Wait for this rank's device work, then for every rank."""
@@ -116,8 +116,8 @@ class Iris:
         """
         return self._context
 
-    def _write_tracing_block(self, block: layout.TracingBlock | None) -> None:
-        values = layout.encode(self.rank, self.heap.bases, block)
+    def _write_tracing_block(self, block: context_layout.TracingBlock | None) -> None:
+        values = context_layout.encode(self.rank, self.heap.bases, block)
         synchronize(self.device)
         self._context.copy_(torch.tensor(values, dtype=torch.int64))
 

@@ -29,16 +29,16 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from conformance.check.columns import COLUMNS, Codes, EventColumns, model_columns
+from conformance.check.divergence import Divergence, between, vs_model
 from conformance.check.model import Model
 from conformance.check.normalize import AddressMap, exported_columns, records_columns
-from conformance.results import Divergence, between, vs_model
 from iris.tracing.events import PHYSICAL_FIELDS, TRACE_FIELDS, event_name
 from iris.tracing.guard import word_fields
 from iris.tracing.hw import XCC_ID_LIMIT
 from iris.tracing.records import KIND_NAMES, KIND_RANGE
 
 if TYPE_CHECKING:
-    from conformance.harness.observation import ApiObservation, RankObservation
+    from conformance.check.observation import ApiObservation, RankObservation
     from iris.tracing.guard import GuardWord
     from iris.tracing.records import TraceRecords
 

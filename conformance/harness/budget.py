@@ -71,15 +71,15 @@ RULES: dict[str, Rule] = {
 }
 
 
-def example_budget(size: Size, backend: str, cap: float, *, first: bool = True, sanitized: bool = False) -> float:
+def example_budget(size: Size, backend: str, cap: float, *, first: bool = True, sanitizer: str = "") -> float:
     """Seconds ``size``'s example may run on ``backend``'s ranks (the module docstring's rule): at most ``cap``,
-    and the cap itself under a sanitizer. ``first``: the ranks may do one-off work for it (a fresh pool, kernels
-    not known to be compiled). ValueError when ``cap`` is no number of seconds a pool can wait, or the backend is
-    unknown."""
+    and the cap itself under a compute-sanitizer tool (``sanitizer``; "" for none). ``first``: the ranks may do
+    one-off work for it (a fresh pool, kernels not known to be compiled). ValueError when ``cap`` is no number of
+    seconds a pool can wait, or the backend is unknown."""
     check_timeout("example budget", "cap (--timeout)", cap)
     if backend not in RULES:
         raise ValueError(f"example budget: backend {backend!r} is unknown; expected one of {', '.join(RULES)}")
-    if sanitized:
+    if sanitizer:
         return float(cap)
     rule = RULES[backend]
     derived = (rule.base + (rule.first if first else 0.0) + rule.per_event * size.events

@@ -2,7 +2,7 @@
 
 On a GPU, every example of a case used to compile the variants it needed one after another, on the rank
 processes, while the other CPUs waited. Before a case runs, the harness knows its examples (drawn from the
-case's seed, ``host_side.drawn_examples``); :class:`Compiler` then
+case's seed, ``drawing.drawn_examples``); :class:`Compiler` then
 
 1. captures, on its worker processes, every launch each example makes (``stand_in.captured_launches``: the
    scenario's setup and launch on a stand-in rank, for every rank whose launch differs: one when the Triton

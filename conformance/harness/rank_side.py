@@ -23,7 +23,7 @@ import torch
 import triton
 
 from conformance.check import exported
-from conformance.harness.observation import ApiObservation, HostCounters, RankObservation
+from conformance.check.observation import ApiObservation, HostCounters, RankObservation
 from conformance.kit.example_settings import ExampleSettings
 from conformance.kit.scenario import APIS, ScenarioError, load, world_constexprs
 from iris.ranks import progress

@@ -20,7 +20,7 @@ import torch
 from conformance.harness.rank_side import launch_options, torch_dtype
 from conformance.kit.rank_view import RankView
 from conformance.kit.scenario import APIS, world_constexprs
-from iris import layout
+from iris import context_layout
 
 
 @dataclass
@@ -61,13 +61,13 @@ class StandInHost:
 class StandInRank:
     """A :class:`~conformance.kit.rank_view.RankView` of CPU tensors: no heap, no world.
 
-    ``ctx`` is a real context tensor of ``rank`` in a world of ``world_size`` (``iris.layout.encode``: tracing
+    ``ctx`` is a real context tensor of ``rank`` in a world of ``world_size`` (``iris.context_layout.encode``: tracing
     off, every heap base 0): its type, shape and alignment are what Triton specializes a launch on.
     """
 
     def __init__(self, api: str, kernel, rank: int = 0, world_size: int = 2, device: str = "cuda") -> None:
         self.api, self.kernel, self.rank, self.world_size = api, kernel, rank, world_size
-        self.ctx = torch.tensor(layout.encode(rank, [0] * world_size), dtype=torch.int64)
+        self.ctx = torch.tensor(context_layout.encode(rank, [0] * world_size), dtype=torch.int64)
         self.buffers: dict[str, torch.Tensor] = {}
         self.shmem = StandInHost(torch.device(device))
 

@@ -16,15 +16,14 @@ the ranks' kernels in turn) is not run under it, and its record says why (``Case
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from hypothesis import settings
-
+from conformance.harness.case import run_case
 from conformance.harness.compile_ahead import Compiler
-from conformance.harness.host_side import JOB_TIMEOUT_S, Prepared, prepare, run_case
+from conformance.harness.preparing import Prepared, prepare
+from conformance.harness.run_settings import RunSettings
 from conformance.kit.patterns import PatternError, expand
-from conformance.kit.scale import SMALL, Scale
 from conformance.kit.scenario import (
     Scenario,
     ScenarioError,
@@ -165,86 +164,77 @@ def plan(scenarios: list[str] | None, ranks: tuple[int, ...] | None) -> tuple[li
     return cases, notes
 
 
-def run_cases(cases: list[Planned], backend: str, profile: settings, *, params: dict | None = None,
-              chunk: int | None = None, seed: int | None = None, sanitize: Sequence[str] = (),
-              timeout: float = JOB_TIMEOUT_S, max_runs: int | None = None, scale: Scale = SMALL,
-              num_warps: int | None = None,
+def run_cases(cases: list[Planned], run: RunSettings,
               echo: Callable[[str], None] = print) -> list[tuple[CaseResult, ExampleResult | None]]:
-    """Run every case in order on one owner of pools; replay each failing example once (unless ``params``), with
-    its own params and settings; one that hung, within the budget it hung in; under a tool, once more on pools
-    under none (the control; those pools start at its first job).
+    """Run every case in order on one owner of pools, with the run's settings (``RunSettings``); replay each
+    failing example once (unless ``run.params``), with its own params and settings; one that hung, within the budget
+    it hung in; under a tool, once more on pools under none (the control; those pools start at its first job).
 
-    ``sanitize``: compute-sanitizer tools (``iris.ranks.sanitizer.TOOLS``); each runs every case, in a pass of its
-    own on pools whose ranks run under it (one tool per process), and each case's record names its tool. Empty: one
-    pass, no tool. ``chunk``: the trace chunk of every example (None: drawn per example; ``run_case``).
-    ``max_runs``: the most examples a case runs, shrinking a failure included (``run_case``); the replay is one more.
-    ``timeout``: the cap of every example's budget on the ranks (``conformance.harness.budget``). ``scale``: what
-    the examples are drawn at (``conformance.kit.scale``); ``num_warps``: of every launch that gives none (None:
-    drawn per example where the scale draws it).
+    ``run.sanitizers``: compute-sanitizer tools (``iris.ranks.sanitizer.TOOLS``); each runs every case, in a pass of
+    its own on pools whose ranks run under it (one tool per process), and each case's record names its tool. Empty:
+    one pass, no tool. ``run.max_runs``: the most examples a case runs, shrinking a failure included
+    (``case.run_case``); the replay is one more.
 
     On a GPU, each case's kernel variants are compiled ahead on a pool of processes (``compile_ahead``): every
     case of a pass is drawn and submitted at its start (``_prepare_all``), so later cases compile while earlier ones
     run; later passes load what the first compiled from Triton's cache. Returns ``(case, last)`` per case and
     pass: its result and its last example (for a trace; None when none ran)."""
     done: list[tuple[CaseResult, ExampleResult | None]] = []
-    passes = tuple(sanitize) or ("",)
+    passes = run.sanitizers or ("",)
     total = len(cases) * len(passes)
+    backend = run.backend
     with Compiler(None if backend == "gpu" else 0) as compiler, Pools() as plain:  # plain: the controls' (lazy)
         compiler.start()
-        for tool in passes:
-            with Pools(sanitize=tool) as pools:
+        for sanitizer in passes:
+            with Pools(sanitizer=sanitizer) as pools:
                 _start_pools(pools, cases, backend)
-                skipped = {i: why for i, planned in enumerate(cases) if (why := _not_under(tool, planned))}
+                skipped = {i: why for i, planned in enumerate(cases) if (why := _not_under(sanitizer, planned))}
                 runs = [planned if i not in skipped else None for i, planned in enumerate(cases)]
-                prepared = (_prepare_all(runs, compiler, profile, chunk, seed, scale, num_warps, echo)
-                            if backend == "gpu" and params is None else {})
+                prepared = (_prepare_all(runs, compiler, run, echo)
+                            if backend == "gpu" and run.params is None else {})
                 for i, planned in enumerate(cases):
-                    under = f" under {tool}" if tool else ""
+                    under = f" under {sanitizer}" if sanitizer else ""
                     echo(f"[{len(done) + 1}/{total}] {planned.name} on {planned.world_size} rank(s){under} ...")
                     if i in skipped:
                         c = CaseResult(planned.scenario.ref or planned.name, planned.world_size, backend,
-                                       sanitizer=tool, skipped=skipped[i])
+                                       sanitizer=sanitizer, skipped=skipped[i])
                         done.append((c, None))
                         _said(c, echo)
                         continue
-                    c, last = _run_one(pools, planned, backend, profile, params, chunk, seed, timeout, compiler,
-                                       max_runs, scale, num_warps, prepared.get(i))
-                    if not c.ok and c.failing_params is not None and params is None:
-                        cap = timeout if c.hang is None else min(timeout, c.hang.timeout)
-                        again = _again(pools, planned, c, backend, profile, cap, scale)
+                    c, last = _run_one(pools, planned, run, prepared.get(i) or compiler)
+                    if not c.ok and c.failing_params is not None and run.params is None:
+                        cap = run.timeout if c.hang is None else min(run.timeout, c.hang.timeout)
+                        again = _again(pools, planned, c, run, cap)
                         reproduced = again.hang is not None if c.hang is not None else not again.ok
                         c.replay_outcome = "reproduced" if reproduced else "not reproduced"
-                        if tool:  # the control: on ranks under no tool
-                            c.control_outcome = _again(plain, planned, c, backend, profile, cap, scale).status
-                    if tool and planned.scenario is not None:
+                        if sanitizer:  # the control: on ranks under no tool
+                            c.control_outcome = _again(plain, planned, c, run, cap).status
+                    if sanitizer and planned.scenario is not None:
                         c.not_ours = pools.get(planned.world_size, backend).take_not_ours()
                     done.append((c, last))
                     _said(c, echo)
     return done
 
 
-def _again(pools: Pools, planned: Planned, c: CaseResult, backend: str, profile: settings, cap: float,
-           scale: Scale) -> CaseResult:
+def _again(pools: Pools, planned: Planned, c: CaseResult, run: RunSettings, cap: float) -> CaseResult:
     """Case ``c``'s failing example once more, with its own settings, on ``pools``' ranks, within ``cap`` seconds."""
-    return run_case(pools, planned.scenario, planned.world_size, backend, profile, c.failing_params,
-                    chunk=c.failing_settings.chunk, timeout=cap, scale=scale,
-                    num_warps=c.failing_settings.num_warps)[0]
+    again = run.replaying(c.failing_params, c.failing_settings.chunk, c.failing_settings.num_warps, cap)
+    return run_case(pools, planned.scenario, planned.world_size, again)[0]
 
 
-def _not_under(tool: str, planned: Planned) -> str:
-    """Why case ``planned`` is not run under ``tool`` ("" when it is): its kernels wait for their peers', and the tool
-    runs a world's ranks' kernels in turn (``iris.ranks.sanitizer.Tool.ranks_in_turn``)."""
-    in_turn = TOOLS[tool].ranks_in_turn if tool else ""
+def _not_under(sanitizer: str, planned: Planned) -> str:
+    """Why case ``planned`` is not run under ``sanitizer`` ("" when it is): its kernels wait for their peers', and
+    the tool runs a world's ranks' kernels in turn (``iris.ranks.sanitizer.Tool.ranks_in_turn``)."""
+    in_turn = TOOLS[sanitizer].ranks_in_turn if sanitizer else ""
     if not in_turn or planned.scenario is None or not planned.scenario.waits_on_peers or planned.world_size < 2:
         return ""
-    return (f"its kernels wait for their peers' kernels, so its ranks must run at once, and {tool} runs them in "
+    return (f"its kernels wait for their peers' kernels, so its ranks must run at once, and {sanitizer} runs them in "
             f"turn: {in_turn}")
 
 
-def _prepare_all(cases: list[Planned | None], compiler: Compiler, profile: settings, chunk: int | None,
-                 seed: int | None, scale: Scale, num_warps: int | None,
+def _prepare_all(cases: list[Planned | None], compiler: Compiler, run: RunSettings,
                  echo: Callable[[str], None]) -> dict[int, Prepared]:
-    """Each case's examples drawn and their variants submitted to ``compiler`` (``host_side.prepare``), by the
+    """Each case's examples drawn and their variants submitted to ``compiler`` (``preparing.prepare``), by the
     case's index; a case whose drawing raises is left out (``run_case`` draws it again and reports the error), as
     is one that is None (not run)."""
     if not compiler.workers:
@@ -255,8 +245,7 @@ def _prepare_all(cases: list[Planned | None], compiler: Compiler, profile: setti
         if planned is None or planned.scenario is None:
             continue
         try:
-            prepared[i] = prepare(planned.scenario, planned.world_size, profile, compiler, chunk=chunk,
-                                  fixed_seed=seed, scale=scale, num_warps=num_warps)
+            prepared[i] = prepare(planned.scenario, planned.world_size, run, compiler)
         except Exception:  # the case draws again when its turn comes, and reports the error
             continue
     return prepared
@@ -295,20 +284,17 @@ def _ahead(c: CaseResult) -> str:
     return said + (f" (compiling ahead failed: {c.ahead_error})" if c.ahead_error else "")
 
 
-def _run_one(pools: Pools, planned: Planned, backend: str, profile: settings, params: dict | None,
-             chunk: int | None, seed: int | None, timeout: float, compiler: Compiler,
-             max_runs: int | None = None, scale: Scale = SMALL, num_warps: int | None = None,
-             prepared: Prepared | None = None) -> tuple[CaseResult, ExampleResult | None]:
+def _run_one(pools: Pools, planned: Planned, run: RunSettings,
+             ahead: Compiler | Prepared) -> tuple[CaseResult, ExampleResult | None]:
     if planned.scenario is None:
-        case = CaseResult(planned.name, planned.world_size, backend, sanitizer=pools.sanitizer)
+        case = CaseResult(planned.name, planned.world_size, run.backend, sanitizer=pools.sanitizer)
         case.error = planned.load_error
         return case, None
     try:
-        case, last = run_case(pools, planned.scenario, planned.world_size, backend, profile, params, chunk=chunk,
-                              fixed_seed=seed, timeout=timeout, compiler=compiler, max_runs=max_runs, scale=scale,
-                              num_warps=num_warps, prepared=prepared)
+        case, last = run_case(pools, planned.scenario, planned.world_size, run, ahead)
     except Exception as e:  # a scenario module that breaks in a way run_case does not expect: its case fails
-        case = CaseResult(planned.scenario.ref or planned.name, planned.world_size, backend, sanitizer=pools.sanitizer)
+        case = CaseResult(planned.scenario.ref or planned.name, planned.world_size, run.backend,
+                          sanitizer=pools.sanitizer)
         last = None
         case.error = f"{type(e).__name__}: {e}"
     return case, last

@@ -1,7 +1,7 @@
 """The call-shape constants (``conformance.kit.call_shapes``) as ``tl.constexpr``, for the kernels of the family.
 
 Derived, nothing defined: a kernel reads ``K.B1`` (a constexpr module attribute) where the host reads
-``call_shapes.B1`` (an int), as ``iris.layout_constexpr`` does for the context layout.
+``call_shapes.B1`` (an int), as ``iris.context_layout_constexpr`` does for the context layout.
 """
 
 import hashlib

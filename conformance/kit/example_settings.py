@@ -10,8 +10,8 @@ class ExampleSettings:
     """The trace and launch settings of one example, the same on every rank and API; never part of a scenario's params.
 
     ``chunk``: trace slots a program claims at a time (a run-time value: drawn per example from
-    ``host_side.CHUNK_SIZES``, or fixed by ``python -m conformance run --chunk N``); ``max_events``: the trace slots
-    of each rank and API (``Scenario.trace_slots``; at a scale ``sized_by_model``, ``harness.sizing``);
+    ``harness.drawing.CHUNK_SIZES``, or fixed by ``python -m conformance run --chunk N``); ``max_events``: the trace
+    slots of each rank and API (``Scenario.trace_slots``; at a scale ``sized_by_model``, ``harness.sizing``);
     ``num_warps``: what every launch that gives none runs with (drawn per example at a scale that draws it, from
     ``Scale.num_warps``, or fixed by ``run --num-warps N``; None: each launch as written, Triton's default 4);
     ``scale``: the name of the scale the params were drawn at (``conformance.kit.scale``). Built once per example on

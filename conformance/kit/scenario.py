@@ -46,12 +46,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from conformance.kit.example_settings import ExampleSettings
-from conformance.results import APIS
 
 if TYPE_CHECKING:
     from conformance.check.model import Model
     from conformance.kit.rank_view import RankView
 
+APIS = ("triton", "gluon")  # the two device APIs every scenario pairs, in the order reports give them
 WORLD_CONSTEXPRS = ("rank", "world")  # a Triton kernel's compile-time rank and world size, if it takes them
 PACKAGE = "conformance.scenarios"  # the scenarios, each named by its module name
 PACKAGES_ENV = "IRIS_SCENARIO_PACKAGES"  # more packages of scenario modules, a comma list (named by dotted path)

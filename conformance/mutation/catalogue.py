@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from iris import layout_constexpr as L
+from iris import context_layout_constexpr as L
 from iris.parity import twin_file
 from iris.tracing.guard import word_fields
 
@@ -31,7 +31,7 @@ TRITON_OPS = "iris/device/context.py"
 GLUON_OPS = twin_file(TRITON_OPS)
 DECODER = "iris/tracing/records.py"
 HOST_TRACING = "iris/tracing/core.py"
-LAYOUT = "iris/layout.py"
+LAYOUT = "iris/context_layout.py"
 TIMELINE = "iris/tracing/timeline.py"
 CHROME_JSON = "iris/tracing/chrome_json.py"
 # Why the read-back path's mutants need a GPU: only there does Tracing.events split the records on the device.
@@ -602,8 +602,8 @@ CATALOGUE: tuple[Mutant, ...] = (
        "tracing.claimed is capped at max_events (the chunks past the end that dropped records claimed go uncounted; "
        "one host object serves both APIs: no twin)", "overflow@1", "chunked_claims@1"),
     _m("host-trace_counter-reads-dropped", HOST_TRACING,
-       "return self._counters[layout.COUNTER_CLAIMED: layout.COUNTER_CLAIMED + 1]",
-       "return self._counters[layout.COUNTER_DROPPED: layout.COUNTER_DROPPED + 1]",
+       "return self._counters[context_layout.COUNTER_CLAIMED: context_layout.COUNTER_CLAIMED + 1]",
+       "return self._counters[context_layout.COUNTER_DROPPED: context_layout.COUNTER_DROPPED + 1]",
        "tracing.trace_counter views the drop counter instead of the claimed slots (one host object serves both "
        "APIs: no twin)", "store@1"),
     # ---- host export (what tracing.export writes, read back by the checks)

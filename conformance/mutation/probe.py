@@ -26,7 +26,7 @@ from hypothesis import Phase, settings
 
 def probe_settings(profile: str) -> settings:
     """The profile's settings without an example database and without shrinking (the first failure is enough)."""
-    from conformance.harness.host_side import load_profile
+    from conformance.harness.profiles import load_profile
 
     return settings(load_profile(profile), database=None, phases=(Phase.explicit, Phase.generate))
 
@@ -59,30 +59,33 @@ def _check_imports(root: Path) -> None:
                                "run the probe with the copy as working directory and on PYTHONPATH")
 
 
-def _settings(spec: dict) -> dict:
-    """The keywords ``run_case`` and ``prepare`` share for every case of ``spec``."""
+def run_settings(spec: dict):
+    """The ``RunSettings`` of every case of ``spec``: its backend, profile (``probe_settings``), seed, scale and
+    per-example timeout."""
+    from conformance.harness.run_settings import RunSettings
     from conformance.kit.scale import scale_named
 
-    return {"fixed_seed": spec["seed"], "scale": scale_named(spec.get("scale") or "small")}
+    return RunSettings(spec.get("backend", "cpu"), probe_settings(spec["profile"]), seed=spec["seed"],
+                       scale=scale_named(spec.get("scale") or "small"), timeout=spec["job_timeout"])
 
 
 def prepared_for(name: str, world_size: int, spec: dict, compiler):
-    """The case drawn and its kernels submitted to ``compiler`` (``host_side.prepare``), to compile while the case
+    """The case drawn and its kernels submitted to ``compiler`` (``preparing.prepare``), to compile while the case
     before it runs; None off a GPU, or where preparing raises (``run_one`` then meets and records the error)."""
     if spec.get("backend", "cpu") != "gpu" or compiler is None or not compiler.workers:
         return None
     try:
-        from conformance.harness.host_side import prepare
+        from conformance.harness.preparing import prepare
         from conformance.kit.scenario import load
 
-        return prepare(load(name), world_size, probe_settings(spec["profile"]), compiler, **_settings(spec))
+        return prepare(load(name), world_size, run_settings(spec), compiler)
     except Exception:  # a mutant can break the package itself
         return None
 
 
 def run_one(pools, name: str, world_size: int, spec: dict, compiler=None, prepared=None) -> dict:
     """Run one case (``prepared``: by ``prepared_for``, with the same ``compiler``); its record (never raises)."""
-    from conformance.harness.host_side import run_case
+    from conformance.harness.case import run_case
     from conformance.kit.scenario import load
 
     record = {"scenario": name, "world_size": world_size, "ok": True, "checks": [], "detail": "", "examples": 0}
@@ -94,9 +97,7 @@ def run_one(pools, name: str, world_size: int, spec: dict, compiler=None, prepar
             failing.append(result)
 
     try:
-        case, _ = run_case(pools, load(name), world_size, spec.get("backend", "cpu"), probe_settings(spec["profile"]),
-                           on_example=seen, timeout=spec["job_timeout"], compiler=compiler, prepared=prepared,
-                           **_settings(spec))
+        case, _ = run_case(pools, load(name), world_size, run_settings(spec), prepared or compiler, on_example=seen)
         record["examples"] = case.examples
         if case.problem:  # a hang, an error, or no example ran to a verdict
             record.update(ok=False, checks=["hang" if case.hang is not None else "error"], detail=case.problem)

@@ -27,10 +27,10 @@ DTYPES = ("int32", "float32", "int64")  # tile values stay below 2**24: exact in
 OUT_FILL = -1  # every element must be overwritten
 
 
-@triton.jit(do_not_specialize=["M", "N"])
-def triton_kernel(ctx_t, out, M, N, BM: tl.constexpr, BN: tl.constexpr, TRACING: tl.constexpr = True,
-                  HINT: tl.constexpr = None, TRACE_OPS: tl.constexpr = False, SPAN: tl.constexpr = False):
-    ctx = DeviceContext.initialize(ctx_t, tracing=TRACING, trace_ops=TRACE_OPS)
+@triton.jit
+def triton_tile(ctx, out, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    """This program's tile: (pid_m, pid_n, mask, values, pointers into ``out`` at its rank's rows); the benchmarks'
+    all-scatter kernels (``benchmarks/tile_kernels.py``) make their tiles with it too."""
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rm = pid_m * BM + tl.arange(0, BM)
@@ -38,6 +38,29 @@ def triton_kernel(ctx_t, out, M, N, BM: tl.constexpr, BN: tl.constexpr, TRACING:
     mask = (rm[:, None] < M) & (rn[None, :] < N)
     tile = (ctx.rank * 1000000 + rm[:, None] * 1000 + rn[None, :]).to(out.dtype.element_ty)
     ptrs = out + (ctx.rank * M + rm[:, None]) * N + rn[None, :]
+    return pid_m, pid_n, mask, tile, ptrs
+
+
+@gluon.jit
+def gluon_tile(ctx, out, M, N, BM: gl.constexpr, BN: gl.constexpr):
+    """This program's tile: (pid_m, pid_n, mask, values, pointers into ``out`` at its rank's rows); the benchmarks'
+    all-scatter kernels (``benchmarks/tile_kernels.py``) make their tiles with it too."""
+    layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
+    pid_m = gl.program_id(0)
+    pid_n = gl.program_id(1)
+    rm = gl.expand_dims(pid_m * BM + gl.arange(0, BM, layout=gl.SliceLayout(1, layout)), 1)
+    rn = gl.expand_dims(pid_n * BN + gl.arange(0, BN, layout=gl.SliceLayout(0, layout)), 0)
+    mask = (rm < M) & (rn < N)
+    tile = (ctx.cur_rank * 1000000 + rm * 1000 + rn).to(out.dtype.element_ty)
+    ptrs = out + (ctx.cur_rank * M + rm) * N + rn
+    return pid_m, pid_n, mask, tile, ptrs
+
+
+@triton.jit(do_not_specialize=["M", "N"])
+def triton_kernel(ctx_t, out, M, N, BM: tl.constexpr, BN: tl.constexpr, TRACING: tl.constexpr = True,
+                  HINT: tl.constexpr = None, TRACE_OPS: tl.constexpr = False, SPAN: tl.constexpr = False):
+    ctx = DeviceContext.initialize(ctx_t, tracing=TRACING, trace_ops=TRACE_OPS)
+    pid_m, pid_n, mask, tile, ptrs = triton_tile(ctx, out, M, N, BM, BN)
     if SPAN:  # the tile's record fields, reduced once for every peer's record
         where = ctx.tracing.span(ptrs, mask=mask)
         lanes = None
@@ -57,14 +80,7 @@ def triton_kernel(ctx_t, out, M, N, BM: tl.constexpr, BN: tl.constexpr, TRACING:
 def gluon_kernel(ctx_t, out, M, N, BM: gl.constexpr, BN: gl.constexpr, TRACING: gl.constexpr = True,
                  HINT: gl.constexpr = None, TRACE_OPS: gl.constexpr = False, SPAN: gl.constexpr = False):
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACING, trace_ops=TRACE_OPS)
-    layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
-    pid_m = gl.program_id(0)
-    pid_n = gl.program_id(1)
-    rm = gl.expand_dims(pid_m * BM + gl.arange(0, BM, layout=gl.SliceLayout(1, layout)), 1)
-    rn = gl.expand_dims(pid_n * BN + gl.arange(0, BN, layout=gl.SliceLayout(0, layout)), 0)
-    mask = (rm < M) & (rn < N)
-    tile = (ctx.cur_rank * 1000000 + rm * 1000 + rn).to(out.dtype.element_ty)
-    ptrs = out + (ctx.cur_rank * M + rm) * N + rn
+    pid_m, pid_n, mask, tile, ptrs = gluon_tile(ctx, out, M, N, BM, BN)
     if SPAN:  # the tile's record fields, reduced once for every peer's record
         where = ctx.tracing.span(ptrs, mask=mask)
         lanes = None

@@ -23,7 +23,7 @@ from conformance.kit import strategies as S
 from conformance.kit.auto_ops import call_events
 from conformance.kit.helpers import active_lanes, block_event, cast, cdiv
 from conformance.kit.scenario import Scenario, first_sentence
-from conformance.scenarios._collectives import checked_orders, setup_order
+from conformance.scenarios._collectives import checked_orders, distinct_source, padded_length, setup_order
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_1d, warp_size
@@ -80,20 +80,9 @@ def params(draw, world_size):
     }
 
 
-def _length(p: dict) -> int:
-    return cdiv(p["n"], p["BLOCK"]) * p["BLOCK"]
-
-
-def _src(q: int, p: dict, world_size: int) -> list:
-    """Rank q's blocks: block k (for rank k), element j holds (q R + k) L + j + 1 (every element of every rank
-    differs)."""
-    length = _length(p)
-    return cast([(q * world_size + k) * length + j + 1 for k in range(world_size) for j in range(length)], p["dtype"])
-
-
 def setup(rank, p):
-    size = rank.world_size * _length(p)
-    rank.buffer("src", size, p["dtype"], fill=_src(rank.rank, p, rank.world_size))
+    size = rank.world_size * padded_length(p)
+    rank.buffer("src", size, p["dtype"], fill=distinct_source(rank.rank, p, rank.world_size))
     rank.buffer("dst", size, p["dtype"], fill=DST_FILL)
     rank.buffer("bits", size, "int8", fill=p["bits"][rank.rank])
     setup_order(rank, p)
@@ -107,14 +96,14 @@ def launch(kernel, rank, p):
 
 def _lanes(p: dict, r: int, start: int, block: int, t: int) -> list[int]:
     """Lanes j in start .. start + block that rank r sends to peer t: j < n and r's bit of block t set."""
-    length = _length(p)
+    length = padded_length(p)
     return active_lanes(start, block, p["n"], p["bits"][r][t * length: (t + 1) * length])
 
 
 def model(p, world_size):
-    n, block, dtype, length = p["n"], p["BLOCK"], p["dtype"], _length(p)
+    n, block, dtype, length = p["n"], p["BLOCK"], p["dtype"], padded_length(p)
     order = checked_orders(p, world_size)
-    srcs = [_src(q, p, world_size) for q in range(world_size)]
+    srcs = [distinct_source(q, p, world_size) for q in range(world_size)]
     events, memory = {}, {}
     for r in range(world_size):
         events[r] = []

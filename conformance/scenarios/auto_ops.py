@@ -24,6 +24,7 @@ from conformance.kit import strategies as S
 from conformance.kit.auto_ops import op_events
 from conformance.kit.helpers import ELEMENT_BYTES, cdiv, launch_blocks, peer, program_lanes, source_values
 from conformance.kit.scenario import Scenario, first_sentence
+from conformance.scenarios._collectives import padded_length
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_1d, warp_size
@@ -125,12 +126,8 @@ def params(draw, world_size):
     return p
 
 
-def _length(p) -> int:
-    return cdiv(p["n"], p["BLOCK"]) * p["BLOCK"]
-
-
 def setup(rank, p):
-    length = _length(p)
+    length = padded_length(p)
     rank.buffer("src", length, p["dtype"], fill=source_values(rank.rank, length))
     rank.buffer("dst", len(OP_NAMES) * length, p["dtype"])
     rank.buffer("ret", len(OP_NAMES) * length, p["dtype"])
@@ -139,7 +136,7 @@ def setup(rank, p):
 
 def launch(kernel, rank, p):
     b = rank.buffers
-    launch_blocks(kernel, rank, p, b["src"], b["dst"], b["ret"], b["bits"], p["n"], _length(p), peer(rank, p),
+    launch_blocks(kernel, rank, p, b["src"], b["dst"], b["ret"], b["bits"], p["n"], padded_length(p), peer(rank, p),
                   peer(rank, p, "offset2"))
 
 
@@ -151,7 +148,7 @@ def _blocks(op: str, k: int, r: int, lanes: list[int], length: int) -> dict[str,
 
 
 def model(p, world_size):
-    block, size, length = p["BLOCK"], ELEMENT_BYTES[p["dtype"]], _length(p)
+    block, size, length = p["BLOCK"], ELEMENT_BYTES[p["dtype"]], padded_length(p)
     events = {}
     for r in range(world_size):
         events[r] = []

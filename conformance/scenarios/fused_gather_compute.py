@@ -45,7 +45,7 @@ from conformance.kit import strategies as S
 from conformance.kit.auto_ops import call_events
 from conformance.kit.helpers import active_lanes, block_event, cast, cdiv, spin_limit
 from conformance.kit.scenario import Scenario, first_sentence
-from conformance.scenarios._collectives import checked_orders, setup_order
+from conformance.scenarios._collectives import checked_orders, padded_length, setup_order
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_1d, warp_size
@@ -136,10 +136,6 @@ def gluon_kernel(ctx_t, tile, out, ready, bits, order, n, limit, TRACE_OPS: gl.c
     ctx.tracing.record_event_end(h)
 
 
-def _length(p: dict) -> int:
-    return cdiv(p["n"], p["BLOCK"]) * p["BLOCK"]
-
-
 @st.composite
 def params(draw, world_size):
     block = draw(S.block_size(), label="BLOCK")
@@ -156,7 +152,7 @@ def params(draw, world_size):
 
 
 def setup(rank, p):
-    length = _length(p)
+    length = padded_length(p)
     rank.buffer("tile", length, p["dtype"])
     rank.buffer("out", length, p["dtype"], fill=OUT_FILL)
     rank.buffer("ready", rank.world_size * cdiv(p["n"], p["BLOCK"]), "int32")
@@ -173,12 +169,12 @@ def launch(kernel, rank, p):
 
 def _tile(s: int, p: dict) -> list[int]:
     """Rank s's tile as its kernel makes it: s L + j + 1 for j < n, 0 (never written) elsewhere."""
-    length = _length(p)
+    length = padded_length(p)
     return [s * length + j + 1 if j < p["n"] else 0 for j in range(length)]
 
 
 def model(p, world_size):
-    n, block, dtype, length = p["n"], p["BLOCK"], p["dtype"], _length(p)
+    n, block, dtype, length = p["n"], p["BLOCK"], p["dtype"], padded_length(p)
     programs = cdiv(n, block)
     order = checked_orders(p, world_size)
     flags = {**p, "dtype": "int32"}  # the flags' element type, for their ops' own ranges

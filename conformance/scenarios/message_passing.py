@@ -19,6 +19,7 @@ from conformance.check.model import Model
 from conformance.kit import strategies as S
 from conformance.kit.helpers import active_lanes, block_event, cast, cdiv, spin_limit
 from conformance.kit.scenario import Scenario, first_sentence
+from conformance.scenarios._collectives import padded_length
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_1d, warp_size
@@ -110,17 +111,13 @@ def params(draw, world_size):
     }
 
 
-def _length(p):
-    return cdiv(p["n"], p["BLOCK"]) * p["BLOCK"]
-
-
 def _data(r, p):
     """Rank r's message: 256 r + j (j < its length), exact in every dtype drawn for R ranks (``_largest``)."""
-    return cast([256 * r + j for j in range(_length(p))], p["dtype"])
+    return cast([256 * r + j for j in range(padded_length(p))], p["dtype"])
 
 
 def setup(rank, p):
-    length = _length(p)
+    length = padded_length(p)
     rank.buffer("src", length, p["dtype"], fill=_data(rank.rank, p))
     rank.buffer("dst", length, p["dtype"])
     rank.buffer("result", length, p["dtype"])

@@ -26,7 +26,7 @@ from conformance.kit import strategies as S
 from conformance.kit.auto_ops import call_events
 from conformance.kit.helpers import active_lanes, block_event, cast, cdiv
 from conformance.kit.scenario import Scenario, first_sentence
-from conformance.scenarios._collectives import checked_orders, setup_order
+from conformance.scenarios._collectives import checked_orders, distinct_source, padded_length, setup_order
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_1d, warp_size
@@ -96,20 +96,11 @@ def params(draw, world_size):
     }
 
 
-def _length(p: dict) -> int:
-    return cdiv(p["n"], p["BLOCK"]) * p["BLOCK"]
-
-
-def _src(q: int, p: dict, world_size: int) -> list:
-    """Rank q's input: chunk k, element j holds (q R + k) L + j + 1 (every element of every rank differs)."""
-    length = _length(p)
-    return cast([(q * world_size + k) * length + j + 1 for k in range(world_size) for j in range(length)], p["dtype"])
-
-
 def setup(rank, p):
-    rank.buffer("src", rank.world_size * _length(p), p["dtype"], fill=_src(rank.rank, p, rank.world_size))
-    rank.buffer("out", _length(p), p["dtype"], fill=OUT_FILL)
-    rank.buffer("bits", _length(p), "int8", fill=p["bits"][rank.rank])
+    source = distinct_source(rank.rank, p, rank.world_size)
+    rank.buffer("src", rank.world_size * padded_length(p), p["dtype"], fill=source)
+    rank.buffer("out", padded_length(p), p["dtype"], fill=OUT_FILL)
+    rank.buffer("bits", padded_length(p), "int8", fill=p["bits"][rank.rank])
     setup_order(rank, p)
 
 
@@ -120,9 +111,9 @@ def launch(kernel, rank, p):
 
 
 def model(p, world_size):
-    n, block, dtype, length = p["n"], p["BLOCK"], p["dtype"], _length(p)
+    n, block, dtype, length = p["n"], p["BLOCK"], p["dtype"], padded_length(p)
     order = checked_orders(p, world_size)
-    srcs = [_src(q, p, world_size) for q in range(world_size)]
+    srcs = [distinct_source(q, p, world_size) for q in range(world_size)]
     events, memory = {}, {}
     for r in range(world_size):
         events[r] = []

@@ -1,7 +1,7 @@
 """Triton ``DeviceContext``: remote load/store/get/put/copy and atomics on the symmetric heap.
 
 A pointer into this rank's heap is translated to the same byte offset in a peer's heap using the
-heap bases in the context tensor (``iris.layout``). The Gluon twin is ``IrisDeviceCtx`` in the file of the same
+heap bases in the context tensor (``iris.context_layout``). The Gluon twin is ``IrisDeviceCtx`` in the file of the same
 name under ``iris/experimental/`` (``iris/experimental/context.py``): same methods, order, parameters and defaults.
 
 The ops' names, parameters, defaults, meanings and the pointers ``hint`` applies to are defined once,
@@ -14,7 +14,7 @@ keyword values, in ``iris.op_options``; what each op records when auto-traced (`
 import triton
 import triton.language as tl
 
-from iris import layout_constexpr as L
+from iris import context_layout_constexpr as L
 from iris import op_options as O
 from iris._aggregate import aggregate
 from iris._builtins import context_assert

@@ -51,9 +51,9 @@ address and size, and a span its own, in registers and shared memory).
 import triton
 import triton.language as tl
 
-from iris import layout_constexpr as L
+from iris import context_layout_constexpr as L
 from iris._aggregate import aggregate
-from iris.layout_constexpr import SOURCE_KEY
+from iris.context_layout_constexpr import SOURCE_KEY
 from iris.tracing import hw
 from iris.tracing.record_constexpr import MAX_THREADS, NO_ADDRESS, bits_type, element_bytes
 from iris.tracing.span import TraceSpan

@@ -15,7 +15,7 @@ import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-from iris import layout_constexpr as L
+from iris import context_layout_constexpr as L
 from iris import op_options as O
 from iris._aggregate import aggregate
 from iris.experimental.tracing import GluonDeviceTracing

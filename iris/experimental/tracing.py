@@ -3,7 +3,7 @@
 ``GluonDeviceTracing`` is the Gluon twin of the Triton ``DeviceTracing`` (``iris/device/tracing.py``):
 same methods, order, parameters and record semantics, but written separately, in Gluon, on purpose, so
 that the conformance suite compares two implementations. Shared with Triton, defined once: the context
-layout and record words (``iris.layout_constexpr``), the clock/id readers (``iris.tracing.hw``), the record
+layout and record words (``iris.context_layout_constexpr``), the clock/id readers (``iris.tracing.hw``), the record
 constexprs (``iris.tracing.record_constexpr``) and the aggregate decorator (``iris._aggregate``).
 
     initialize  base = atomic_add(claimed, chunk, relaxed)            # the program's first chunk
@@ -50,10 +50,10 @@ memory (a span still reduces its block when it is made, in registers and shared 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-from iris import layout_constexpr as L
+from iris import context_layout_constexpr as L
 from iris._aggregate import aggregate
+from iris.context_layout_constexpr import SOURCE_KEY
 from iris.experimental.layouts import warp_size
-from iris.layout_constexpr import SOURCE_KEY
 from iris.tracing import hw
 from iris.tracing.record_constexpr import MAX_THREADS, NO_ADDRESS, bits_type, element_bytes
 from iris.tracing.span import TraceSpan

@@ -8,7 +8,7 @@ from iris.ranks.child import progress, rank_state
 from iris.ranks.env import BACKENDS, backend_env, xdist_worker_index
 from iris.ranks.launch import launch
 from iris.ranks.pool import MAX_TIMEOUT_S, MAX_WORLD_SIZE, RankDied, RankError, RankPool, RankTimeout, UnguardedMain
-from iris.ranks.pools import Pools
+from iris.ranks.pool_owner import Pools
 
 __all__ = ["BACKENDS", "MAX_TIMEOUT_S", "MAX_WORLD_SIZE", "Pools", "RankDied", "RankError", "RankPool", "RankTimeout",
            "UnguardedMain", "backend_env", "launch", "progress", "rank_state", "xdist_worker_index"]

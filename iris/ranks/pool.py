@@ -44,7 +44,8 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from iris.checks import is_int, is_positive_number
-from iris.ranks import sanitizer, stacks
+from iris.ranks import sanitizer as compute_sanitizer
+from iris.ranks import stacks
 from iris.ranks.child import PROGRESS_BYTES, rank_main
 from iris.ranks.env import backend_env, free_port, patched_environ, rank_env
 from iris.ranks.forkserver import rank_context
@@ -148,10 +149,10 @@ class RankPool:
 
     def __init__(self, world_size: int, backend: str | None = "cpu", *, env: Mapping[str, str] | None = None,
                  device_offset: int = 0, start_timeout: float = 120.0, failure_grace: float = FAILURE_GRACE_S,
-                 persistent: bool = True, sanitize: bool | str = False, name: str = "RankPool") -> None:
+                 persistent: bool = True, sanitizer: bool | str = False, name: str = "RankPool") -> None:
         """``backend``: "cpu", "gpu" or None (only ``env``); ``env``: extra variables of every rank;
         ``device_offset``: rank r uses GPU ``(device_offset + r) % count``; ``failure_grace``: how long the
-        other ranks may still answer once one raised; ``sanitize``: run every rank under a compute-sanitizer tool
+        other ranks may still answer once one raised; ``sanitizer``: run every rank under a compute-sanitizer tool
         (a name of :data:`iris.ranks.sanitizer.TOOLS`; True: memcheck), failing a job on any finding of ours it
         reports; ``persistent=False`` for a pool that runs one job (its messages do not promise a rebuild);
         ``name`` labels its messages."""
@@ -169,7 +170,7 @@ class RankPool:
         check_timeout(name, "failure_grace", failure_grace)
         self._failure_grace = float(failure_grace)
         try:
-            self._sanitizer = sanitizer.tool_name(sanitize)
+            self._sanitizer = compute_sanitizer.tool_name(sanitizer)
         except ValueError as e:
             raise ValueError(f"{name}: {e}") from None
         self._executable: str | None = None
@@ -177,7 +178,7 @@ class RankPool:
         self._not_ours_read: dict[str, int] = {}  # a not-ours file beside a rank log -> bytes taken
         if self._sanitizer:
             self._log_dir = tempfile.mkdtemp(prefix=f"iris-sanitize-{self._sanitizer}-")
-            self._executable = sanitizer.wrapper(sys.executable, self._log_dir, self._sanitizer)
+            self._executable = compute_sanitizer.wrapper(sys.executable, self._log_dir, self._sanitizer)
         self._world_size = world_size
         self._backend = backend
         self._device_offset = device_offset
@@ -235,21 +236,15 @@ class RankPool:
         if self._log_dir is None:
             return []
         entries = []
-        for path in sorted(glob.glob(os.path.join(self._log_dir, "*" + sanitizer.NOT_OURS_SUFFIX))):
-            new, self._not_ours_read[path] = sanitizer.new_not_ours(path, self._not_ours_read.get(path, 0))
+        for path in sorted(glob.glob(os.path.join(self._log_dir, "*" + compute_sanitizer.NOT_OURS_SUFFIX))):
+            new, self._not_ours_read[path] = compute_sanitizer.new_not_ours(path, self._not_ours_read.get(path, 0))
             entries += new
-        return sanitizer.merge_not_ours(entries)
+        return compute_sanitizer.merge_not_ours(entries)
 
     @property
     def started(self) -> bool:
         """True while rank processes are up and usable for the next job."""
         return bool(self._procs) and not self._broken
-
-    @property
-    def sanitized(self) -> bool:
-        """Whether the ranks run under a compute-sanitizer tool (``sanitizer``): every job is slower by what the
-        tool costs."""
-        return bool(self._sanitizer)
 
     @property
     def fresh(self) -> bool:

@@ -1,6 +1,6 @@
 """Rank processes under compute-sanitizer (CUDA): the four tools, how each runs, and what each reported.
 
-A pool started with ``sanitize=<tool>`` spawns every rank through a wrapper that runs it under that tool, logging to
+A pool started with ``sanitizer=<tool>`` spawns every rank through a wrapper that runs it under that tool, logging to
 one file per rank and tool. After each job the rank reads what the tool appended to its log: a finding of ours fails
 the job, quoting the tool's own lines, so the case that did it is the case that fails; a finding that is not ours
 (below) is written beside the log, and the run lists it with the tool's own words. Each tool's options, environment
@@ -144,23 +144,23 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
                        "sharing one GPU; kernels without a loop never finished), and the same kernels run one rank "
                        "after the other passed; peer memory is IPC memory, which initcheck does not support"),
 )}
-DEFAULT_TOOL = "memcheck"  # what ``--sanitize`` alone and ``sanitize=True`` run
+DEFAULT_TOOL = "memcheck"  # what ``--sanitize`` alone and ``sanitizer=True`` run
 
 
 class SanitizerUnavailable(RuntimeError):
     """A sanitizer was asked for where it cannot run (no tool, or not a CUDA build)."""
 
 
-def tool_name(sanitize: bool | str) -> str:
-    """The tool a ``sanitize`` argument asks for: "" for none (False, ""), ``DEFAULT_TOOL`` for True, or a name of
+def tool_name(sanitizer: bool | str) -> str:
+    """The tool a ``sanitizer`` argument asks for: "" for none (False, ""), ``DEFAULT_TOOL`` for True, or a name of
     ``TOOLS``; ValueError naming the choices otherwise."""
-    if sanitize is False or sanitize == "":
+    if sanitizer is False or sanitizer == "":
         return ""
-    if sanitize is True:
+    if sanitizer is True:
         return DEFAULT_TOOL
-    if isinstance(sanitize, str) and sanitize in TOOLS:
-        return sanitize
-    raise ValueError(f"sanitize={sanitize!r}; expected False, True ({DEFAULT_TOOL}) or one of {', '.join(TOOLS)}")
+    if isinstance(sanitizer, str) and sanitizer in TOOLS:
+        return sanitizer
+    raise ValueError(f"sanitizer={sanitizer!r}; expected False, True ({DEFAULT_TOOL}) or one of {', '.join(TOOLS)}")
 
 
 def find_tool() -> str:

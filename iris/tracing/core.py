@@ -13,7 +13,7 @@ from types import MappingProxyType
 
 import torch
 
-from iris import layout
+from iris import context_layout
 from iris.checks import is_int
 from iris.tracing import hw
 from iris.tracing.events import EMPTY_EVENT, FIELDS
@@ -31,7 +31,7 @@ def backend_of(device: torch.device) -> str:
 
 
 MAX_CHUNK = 1 << 20
-MAX_EVENTS = layout.SLOT_LIMIT - MAX_CHUNK  # every chunk a program can claim ends below SLOT_LIMIT
+MAX_EVENTS = context_layout.SLOT_LIMIT - MAX_CHUNK  # every chunk a program can claim ends below SLOT_LIMIT
 DEFAULT_CHUNK = 16  # slots a program claims at a time: one claim (a device-wide atomic) per 16 events
 
 
@@ -86,7 +86,7 @@ class Tracing:
                              f"{MAX_EVENTS} (slots are 32-bit)")
         if not is_int(chunk) or not 1 <= chunk <= MAX_CHUNK:
             raise ValueError(f"chunk={chunk!r}; expected an int in [1, {MAX_CHUNK}] (slots a program claims at a time)")
-        cells = layout.cursor_cells(max_events, chunk)
+        cells = context_layout.cursor_cells(max_events, chunk)
         if self._records is None or self._records.shape[0] != max_events or self._cursors.shape[0] != cells:
             self._sync()
             # Every buffer is allocated before any is kept: a failure leaves the previous ones (or none) in place.
@@ -107,7 +107,8 @@ class Tracing:
         (compute-sanitizer's initcheck reports a read of memory never written).
         """
         device = self._owner.device
-        shapes = ((max_events + 1, layout.RECORD_WORDS), (layout.COUNTERS,), (cells, layout.CURSOR_WORDS))
+        shapes = ((max_events + 1, context_layout.RECORD_WORDS), (context_layout.COUNTERS,),
+                  (cells, context_layout.CURSOR_WORDS))
         needed = 8 * sum(math.prod(shape) for shape in shapes)  # bytes: int64 words
         try:
             return (torch.zeros(shapes[0], dtype=torch.int64, device=device),
@@ -145,7 +146,7 @@ class Tracing:
     def _publish(self) -> None:
         block = None
         if self.enabled:
-            block = layout.TracingBlock(1, self.max_events, self._chunk, self._counters.data_ptr(),
+            block = context_layout.TracingBlock(1, self.max_events, self._chunk, self._counters.data_ptr(),
                                         self._records.data_ptr(), self._cursors.data_ptr())
         self._owner._write_tracing_block(block)
 
@@ -223,7 +224,7 @@ class Tracing:
         if self._counters is None:
             return None
         self._sync()
-        return self._counters[layout.COUNTER_CLAIMED: layout.COUNTER_CLAIMED + 1]
+        return self._counters[context_layout.COUNTER_CLAIMED: context_layout.COUNTER_CLAIMED + 1]
 
     @property
     def trace_buffers(self) -> Mapping[str, torch.Tensor]:

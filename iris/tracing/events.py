@@ -8,8 +8,8 @@ user data movement (``fetch``), 2048-3071 user compute (``compute``, ``reduce``)
 and an id inside upstream's ranges is one upstream may give to its next event there: so ``user`` opens the next
 range, 4096-5119, this project's own events. Ids 14-17 were barrier, wait, compute and user before (``OLD_EVENT_IDS``:
 decoded, with a warning, for one release).
-A record is ``RECORD_WORDS`` int64 words (``iris.layout``). ``FIELDS`` says, per field, where the device stores it
-(a whole word, or the low or high 32 bits of one; or nowhere: the host knows it), what the conformance checks do
+A record is ``RECORD_WORDS`` int64 words (``iris.context_layout``). ``FIELDS`` says, per field, where the device stores
+it (a whole word, or the low or high 32 bits of one; or nowhere: the host knows it), what the conformance checks do
 with it and how an export carries it; every other list of fields (the export's arguments, the model's logical
 fields, the physical checks, the kernels' word constants, the decoder) is derived from it.
 """

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from iris import layout
+from iris import context_layout
 from iris.tracing.events import EMPTY_EVENT, FIELD_BY_NAME, FIELDS
 
 GUARD_WORD = 0x6A09_E667_F3BC_C908  # what every guard word holds (but the event_id half)
@@ -27,7 +27,7 @@ def _int64(value: int) -> int:
 def _guard_record() -> tuple[int, ...]:
     event = FIELD_BY_NAME["event_id"]
     half = ((1 << event.bits) - 1) << event.shift
-    words = [GUARD_WORD] * layout.RECORD_WORDS
+    words = [GUARD_WORD] * context_layout.RECORD_WORDS
     words[event.word] = _int64((GUARD_WORD & ~half) | ((EMPTY_EVENT.value << event.shift) & half))
     return tuple(words)
 
@@ -52,7 +52,7 @@ class GuardWord(NamedTuple):
 def guard_changes(words: Sequence[int]) -> tuple[GuardWord, ...]:
     """Each word of the guard record ``words`` (``RECORD_WORDS`` int64 values, as read back) that differs from
     ``GUARD_RECORD``, in word order; empty when no kernel wrote the guard slot."""
-    if len(words) != layout.RECORD_WORDS:
-        raise ValueError(f"guard record of {len(words)} words; expected {layout.RECORD_WORDS} (one record)")
+    if len(words) != context_layout.RECORD_WORDS:
+        raise ValueError(f"guard record of {len(words)} words; expected {context_layout.RECORD_WORDS} (one record)")
     pairs = zip((int(w) for w in words), GUARD_RECORD, strict=True)
     return tuple(GuardWord(k, found, want) for k, (found, want) in enumerate(pairs) if found != want)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from iris import layout
+from iris import context_layout
 from iris.tracing.events import (
     DURATION_INSTANT,
     DURATION_OPEN,
@@ -118,7 +118,7 @@ def encode_records(fields: np.ndarray) -> np.ndarray:
     """The records a device writes for int64 ``[len(TRACE_FIELDS), n]`` fields (row f = ``TRACE_FIELDS[f]``): a
     slot-major int64 ``[n, RECORD_WORDS]`` array (``cur_rank`` and ``op_index`` are not stored; words no field uses
     are 0). The inverse of ``decode_words`` for values that fit their bits."""
-    out = np.zeros((fields.shape[1], layout.RECORD_WORDS), dtype=np.int64)
+    out = np.zeros((fields.shape[1], context_layout.RECORD_WORDS), dtype=np.int64)
     for i, f in enumerate(FIELDS):
         if f.word is None:
             continue

@@ -26,9 +26,11 @@ from benchmarks import bench_tile_resources as resources_bench
 from benchmarks import bench_tracing_device as device_bench
 from benchmarks import stress_traced_loops as stress
 from benchmarks import tile_kernels as K
-from conformance.harness.host_side import drawn_examples, load_profile
+from conformance.harness.drawing import drawn_examples
+from conformance.harness.profiles import load_profile
+from conformance.harness.run_settings import RunSettings
 from conformance.kit.scenario import load
-from iris import layout
+from iris import context_layout as layout
 
 pytestmark = pytest.mark.cpu_interpret
 
@@ -106,7 +108,7 @@ def test_bench_gate_compiles_counts_the_variants_compiling_ahead_would_compile_a
     assert (int(cells[0]), int(cells[1]), int(cells[2])) == (cases, events, len(found)), out
     assert cases == 2 and len(found) >= 4
     modelled = sum(len(model.events[0]) for i, name in enumerate(("load", "store"))
-                   for e in drawn_examples(load(name), 1, load_profile(), i)
+                   for e in drawn_examples(load(name), 1, RunSettings("gpu", load_profile()), i)
                    for model in [e.model or load(name).expected(e.params, 1, e.settings)])
     assert events == modelled > 0, (events, modelled)  # each case's examples as the gate draws them, seed 0 and 1
     seconds, per_variant, slowest = (finite(x) for x in cells[3:6])

@@ -6,7 +6,7 @@ from __future__ import annotations
 def run_examples_saying(name: str, params: dict, runs: int) -> list[list[str]]:
     """Run ``name``'s example ``params`` ``runs`` times on this rank; what each run said, in order."""
     from conformance.harness import rank_side
-    from conformance.harness.host_side import example_of
+    from conformance.harness.drawing import example_of
     from conformance.kit.scenario import load
 
     settings = example_of(load(name), 1, params).settings

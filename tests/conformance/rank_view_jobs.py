@@ -9,9 +9,9 @@ def real_rank_job() -> dict:
     from conformance.harness.rank_side import Rank, _shmem
     from conformance.kit.rank_view import HostView, RankView, TracingView
     from conformance.kit.scenario import load
-    from iris import layout
+    from iris import context_layout
 
     rank = Rank(_shmem("store"), "gluon", load("store").kernel("gluon"))
     return {"RankView": isinstance(rank, RankView), "HostView": isinstance(rank.shmem, HostView),
             "TracingView": isinstance(rank.shmem.tracing, TracingView),
-            "ctx": layout.decode(rank.ctx.cpu())}
+            "ctx": context_layout.decode(rank.ctx.cpu())}

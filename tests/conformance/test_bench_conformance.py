@@ -9,7 +9,8 @@ import os
 import pytest
 
 from benchmarks import bench_conformance as bench
-from conformance.harness.host_side import Example, run_example
+from conformance.harness.drawing import Example
+from conformance.harness.example import run_example
 from conformance.kit.scenario import load, names
 
 pytestmark = pytest.mark.cpu_interpret
@@ -38,10 +39,10 @@ def test_cold_and_warm_run_on_fresh_ranks_that_share_one_new_triton_cache(monkey
     params = {"n": 40, "BLOCK": 32, "dtype": "int32", "TRACE_OPS": False, "offset": 0, "bits": [[1, 0] * 32]}
     seen: list[tuple[list[int], list[str | None], int]] = []
 
-    def spy(pools, scenario, world_size, p, backend, settings):
+    def spy(pools, scenario, world_size, example, backend):
         pool = pools.get(world_size, backend)
-        seen.append((pool.pids, pool.run(os.getenv, "TRITON_CACHE_DIR"), settings.chunk))
-        return run_example(pools, scenario, world_size, p, backend, settings=settings)
+        seen.append((pool.pids, pool.run(os.getenv, "TRITON_CACHE_DIR"), example.settings.chunk))
+        return run_example(pools, scenario, world_size, example, backend)
 
     monkeypatch.setattr(bench, "run_example", spy)
     monkeypatch.setenv("TRITON_CACHE_DIR", "/nonexistent/left-as-it-was")

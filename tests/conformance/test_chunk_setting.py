@@ -1,5 +1,6 @@
-"""The trace chunk is a harness setting (``ExampleSettings``), not a param: ``run --chunk N`` and ``run_case(chunk=N)``
-reach every rank's tracing, and a drawn example keeps it beside its params, where its replay command sets it."""
+"""The trace chunk is a harness setting (``ExampleSettings``), not a param: ``run --chunk N`` and
+``RunSettings(chunk=N)`` reach every rank's tracing, and a drawn example keeps it beside its params, where its
+replay command sets it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import pytest
 from hypothesis import settings
 
 from conformance.cli import _parser, main
-from conformance.harness.host_side import CHUNK_SIZES, run_case
+from conformance.harness.case import run_case
+from conformance.harness.drawing import CHUNK_SIZES
+from conformance.harness.run_settings import RunSettings
 from conformance.harness.suite import parse_params
 from conformance.kit.scenario import load
 from iris.ranks import Pools
@@ -41,8 +44,8 @@ def test_drawn_examples_keep_the_chunk_beside_their_params_and_replay_with_it():
     scenario = load("chunked_claims")
     seen = []
     with Pools() as pools:
-        case, last = run_case(pools, scenario, 1, "cpu", settings(max_examples=4, deadline=None, database=None),
-                              on_example=seen.append, fixed_seed=3)
+        run = RunSettings("cpu", settings(max_examples=4, deadline=None, database=None), seed=3)
+        case, last = run_case(pools, scenario, 1, run, on_example=seen.append)
     assert case.ok and len(seen) == 4, case.failure or case.error
     for result in seen:
         assert "chunk" not in result.params and result.settings.chunk in CHUNK_SIZES, (result.params, result.settings)
@@ -58,9 +61,8 @@ def test_drawn_examples_keep_the_chunk_beside_their_params_and_replay_with_it():
 def test_a_fixed_chunk_is_every_examples_chunk():
     seen = []
     with Pools() as pools:
-        case, _ = run_case(pools, load("chunked_claims"), 1, "cpu",
-                           settings(max_examples=3, deadline=None, database=None), on_example=seen.append,
-                           chunk=64, fixed_seed=3)
+        run = RunSettings("cpu", settings(max_examples=3, deadline=None, database=None), chunk=64, seed=3)
+        case, _ = run_case(pools, load("chunked_claims"), 1, run, on_example=seen.append)
     assert case.ok, case.failure or case.error
     assert [r.settings.chunk for r in seen] == [64] * 3, [r.settings for r in seen]
     assert all(a.host.claimed % 64 == 0 and a.host.claimed > 0 for r in seen for o in r.observations

@@ -533,7 +533,7 @@ def test_the_hypothesis_database_variable_names_a_folder_or_none(tmp_path, monke
     """A folder (made at the first save), ``none`` in any case, unset: Hypothesis's own; the readers agree."""
     from hypothesis.database import DirectoryBasedExampleDatabase
 
-    from conformance.harness.host_side import example_database
+    from conformance.harness.profiles import example_database
 
     monkeypatch.setenv("IRIS_HYPOTHESIS_DB", str(tmp_path / "db"))
     database = example_database()

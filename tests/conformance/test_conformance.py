@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.harness.host_side import load_profile, run_case
+from conformance.harness.case import run_case
+from conformance.harness.profiles import load_profile
+from conformance.harness.run_settings import RunSettings
 from conformance.kit.scenario import all_scenarios
 from tests.worlds import backends
 
@@ -30,7 +32,7 @@ def pytest_generate_tests(metafunc):
 
 def test_conformance(scenario, world_size, backend, pools, compiler, request):
     profile = load_profile(request.config.getoption("--conformance-profile"))
-    case, _ = run_case(pools, scenario, world_size, backend, profile, compiler=compiler)
+    case, _ = run_case(pools, scenario, world_size, RunSettings(backend, profile), compiler)
     if case.problem:
         pytest.fail(case.problem, pytrace=False)
     if not case.ok:

@@ -8,7 +8,9 @@ import pytest
 from hypothesis import settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from conformance.harness.host_side import database_key, load_profile, run_case
+from conformance.harness.case import run_case
+from conformance.harness.profiles import database_key, load_profile
+from conformance.harness.run_settings import RunSettings
 from conformance.kit.scale import GPU, SMALL
 from conformance.kit.scenario import load
 
@@ -24,14 +26,15 @@ def _keys(folder) -> set[str]:
 
 def test_a_failure_saved_for_one_case_is_kept_under_that_case_alone(pools, tmp_path):
     profile = settings(load_profile("dev"), database=DirectoryBasedExampleDatabase(tmp_path))
-    first, _ = run_case(pools, load(DIVERGING), 1, "cpu", profile, chunk=3)
+    first, _ = run_case(pools, load(DIVERGING), 1, RunSettings("cpu", profile, chunk=3))
     assert not first.ok and first.failure, first
     saved = _keys(tmp_path)
     assert saved, "the failing case saved nothing"
-    again, _ = run_case(pools, load(DIVERGING), 1, "cpu", profile, chunk=3)
+    again, _ = run_case(pools, load(DIVERGING), 1, RunSettings("cpu", profile, chunk=3))
     assert not again.ok and again.failing_params == first.failing_params, (again, first)
     assert _keys(tmp_path) == saved, "the same case ran again under another key"
-    other, _ = run_case(pools, load(DIVERGING), 2, "cpu", profile, chunk=3)  # the same scenario, another world size
+    # the same scenario, another world size
+    other, _ = run_case(pools, load(DIVERGING), 2, RunSettings("cpu", profile, chunk=3))
     assert not other.ok, other
     assert _keys(tmp_path) - saved, "the 2-rank case saved its failure under the 1-rank case's key"
 

@@ -1,4 +1,4 @@
-"""``--examples N`` bounds a case's examples, shrinking a failure included (``run_case(max_runs=N)``); a hang ends a
+"""``--examples N`` bounds a case's examples, shrinking a failure included (``RunSettings(max_runs=N)``); a hang ends a
 case at the example that hung, unshrunk.
 
 No ranks (the owner of pools starts none): ``run_example`` is replaced by a stand-in that fails every example with
@@ -10,9 +10,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import settings
 
-from conformance.harness import host_side
+from conformance.check.divergence import Divergence
+from conformance.harness import case as case_module
+from conformance.harness.hangs import ExampleHung
+from conformance.harness.run_settings import RunSettings
 from conformance.kit.scenario import load
-from conformance.results import Divergence, ExampleResult, Hang
+from conformance.results import ExampleResult, Hang
 from iris.ranks import Pools, RankTimeout
 
 pytestmark = pytest.mark.cpu_unit
@@ -21,7 +24,8 @@ PROFILE = settings(max_examples=6, deadline=None, database=None)
 
 
 def _stand_in(ran: list[dict]):
-    def run_example(pools, scenario, world_size, params, backend=None, timeout=None, settings=None, compiled=False):
+    def run_example(pools, scenario, world_size, example, backend=None, timeout=None, compiled=False):
+        params = example.params
         ran.append(params)
         wrong = [Divergence("triton vs model", 0, "buffer dst[40]", "value", 1, 0)] if params["n"] > 40 else []
         return ExampleResult(scenario.name, world_size, "cpu", params, wrong, 0.0)
@@ -31,8 +35,8 @@ def _stand_in(ran: list[dict]):
 
 def _case(monkeypatch, max_runs: int | None):
     ran: list[dict] = []
-    monkeypatch.setattr(host_side, "run_example", _stand_in(ran))
-    case, _ = host_side.run_case(Pools(), load("store"), 1, "cpu", PROFILE, fixed_seed=5, max_runs=max_runs)
+    monkeypatch.setattr(case_module, "run_example", _stand_in(ran))
+    case, _ = case_module.run_case(Pools(), load("store"), 1, RunSettings("cpu", PROFILE, seed=5, max_runs=max_runs))
     return case, ran
 
 
@@ -69,16 +73,18 @@ def test_a_hang_ends_the_case_at_the_example_that_hung_and_is_never_shrunk(monke
     """Shrinking a hang would cost a budget a step: the example that hung is the case's finding, the last it runs."""
     ran: list[dict] = []
 
-    def run_example(pools, scenario, world_size, params, backend=None, timeout=None, settings=None, compiled=False):
+    def run_example(pools, scenario, world_size, example, backend=None, timeout=None, compiled=False):
+        params = example.params
         ran.append(params)
         if params["n"] > 40:
             timed_out = RankTimeout("RankPool(1 ranks, cpu, generation 1): ...", [0], "job", 7.5,
                                     {0: "store: launch (triton kernel)"}, {0: STACK})
-            raise host_side.ExampleHung(timed_out, 7.6)
+            raise ExampleHung(timed_out, 7.6)
         return ExampleResult(scenario.name, world_size, "cpu", params, [], 0.5, budget=30.0, ranks_seconds=0.3)
 
-    monkeypatch.setattr(host_side, "run_example", run_example)
-    case, last = host_side.run_case(Pools(), load("store"), 1, "cpu", PROFILE, fixed_seed=5)  # run_example stands in
+    monkeypatch.setattr(case_module, "run_example", run_example)
+    # run_example stands in
+    case, last = case_module.run_case(Pools(), load("store"), 1, RunSettings("cpu", PROFILE, seed=5))
     assert [p["n"] > 40 for p in ran] == [False, True], [p["n"] for p in ran]  # seed 5: the second has n=220
     assert case.hang == Hang([0], {0: "store: launch (triton kernel)"}, 7.5, case.replay, {0: STACK}), case.hang
     assert case.replay.endswith(f"--params '{_json(ran[-1])}'"), case.replay

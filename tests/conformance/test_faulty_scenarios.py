@@ -17,7 +17,10 @@ from hypothesis import settings
 
 from conformance.cli import main
 from conformance.harness import budget
-from conformance.harness.host_side import CHUNK_SIZES, load_profile, run_case
+from conformance.harness.case import run_case
+from conformance.harness.drawing import CHUNK_SIZES
+from conformance.harness.profiles import load_profile
+from conformance.harness.run_settings import RunSettings
 from conformance.kit.scenario import ScenarioError, load
 from conformance.results import NO_EXAMPLE
 
@@ -30,7 +33,7 @@ WORLD = 2
 
 
 def _run(pools, name: str, timeout: float = 120.0):
-    case, _ = run_case(pools, load(FAULTY + name), WORLD, "cpu", load_profile("dev"), timeout=timeout)
+    case, _ = run_case(pools, load(FAULTY + name), WORLD, RunSettings("cpu", load_profile("dev"), timeout=timeout))
     return case
 
 
@@ -147,7 +150,8 @@ def _quiet(profile_name: str = "dev"):
 
 def test_an_exception_while_an_example_runs_is_the_case_error_even_once_max_runs_stops_hypothesis(pools):
     """Was a pass with 0 examples: the exception made Hypothesis shrink until ``max_runs`` stopped it, and was lost."""
-    case, last = run_case(pools, load(FAULTY + "healthy"), WORLD, "cpu", _quiet(), timeout=1e10, max_runs=2)
+    run = RunSettings("cpu", _quiet(), timeout=1e10, max_runs=2)
+    case, last = run_case(pools, load(FAULTY + "healthy"), WORLD, run)
     assert (case.ok, case.examples, last) == (False, 0, None), (case.ok, case.examples, last)
     first, *_, replay = case.error.splitlines()
     assert first == ("ValueError: example budget: cap (--timeout) must be a positive number of seconds, at most 86400 "
@@ -161,20 +165,20 @@ def test_an_exception_while_an_example_runs_is_the_case_error_even_once_max_runs
 
 def test_a_strategy_that_raises_is_the_case_error_whatever_hypothesis_does_next(pools):
     """Shrinking the strategy's exception ran passing examples until ``max_runs`` stopped it: a pass, before."""
-    case, _ = run_case(pools, load(FAULTY + "draw_raises"), WORLD, "cpu", _quiet(), max_runs=2)
+    case, _ = run_case(pools, load(FAULTY + "draw_raises"), WORLD, RunSettings("cpu", _quiet(), max_runs=2))
     assert (case.ok, case.examples) == (False, 1), (case.ok, case.examples, case.error)  # the simplest draw ran
     assert case.error.startswith("ScenarioError: tests/conformance/faulty/draw_raises.py: drawing an example raised "
                                  "KeyError: 'BLOCK'\n"), case.error
 
 
 def test_a_strategy_that_rejects_every_draw_runs_no_example_and_is_no_pass(pools):
-    case, last = run_case(pools, load(FAULTY + "rejects_every_draw"), WORLD, "cpu", _quiet())
+    case, last = run_case(pools, load(FAULTY + "rejects_every_draw"), WORLD, RunSettings("cpu", _quiet()))
     assert (case.ok, case.examples, last) == (False, 0, None), (case.ok, case.examples, last)
     assert case.error.startswith("Unsatisfiable: Unable to satisfy assumptions of check."), case.error
 
 
 def test_a_case_stopped_before_its_first_example_is_no_pass(pools):
-    case, _ = run_case(pools, load(FAULTY + "healthy"), WORLD, "cpu", _quiet(), max_runs=0)
+    case, _ = run_case(pools, load(FAULTY + "healthy"), WORLD, RunSettings("cpu", _quiet(), max_runs=0))
     assert (case.ok, case.examples, case.error, case.failure) == (False, 0, "", ""), case
     assert case.problem == NO_EXAMPLE
 

@@ -20,7 +20,7 @@ from conformance.kit.scenario import names
 from conformance.mutation import report as mutation_report
 from conformance.mutation import runner as mutation
 from conformance.mutation.catalogue import CATALOGUE, PLATFORMS, SCALES, TRITON_TRACING, Mutant
-from iris.layout import RECORD_WORDS
+from iris.context_layout import RECORD_WORDS
 from iris.tracing.events import FIELDS, LOGICAL
 
 # Every logical field a record stores has a twin mutant in each tracing; the ones no record stores (cur_rank, op_index:
@@ -235,20 +235,20 @@ def test_a_scaled_mutant_runs_at_its_scale_against_a_baseline_at_that_scale(monk
 @pytest.mark.cpu_unit
 @pytest.mark.parametrize(("scale", "passed"), [(None, SMALL), ("small", SMALL), ("gpu", GPU)])
 def test_the_probe_runs_a_case_at_the_spec_scale(monkeypatch, scale, passed):
-    """The spec's scale name becomes run_case's ``scale``, the scale of that name (conformance.kit.scale); none:
-    the small scale."""
+    """The spec's scale name becomes the ``scale`` of run_case's settings, the scale of that name
+    (conformance.kit.scale); none: the small scale."""
     from types import SimpleNamespace
 
-    from conformance.harness import host_side
+    from conformance.harness import case
     from conformance.mutation import probe
 
     seen = []
 
-    def run_case(pools, scenario, world_size, backend, settings, **kwargs):
-        seen.append(kwargs["scale"])
+    def run_case(pools, scenario, world_size, run, ahead=None, on_example=None):
+        seen.append(run.scale)
         return SimpleNamespace(examples=1, problem=None), None
 
-    monkeypatch.setattr(host_side, "run_case", run_case)
+    monkeypatch.setattr(case, "run_case", run_case)
     spec = {"backend": "cpu", "profile": "dev", "seed": 1, "job_timeout": 5.0, "scale": scale}
     record = probe.run_one(None, "store", 1, spec)
     assert (record["ok"], record["checks"], seen) == (True, [], [passed])

@@ -14,7 +14,8 @@ import warnings
 
 import pytest
 
-from conformance.harness.host_side import run_example
+from conformance.harness.drawing import Example
+from conformance.harness.example import run_example
 from conformance.kit.scenario import load, names
 
 pytestmark = pytest.mark.cpu_interpret
@@ -96,7 +97,7 @@ def test_a_scenario_written_against_the_old_paths_passes_with_the_warnings(first
     assert all(w.filename.endswith("tests/conformance/faulty/old_paths.py") for w in shown), \
         [w.filename for w in shown]
     params = {"n": 40, "BLOCK": 32, "dtype": "int32", "TRACE_OPS": True, "offset": 0, "bits": [[1, 0] * 32]}
-    result = run_example(pools, scenario, 1, params, "cpu", settings=scenario.settings(params, 3))
+    result = run_example(pools, scenario, 1, Example(params, scenario.settings(params, 3)), "cpu")
     assert result.ok, result.report()
 
 

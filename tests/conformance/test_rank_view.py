@@ -9,7 +9,7 @@ import torch
 from conformance.harness.stand_in import StandInRank, captured_launches
 from conformance.kit.rank_view import HostView, RankView, TracingView
 from conformance.kit.scenario import load
-from iris import layout
+from iris import context_layout
 from iris.ranks import backend_env, launch
 
 from . import rank_view_jobs
@@ -30,10 +30,10 @@ def test_the_stand_in_rank_is_a_rank_view_with_a_real_context(rank, world_size):
     assert isinstance(stand_in.shmem, HostView) and isinstance(stand_in.shmem.tracing, TracingView)
     assert stand_in.shmem.device == torch.device("cpu")
     assert stand_in.world_constexprs == {"rank": rank, "world": world_size}  # this kernel takes both
-    ctx = layout.decode(stand_in.ctx)  # a context of layout v3: checks its length and version
+    ctx = context_layout.decode(stand_in.ctx)  # a context of layout v3: checks its length and version
     assert (ctx.cur_rank, ctx.num_ranks, ctx.heap_bases, ctx.tracing.enabled) == (rank, world_size,
                                                                                   (0,) * world_size, 0), ctx
-    assert stand_in.ctx.dtype == torch.int64 and stand_in.ctx.shape == (layout.length(world_size),)
+    assert stand_in.ctx.dtype == torch.int64 and stand_in.ctx.shape == (context_layout.length(world_size),)
 
 
 def test_a_captured_launch_passes_the_stand_in_context_first():
@@ -41,5 +41,5 @@ def test_a_captured_launch_passes_the_stand_in_context_first():
     params = {"n": 5, "BLOCK": 32, "dtype": "int32", "TRACE_OPS": False, "offset": 0,
               "bits": [[1, 0] * 16, [1, 0] * 16]}
     (launched,) = captured_launches(scenario, "gluon", params, 1, 2, "cpu")
-    assert layout.decode(launched.args[0]).cur_rank == 1, launched.args[0]
+    assert context_layout.decode(launched.args[0]).cur_rank == 1, launched.args[0]
     assert launched.args[1].dtype == torch.int32 and launched.kwargs["BLOCK"] == 32, launched

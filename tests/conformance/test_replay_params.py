@@ -10,8 +10,9 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from conformance.harness.host_side import drawn_examples
+from conformance.harness.drawing import drawn_examples
 from conformance.harness.replay_params import ParamsError, check, domain_problem, reference
+from conformance.harness.run_settings import RunSettings
 from conformance.kit import strategies as S
 from conformance.kit.scenario import load, names
 
@@ -25,7 +26,7 @@ def test_every_drawn_example_replays(name):
     scenario = load(name)
     for world_size in (1, 3):
         if scenario.refusal(world_size) is None:
-            for params, settings in drawn_examples(scenario, world_size, DRAWS, 20_240_917):
+            for params, settings in drawn_examples(scenario, world_size, RunSettings("cpu", DRAWS), 20_240_917):
                 check(scenario, world_size, params, settings.chunk)  # raises ParamsError naming what it refuses
 
 

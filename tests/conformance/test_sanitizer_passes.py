@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import settings
 
+from conformance.harness.run_settings import RunSettings
 from conformance.harness.suite import plan, run_cases
 from iris.ranks import RankPool, sanitizer
 
@@ -38,8 +39,8 @@ def _fake_tool(tmp_path, monkeypatch):
 def test_each_tool_runs_the_selection_and_its_finding_fails_the_case_with_a_replay_under_it():
     cases, _ = plan([HEALTHY], (1,))
     said: list[str] = []
-    done = run_cases(cases, "cpu", settings(max_examples=1, deadline=None, database=None), seed=3,
-                     sanitize=("memcheck", "racecheck"), max_runs=1, echo=said.append)
+    done = run_cases(cases, RunSettings("cpu", settings(max_examples=1, deadline=None, database=None), seed=3,
+                                        sanitizers=("memcheck", "racecheck"), max_runs=1), echo=said.append)
     records = [c for c, _ in done]
     assert [(c.record_id, c.sanitizer, c.ok, c.examples) for c in records] == [
         (f"cpu-{HEALTHY}-1r@memcheck", "memcheck", True, 1), (f"cpu-{HEALTHY}-1r@racecheck", "racecheck", False, 0)]
@@ -66,8 +67,8 @@ def test_a_hang_under_a_tool_says_whether_its_control_without_the_tool_hangs_too
     scenario = f"tests.conformance.faulty.{name}"
     cases, _ = plan([scenario], (2,))
     said: list[str] = []
-    ((case, _),) = run_cases(cases, "cpu", settings(max_examples=1, deadline=None, database=None), seed=3,
-                             sanitize=("memcheck",), max_runs=1, timeout=3.0, echo=said.append)
+    ((case, _),) = run_cases(cases, RunSettings("cpu", settings(max_examples=1, deadline=None, database=None), seed=3,
+                                                sanitizers=("memcheck",), max_runs=1, timeout=3.0), echo=said.append)
     assert (case.status, case.sanitizer, case.replay_outcome, case.control_outcome) == (
         "hang", "memcheck", "reproduced", control), (case.status, case.replayed, case.problem)
     assert case.replayed == f"reproduced; without memcheck: {control}"
@@ -89,8 +90,8 @@ def test_rank_pools_start_ahead_of_their_first_job_only_when_no_sanitizer_runs(m
     cases, _ = plan([HEALTHY], (1, 2))
     for tools, ahead in (((), [(1, ""), (2, "")]), (("memcheck",), [])):
         spawned.clear()
-        done = run_cases(cases, "cpu", settings(max_examples=1, deadline=None, database=None), seed=3,
-                         sanitize=tools, max_runs=1, echo=lambda _: None)
+        done = run_cases(cases, RunSettings("cpu", settings(max_examples=1, deadline=None, database=None), seed=3,
+                                            sanitizers=tools, max_runs=1), echo=lambda _: None)
         assert [(c.world_size, c.sanitizer, c.ok, c.examples) for c, _ in done] == [
             (1, "".join(tools), True, 1), (2, "".join(tools), True, 1)], [c.problem for c, _ in done]
         assert spawned == ahead, (tools, spawned)
@@ -104,7 +105,8 @@ def test_under_initcheck_the_ranks_kernels_run_in_turn_and_a_scenario_that_waits
     cases, _ = plan([HEALTHY, "message_passing"], (2,))
     profile = settings(max_examples=1, deadline=None, database=None)
     said: list[str] = []
-    done = run_cases(cases, "cpu", profile, seed=3, sanitize=("initcheck",), max_runs=1, echo=said.append)
+    run = RunSettings("cpu", profile, seed=3, sanitizers=("initcheck",), max_runs=1)
+    done = run_cases(cases, run, echo=said.append)
     (healthy, last), (waits, none) = done
     assert (healthy.status, healthy.examples) == ("pass", 1), healthy.problem
     for api in ("triton", "gluon"):
@@ -116,6 +118,6 @@ def test_under_initcheck_the_ranks_kernels_run_in_turn_and_a_scenario_that_waits
     assert said[-2:] == ["[2/2] message_passing on 2 rank(s) under initcheck ...",
                          f"    skipped under initcheck: {waits.skipped}"], said
     for tools, ranks in ((("initcheck",), 1), (("memcheck",), 2)):
-        ((case, _),) = run_cases(plan(["message_passing"], (ranks,))[0], "cpu", profile, seed=3, sanitize=tools,
-                                 max_runs=1, echo=lambda _: None)
+        ((case, _),) = run_cases(plan(["message_passing"], (ranks,))[0],
+                                 RunSettings("cpu", profile, seed=3, sanitizers=tools, max_runs=1), echo=lambda _: None)
         assert (case.status, case.examples, case.skipped) == ("pass", 1, ""), (tools, ranks, case.problem)

@@ -13,7 +13,9 @@ import shlex
 import pytest
 
 from conformance.cli import _parser
-from conformance.harness.host_side import load_profile, run_case
+from conformance.harness.case import run_case
+from conformance.harness.profiles import load_profile
+from conformance.harness.run_settings import RunSettings
 from conformance.harness.suite import parse_params
 from conformance.kit import patterns
 from conformance.kit.scale import GPU
@@ -39,8 +41,8 @@ EXAMPLES = [
 def test_a_gpu_scale_example_passes_under_the_interpreter_and_replays_as_drawn(name, world_size, params):
     scenario = load(name)
     with Pools() as pools:
-        case, last = run_case(pools, scenario, world_size, "cpu", load_profile("dev"), params, chunk=3, scale=GPU,
-                              num_warps=16)
+        run = RunSettings("cpu", load_profile("dev"), params=params, chunk=3, scale=GPU, num_warps=16)
+        case, last = run_case(pools, scenario, world_size, run)
     assert case.ok, case.failure or case.error
     settings = last.settings
     assert (settings.chunk, settings.num_warps, settings.scale) == (3, 16, "gpu"), settings

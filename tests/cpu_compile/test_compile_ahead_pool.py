@@ -2,7 +2,7 @@
 
 A run submits every case at its start and each case waits only for its own variants: a variant two cases need is
 compiled once, a case is not held behind an earlier one whose variant another process is compiling, and a case
-prepared ahead (``host_side.prepare``) runs exactly the examples whose kernels were compiled for it.
+prepared ahead (``preparing.prepare``) runs exactly the examples whose kernels were compiled for it.
 """
 
 from __future__ import annotations
@@ -14,10 +14,13 @@ import pytest
 from hypothesis import Phase, find, settings
 from triton.backends.compiler import GPUTarget
 
+from conformance.harness.case import run_case
 from conformance.harness.compile_ahead import Compiler, variant_key, variant_lock
-from conformance.harness.host_side import drawn_examples, load_profile, prepare, run_case
+from conformance.harness.drawing import drawn_examples
+from conformance.harness.preparing import prepare
+from conformance.harness.profiles import load_profile
+from conformance.harness.run_settings import RunSettings
 from conformance.harness.stand_in import captured_launches
-from conformance.kit.scale import SMALL
 from conformance.kit.scenario import APIS, load
 from iris.ranks import Pools
 
@@ -83,11 +86,11 @@ def test_a_prepared_case_runs_the_examples_it_compiled_ahead(cache):
     profile = settings(load_profile("dev"), max_examples=3, database=None)
     ran: list[dict] = []
     with Compiler(workers=2, timeout=WAIT_S, target=SM90) as compiler, Pools() as pools:
-        prepared = prepare(scenario, 1, profile, compiler, fixed_seed=7)
-        case, _ = run_case(pools, scenario, 1, "cpu", profile, on_example=lambda r: ran.append(r.params),
-                           compiler=compiler, prepared=prepared)
+        prepared = prepare(scenario, 1, RunSettings("cpu", profile, seed=7), compiler)
+        case, _ = run_case(pools, scenario, 1, RunSettings("cpu", profile), prepared,
+                           on_example=lambda r: ran.append(r.params))
     assert case.ok, case.failure or case.error
-    drawn = [e.params for e in drawn_examples(scenario, 1, profile, 7, sizing=False)]
+    drawn = [e.params for e in drawn_examples(scenario, 1, RunSettings("cpu", profile), 7, sizing=False)]
     assert prepared.seed == 7 and ran == drawn
     assert prepared.launch_keys == {json.dumps([d, None], sort_keys=True) for d in drawn}
     assert (case.ahead_variants, case.ahead_error) == (len(_keys("load", APIS, drawn)), "")
@@ -110,15 +113,15 @@ def test_a_run_submits_every_case_it_can_draw_at_its_start(cache, monkeypatch):
     said: list[str] = []
     profile = settings(load_profile("dev"), max_examples=2, database=None)
     with Compiler(workers=2, timeout=WAIT_S, target=SM90) as compiler:
-        prepared = suite._prepare_all(cases, compiler, profile, None, 3, SMALL, None, said.append)
+        prepared = suite._prepare_all(cases, compiler, RunSettings("gpu", profile, seed=3), said.append)
         done = {i: compiler.wait(p.compiling) for i, p in prepared.items()}
     assert said == ["drawing the examples of 3 case(s) to compile their kernels ahead ..."]
     assert list(prepared) == [0]  # not the broken module's case, nor the one whose drawing raised
     assert prepared[0].seed == 3
-    drawn = [e.params for e in drawn_examples(load("load"), 1, profile, 3, sizing=False)]
+    drawn = [e.params for e in drawn_examples(load("load"), 1, RunSettings("gpu", profile), 3, sizing=False)]
     assert (done[0].variants, done[0].compiled, done[0].error) == (len(_keys("load", APIS, drawn)),) * 2 + ("",)
     with Compiler(workers=0) as off:
-        assert suite._prepare_all(cases, off, profile, None, 3, SMALL, None, said.append) == {}
+        assert suite._prepare_all(cases, off, RunSettings("gpu", profile, seed=3), said.append) == {}
 
 
 def test_a_case_submitted_before_the_pool_was_stopped_is_not_left_waiting(cache):
@@ -144,21 +147,20 @@ def test_a_gpu_run_hands_each_case_the_examples_drawn_and_compiled_for_it_at_its
     ran: list[tuple] = []
     order: list[str] = []
 
-    def run_one(pools, planned, backend, profile, params, chunk, seed, timeout, compiler, max_runs, scale, num_warps,
-                prepared):  # the case's turn: what it was handed (no ranks on this machine)
+    def run_one(pools, planned, run, prepared):  # the case's turn: what it was handed (no ranks on this machine)
         order.append(f"run {planned.name}")
-        ahead = compiler.wait(prepared.compiling)
+        ahead = prepared.compiler.wait(prepared.compiling)
         ran.append((planned.name, prepared.seed, ahead.variants, ahead.compiled, ahead.error))
-        return CaseResult(planned.name, planned.world_size, backend), None
+        return CaseResult(planned.name, planned.world_size, run.backend), None
 
     monkeypatch.setattr(suite, "_run_one", run_one)
     monkeypatch.setattr(suite, "_start_pools", lambda pools, cases, backend: None)
     monkeypatch.setattr(suite, "Compiler", lambda workers: Compiler(workers=2, timeout=WAIT_S, target=SM90))
-    suite.run_cases(cases, "gpu", profile, seed=9, echo=order.append)
+    suite.run_cases(cases, RunSettings("gpu", profile, seed=9), echo=order.append)
     assert order[:2] == ["drawing the examples of 2 case(s) to compile their kernels ahead ...",
                          "[1/2] load on 1 rank(s) ..."], order
-    expected = {name: len(_keys(name, APIS, [e.params for e in drawn_examples(load(name), 1, profile, 9,
-                                                                                sizing=False)]))
+    run = RunSettings("gpu", profile)
+    expected = {name: len(_keys(name, APIS, [e.params for e in drawn_examples(load(name), 1, run, 9, sizing=False)]))
                 for name in ("load", "store")}
     assert ran == [(name, 9, n, n, "") for name, n in expected.items()]
 

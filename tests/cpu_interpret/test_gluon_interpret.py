@@ -170,7 +170,7 @@ class _Trace:
     (event_id EMPTY_EVENT, its other words -99)."""
 
     def __init__(self, max_events: int, chunk: int) -> None:
-        from iris import layout
+        from iris import context_layout as layout
         from iris.tracing.events import EMPTY_EVENT
         from iris.tracing.records import int32_column
 
@@ -181,7 +181,7 @@ class _Trace:
         self.cursors = torch.zeros((layout.cursor_cells(max_events, chunk), layout.CURSOR_WORDS), dtype=torch.int64)
 
     def context(self, buf, enabled: bool) -> torch.Tensor:
-        from iris import layout
+        from iris import context_layout as layout
 
         block = layout.TracingBlock(1, self.records.shape[0], self.chunk, self.counters.data_ptr(),
                                     self.records.data_ptr(), self.cursors.data_ptr()) if enabled else None

@@ -151,7 +151,7 @@ def test_rank_error_before_a_collective_rebuilds(pool):
 
 def test_timeout_names_the_hung_rank_and_rebuilds(pool):
     pool.run(jobs.noop)
-    assert not pool.fresh and not pool.sanitized  # a job finished on these processes
+    assert not pool.fresh and not pool.sanitizer  # a job finished on these processes
     generation, old = pool.generation, pool.pids
     t0 = time.monotonic()
     with pytest.raises(RankTimeout) as e:
@@ -393,7 +393,7 @@ def test_sanitized_pool_fails_the_job_that_the_checker_reported(tmp_path, monkey
     tool.chmod(0o755)
     monkeypatch.setattr(sanitizer, "find_tool", lambda: str(tool))
     env = {"IRIS_FAKE_REPORT": "1"} if report else {}
-    with RankPool(2, "cpu", env=env, sanitize=True) as p:
+    with RankPool(2, "cpu", env=env, sanitizer=True) as p:
         if not report:
             assert [r["rank"] for r in p.run(jobs.whoami, "x", timeout=120)] == [0, 1]
             return

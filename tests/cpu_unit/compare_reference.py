@@ -13,14 +13,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from conformance.check.compare import _host_counters, _memory  # unchanged: not per event
+from conformance.check.divergence import Divergence, between, vs_model
 from conformance.check.model import Event, Model
 from conformance.check.normalize import AddressMap, to_event  # one address (and one row) at a time, as before
-from conformance.results import Divergence, between, vs_model
 from iris.tracing.events import PHYSICAL_FIELDS
 from iris.tracing.hw import XCC_ID_LIMIT
 
 if TYPE_CHECKING:
-    from conformance.harness.observation import RankObservation
+    from conformance.check.observation import RankObservation
 
 # ---------------------------------------------------------------------------------------------- normalization
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from conformance.check.exported import ARGS, ExportedTrace
-from conformance.harness.observation import ApiObservation, HostCounters, RankObservation
+from conformance.check.observation import ApiObservation, HostCounters, RankObservation
 from iris.tracing.events import EVENT_IDS, TRACE_FIELDS
 from iris.tracing.records import TraceRecords
 

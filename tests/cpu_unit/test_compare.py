@@ -10,7 +10,7 @@ import pytest
 
 from conformance.check import compare as compare_module
 from conformance.check.model import Addr, Event, Model, inside
-from conformance.harness.observation import HostCounters, RankObservation
+from conformance.check.observation import HostCounters, RankObservation
 from iris.tracing.guard import GUARD_RECORD, GuardWord
 from tests.cpu_unit.observations import api_observation, rank_observation
 

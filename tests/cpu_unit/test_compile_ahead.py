@@ -14,8 +14,11 @@ import pytest
 from hypothesis import Phase, find, settings
 from triton.backends.compiler import GPUTarget
 
+from conformance.harness.case import run_case
 from conformance.harness.compile_ahead import GPU_HIDING_ENV, Compiler, _this_gpu, default_workers, variant_key
-from conformance.harness.host_side import CHUNK_SIZES, Example, drawn_examples, load_profile, run_case
+from conformance.harness.drawing import CHUNK_SIZES, Example, drawn_examples
+from conformance.harness.profiles import load_profile
+from conformance.harness.run_settings import RunSettings
 from conformance.harness.stand_in import Launch, captured_launches
 from conformance.kit.scenario import load
 from iris.ranks import Pools
@@ -74,12 +77,11 @@ def test_a_kernel_that_takes_rank_constexprs_differs_per_rank_and_one_that_does_
 @pytest.mark.parametrize("name", ["load", "store"])
 def test_drawn_examples_are_the_examples_the_case_runs(name):
     scenario, profile = load(name), load_profile("dev")
-    drawn = drawn_examples(scenario, 1, profile, case_seed=1234)
+    drawn = drawn_examples(scenario, 1, RunSettings("cpu", profile), case_seed=1234)
     ran: list[Example] = []
     with Pools() as pools:
-        case, _ = run_case(pools, scenario, 1, "cpu", profile, on_example=lambda r: ran.append(Example(r.params,
-                                                                                                       r.settings)),
-                           fixed_seed=1234)
+        case, _ = run_case(pools, scenario, 1, RunSettings("cpu", profile, seed=1234),
+                           on_example=lambda r: ran.append(Example(r.params, r.settings)))
     assert case.ok, case.failure or case.error
     assert ran == drawn
     assert len(drawn) == profile.max_examples

@@ -8,7 +8,7 @@ import warnings
 import pytest
 import triton.language as tl
 
-from iris import layout_constexpr
+from iris import context_layout_constexpr as layout_constexpr
 from iris.tracing import events
 from iris.tracing.events import EVENT_IDS, EVENT_NAMES, FIELD_INDEX, TRACE_FIELDS, TraceEvent
 from tests.cpu_unit.checks import check, check_that

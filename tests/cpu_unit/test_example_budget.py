@@ -15,7 +15,7 @@ from conformance.kit.scenario import load
 
 pytestmark = pytest.mark.cpu_unit
 
-CAP = 300.0  # the default --timeout (host_side.JOB_TIMEOUT_S)
+CAP = 300.0  # the default --timeout (run_settings.JOB_TIMEOUT_S)
 
 # The slowest example of each case measured on the CPU (seconds on the ranks; 1,368 examples of every scenario at
 # 1, 2 and 4 ranks, a shared 2-core machine): (scenario, ranks, seconds, events, programs, elements).
@@ -77,7 +77,7 @@ def test_the_cap_bounds_every_budget_and_the_base_is_the_floor_below_it(size, ca
         budget = example_budget(size, backend, cap, first=False)
         assert budget <= cap
         assert budget >= min(cap, rule.base)
-        assert example_budget(size, backend, cap, sanitized=True) == cap  # a sanitizer's slowdown: the cap
+        assert example_budget(size, backend, cap, sanitizer="memcheck") == cap  # a sanitizer's slowdown: the cap
 
 
 def test_a_large_example_gets_the_cap():

@@ -85,7 +85,8 @@ def test_the_summary_gives_the_mutation_score_and_the_slowest_cases():
 
 def test_a_divergence_between_the_apis_names_both_values():
     """Against the model the model is right; between Triton and Gluon neither is: both values are shown."""
-    from conformance.results import Divergence, ExampleResult
+    from conformance.check.divergence import Divergence
+    from conformance.results import ExampleResult
 
     between = Divergence("triton vs gluon", 1, "buffer out[17]", "value", 513, 1)
     assert str(between) == "value: triton=513, gluon=1 [triton vs gluon, rank 1, buffer out[17]]"

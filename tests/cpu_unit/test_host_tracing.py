@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from iris import layout
+from iris import context_layout as layout
 from iris.tracing.core import DEFAULT_CHUNK, MAX_CHUNK, MAX_EVENTS, Tracing
 from iris.tracing.events import (
     DURATION_INSTANT,

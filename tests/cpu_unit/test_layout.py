@@ -3,10 +3,14 @@ the cursor cells a tracing needs."""
 
 from __future__ import annotations
 
+import importlib
+import re
+import sys
+
 import pytest
 import torch
 
-from iris import layout
+from iris import context_layout as layout
 from tests.cpu_unit.checks import check, check_raises
 
 pytestmark = pytest.mark.cpu_unit
@@ -56,7 +60,7 @@ def test_offsets_do_not_depend_on_num_ranks():
         values = layout.encode(0, _bases(num_ranks), BLOCK)
         check("values[CUR_RANK]", values[layout.CUR_RANK], 0, where)
         check("values[NUM_RANKS]", values[layout.NUM_RANKS], num_ranks, where)
-        check("values[LAYOUT_VERSION]", values[layout.LAYOUT_VERSION], layout.VERSION, where)
+        check("values[VERSION_SLOT]", values[layout.VERSION_SLOT], layout.VERSION, where)
         check("tracing block", values[layout.TRACE_BLOCK : layout.TRACE_BLOCK + layout.TRACE_BLOCK_LEN], block, where)
         check("heap bases", values[layout.HEAP_BASES :], _bases(num_ranks), where)
         check("length", layout.length(num_ranks), layout.HEAP_BASES + num_ranks, where)
@@ -84,7 +88,7 @@ def test_encode_rejects_no_heap_bases():
 @pytest.mark.parametrize("version", [0, 1, 2, 4, -1, 99])
 def test_decode_rejects_a_wrong_version(version):
     values = layout.encode(0, _bases(2))
-    values[layout.LAYOUT_VERSION] = version
+    values[layout.VERSION_SLOT] = version
     check_raises(ValueError, lambda: layout.decode(values), mentions=[f"version={version}", str(layout.VERSION)])
 
 
@@ -115,3 +119,12 @@ def test_decode_rejects_a_bad_cur_rank(cur_rank):
 def test_one_cursor_cell_per_chunk_that_starts_below_max_events(max_events, chunk, cells):
     check("cursor_cells", layout.cursor_cells(max_events, chunk), cells, f"max_events={max_events}, chunk={chunk}")
     check("last chunk start", (cells - 1) * chunk < max_events <= cells * chunk, True)
+
+
+@pytest.mark.parametrize(("old", "new"), [("iris.layout", "iris.context_layout"),
+                                          ("iris.layout_constexpr", "iris.context_layout_constexpr")])
+def test_the_old_path_warns_and_gives_the_moved_module(old, new, monkeypatch):
+    monkeypatch.delitem(sys.modules, old, raising=False)
+    with pytest.warns(DeprecationWarning, match=f"^{re.escape(old)} is deprecated: import {re.escape(new)} "):
+        module = importlib.import_module(old)
+    assert module is importlib.import_module(new)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from iris import layout
+from iris import context_layout
 from iris.tracing import events
 from iris.tracing.events import (
     DURATION_INSTANT,
@@ -53,7 +53,7 @@ def _value(field: str, slot: int) -> int:
 def _buffer(max_events: int, slots=SLOTS, holes=()) -> np.ndarray:
     """Slots as kernels leave them: one record per slot in order, skipping the ``holes`` (EMPTY_EVENT, the rest of
     their words garbage), every slot past the records a hole too."""
-    buf = np.full((max_events, layout.RECORD_WORDS), 0x5A5A, dtype=np.int64)
+    buf = np.full((max_events, context_layout.RECORD_WORDS), 0x5A5A, dtype=np.int64)
     buf.view(np.int32)[:, int32_column("event_id")] = EMPTY_EVENT.value
     where = [s for s in range(max_events) if s not in holes]
     for (event, dur), s in zip(slots, where, strict=False):
@@ -226,12 +226,12 @@ def test_every_stored_field_has_its_own_bits_and_the_record_is_64_bytes():
             check(f"{f.name}.word", f.word, None)
             continue
         check(f"{f.name}: bits/shift", (f.bits, f.shift) in {(64, 0), (32, 0), (32, 32)}, True)
-        check(f"{f.name}.word", 0 <= f.word < layout.RECORD_WORDS, True)
+        check(f"{f.name}.word", 0 <= f.word < context_layout.RECORD_WORDS, True)
         for bit in range(f.shift, f.shift + f.bits, 32):
             check(f"{f.name}: word {f.word} bit {bit} also holds", used.get((f.word, bit)), None)
             used[(f.word, bit)] = f.name
-    check("record bits in use", len(used), 2 * layout.RECORD_WORDS)
-    check("record bytes", layout.RECORD_WORDS * 8, 64)
+    check("record bits in use", len(used), 2 * context_layout.RECORD_WORDS)
+    check("record bytes", context_layout.RECORD_WORDS * 8, 64)
 
 
 # Values at the edges of each field's bits: 32-bit fields at their int32 bounds, 64-bit ones at int64's.
@@ -245,7 +245,7 @@ def test_encode_then_decode_gives_every_field_back_at_its_bounds():
         if f.name not in HOST_FIELDS:
             fields[i] = np.roll(_EDGES[f.bits], i)  # rolled: neighbours in a word differ
     words = encode_records(fields)
-    check("encoded shape", words.shape, (n, layout.RECORD_WORDS))
+    check("encoded shape", words.shape, (n, context_layout.RECORD_WORDS))
     decoded = decode_words(np.ascontiguousarray(words.T), 5, np.array([7, 8, 9, 10, 11, 12]))
     for i, f in enumerate(FIELDS):
         want = fields[i]
@@ -263,7 +263,7 @@ def test_each_field_lands_in_its_word_and_half():
         fields = np.zeros((len(FIELDS), 1), dtype=np.int64)
         fields[i] = -1  # every bit of the field set
         words = encode_records(fields)[0]
-        want = [0] * layout.RECORD_WORDS
+        want = [0] * context_layout.RECORD_WORDS
         want[f.word] = -1 if f.bits == 64 else (0xFFFFFFFF << f.shift) - (1 << 64 if f.shift else 0)
         check(f"{f.name}: words", words.tolist(), want)
 

@@ -171,7 +171,7 @@ def test_a_failure_quotes_the_kinds_then_the_tool_s_lines():
 def test_reports_that_are_not_ours_are_noted_beside_the_log_and_taken_once(tmp_path, monkeypatch):
     monkeypatch.setattr(sanitizer, "find_tool", lambda: "/cuda/bin/compute-sanitizer")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the pool's log folder
-    pool = RankPool(2, "gpu", sanitize="initcheck")  # nothing starts before the first job
+    pool = RankPool(2, "gpu", sanitizer="initcheck")  # nothing starts before the first job
     assert os.path.dirname(pool.log_dir) == str(tmp_path) and "initcheck" in os.path.basename(pool.log_dir)
     peer = ((0x7F3C7EC00000, 0x1000),)
     reports = sanitizer.parse(INITCHECK * 3, "initcheck", peer)
@@ -226,10 +226,10 @@ def test_sanitize_names_a_tool():
         "", "", "memcheck", "racecheck", "initcheck"]
     with pytest.raises(ValueError) as e:
         sanitizer.tool_name("asan")
-    assert str(e.value) == ("sanitize='asan'; expected False, True (memcheck) or one of memcheck, racecheck, "
+    assert str(e.value) == ("sanitizer='asan'; expected False, True (memcheck) or one of memcheck, racecheck, "
                             "synccheck, initcheck")
-    with pytest.raises(ValueError, match=r"^RankPool: sanitize='memcheck,racecheck'; expected False"):
-        RankPool(1, "gpu", sanitize="memcheck,racecheck")
+    with pytest.raises(ValueError, match=r"^RankPool: sanitizer='memcheck,racecheck'; expected False"):
+        RankPool(1, "gpu", sanitizer="memcheck,racecheck")
 
 
 def test_missing_tool_says_where_it_looked(monkeypatch, tmp_path):

@@ -18,8 +18,9 @@ from triton.backends.compiler import GPUTarget
 
 from conformance.harness import replay_params
 from conformance.harness.compile_ahead import variant_key
-from conformance.harness.host_side import drawn_examples, example_of, examples
+from conformance.harness.drawing import drawn_examples, example_of, examples
 from conformance.harness.rank_side import LaunchRecorder, heap_bytes, launch_options
+from conformance.harness.run_settings import RunSettings
 from conformance.harness.stand_in import StandInRank, captured_launches, launched_programs
 from conformance.kit import call_shapes, patterns
 from conformance.kit import strategies as S
@@ -34,11 +35,12 @@ pytestmark = pytest.mark.cpu_unit
 SEARCH = settings(database=None, max_examples=3000, deadline=None, phases=(Phase.generate,))
 FIRST = settings(database=None, max_examples=1, deadline=None, phases=(Phase.generate,))  # the simplest example
 FEW = settings(max_examples=4, deadline=None, database=None)
+FEW_AT_GPU = RunSettings("gpu", FEW, scale=GPU)
 FEW_HUNDRED = settings(database=None, max_examples=300, deadline=None, phases=(Phase.generate,))
 
 
 def _at_gpu(strategy_of):
-    """A strategy that builds ``strategy_of()`` at the GPU scale when it draws (as ``host_side.examples`` does)."""
+    """A strategy that builds ``strategy_of()`` at the GPU scale when it draws (as ``drawing.examples`` does)."""
 
     @st.composite
     def drawn(draw):
@@ -80,8 +82,8 @@ def test_small_draws_exactly_what_the_suite_drew_before_scales(monkeypatch):
     try:
         for scenario in map(load, PINNED_SCENARIOS):
             for world_size in (1, 2, 3):
-                for e in drawn_examples(scenario, world_size, settings(max_examples=5, deadline=None, database=None),
-                                        20240917):
+                for e in drawn_examples(scenario, world_size, RunSettings("cpu", settings(
+                        max_examples=5, deadline=None, database=None)), 20240917):
                     assert (e.settings.num_warps, e.settings.scale) == (None, "small"), e.settings
                     digest.update(json.dumps([scenario.name, world_size, e.params, e.settings.chunk,
                                               e.settings.max_events], sort_keys=True).encode())
@@ -110,7 +112,7 @@ def test_scales_are_named():
 
 @pytest.mark.parametrize("num_warps", GPU.num_warps)
 def test_gpu_examples_draw_every_num_warps(num_warps):
-    found = find(examples(load("store"), 2, scale=GPU, sizing=False), lambda e: e.settings.num_warps == num_warps,
+    found = find(examples(load("store"), 2, FEW_AT_GPU, sizing=False), lambda e: e.settings.num_warps == num_warps,
                  settings=SEARCH)
     assert (found.settings.num_warps, found.settings.scale) == (num_warps, "gpu")
 
@@ -234,7 +236,7 @@ def test_a_spec_that_makes_no_list_is_refused_naming_the_key(spec, message):
 # ---------------------------------------------------------------------------- gpu models stay exact, lines short
 
 def _gpu_examples(name: str, world_size: int, seed: int = 11) -> list:
-    return drawn_examples(load(name), world_size, FEW, seed, scale=GPU)
+    return drawn_examples(load(name), world_size, FEW_AT_GPU, seed)
 
 
 def _per_program(events) -> dict[int, list]:
@@ -306,7 +308,7 @@ def test_gpu_models_expect_every_event_of_every_program_and_the_buffers_hold_the
 def test_gpu_replay_lines_stay_short_and_replay_the_same_params(scenario):
     """A replay line (one shell argument) stays far below the 128 KiB a Linux argument may hold: the longest of
     these is about 3 KB (atomic_cas at 8 ranks: per rank its values and masks as specs)."""
-    for e in drawn_examples(scenario, 8, FEW, 5, scale=GPU, sizing=False):
+    for e in drawn_examples(scenario, 8, FEW_AT_GPU, 5, sizing=False):
         line = replay_command(scenario.name, 8, "gpu", e.params, e.settings.chunk, e.settings.num_warps, "gpu")
         assert len(line) < 16_000, (scenario.name, len(line))
         assert f"--scale gpu --chunk {e.settings.chunk} --num-warps {e.settings.num_warps} --params '" in line
@@ -317,7 +319,7 @@ def test_gpu_replay_lines_stay_short_and_replay_the_same_params(scenario):
 @pytest.mark.parametrize("name", [n for n in names() if load(n).refusal(3) is None])
 def test_every_gpu_example_replays_at_the_gpu_scale(name):
     scenario = load(name)
-    for params, drawn in drawn_examples(scenario, 3, FEW, 17, scale=GPU, sizing=False):
+    for params, drawn in drawn_examples(scenario, 3, FEW_AT_GPU, 17, sizing=False):
         replay_params.check(scenario, 3, params, drawn.chunk, GPU, drawn.num_warps)  # raises what it refuses
 
 
@@ -348,7 +350,7 @@ def test_a_replayed_gpu_example_gets_its_trace_slots_and_num_warps():
 def test_gpu_examples_fit_the_gpu_heap_with_both_apis_buffers():
     largest = 0
     for scenario in all_scenarios():
-        for e in drawn_examples(scenario, 8, FEW, 3, scale=GPU, sizing=False):
+        for e in drawn_examples(scenario, 8, FEW_AT_GPU, 3, sizing=False):
             stand_in = StandInRank(APIS[0], scenario.kernel(APIS[0]), 0, 8, "cpu")
             scenario.setup(stand_in, e.params)
             page = 4096  # more than any allocation's alignment
@@ -458,17 +460,17 @@ def test_gpu_draws_float16_only_where_every_value_is_exact(name, room):
 
 
 def test_a_mutation_probe_draws_its_cases_at_the_runs_scale(monkeypatch):
-    from conformance.harness import host_side
+    from conformance.harness import case
     from conformance.mutation import probe
     from conformance.results import CaseResult
 
     seen = []
 
-    def run_case(pools, scenario, world_size, backend, profile, **options):
-        seen.append((scenario.name, world_size, backend, options["scale"]))
-        return CaseResult(scenario.name, world_size, backend), None
+    def run_case(pools, scenario, world_size, run, ahead=None, on_example=None):
+        seen.append((scenario.name, world_size, run.backend, run.scale))
+        return CaseResult(scenario.name, world_size, run.backend), None
 
-    monkeypatch.setattr(host_side, "run_case", run_case)
+    monkeypatch.setattr(case, "run_case", run_case)
     spec = {"backend": "gpu", "profile": "dev", "seed": 1, "job_timeout": 9.0}
     probe.run_one(None, "store", 2, spec | {"scale": "gpu"})
     probe.run_one(None, "store", 1, spec)  # a spec of before scales: small

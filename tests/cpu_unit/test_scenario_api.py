@@ -20,7 +20,7 @@ import pytest
 from hypothesis import Phase, find, settings
 
 from conformance.cli import main
-from conformance.harness.host_side import variants_per_config
+from conformance.harness.example import variants_per_config
 from conformance.harness.rank_side import LaunchRecorder, Rank
 from conformance.harness.replay_params import ParamsError
 from conformance.harness.replay_params import check as replay_check

@@ -10,8 +10,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import settings
 
+from conformance.harness.case import run_case
 from conformance.harness.compile_ahead import Compiler
-from conformance.harness.host_side import drawn_examples, load_profile, run_case
+from conformance.harness.drawing import drawn_examples
+from conformance.harness.profiles import load_profile
+from conformance.harness.run_settings import RunSettings
 from conformance.kit.scenario import APIS, load
 from iris.ranks import Pools
 from tests import gpu_memory
@@ -26,16 +29,15 @@ def test_a_case_compiled_ahead_only_loads_on_its_ranks(name, world_size, tmp_pat
     scenario = load(name)
     profile = settings(load_profile("dev"), max_examples=3, database=None)
     with Compiler(workers=2) as compiler, Pools() as pools:
-        case, _ = run_case(pools, scenario, world_size, "gpu", profile, fixed_seed=11, compiler=compiler)
+        case, _ = run_case(pools, scenario, world_size, RunSettings("gpu", profile, seed=11), compiler)
         assert case.ok, case.failure or case.error
         assert case.ahead_error == ""
         assert case.ahead_variants >= len(APIS), "at least one variant per API"
         assert case.ahead_compiled == case.ahead_variants, "an empty cache: every variant compiled ahead"
         assert case.jit_compiled == 0, f"the ranks compiled {case.jit_compiled} variant(s) the pool did not"
         assert case.jit_loaded > 0
-        again = compiler.ahead(name, world_size, [e.params for e in drawn_examples(scenario, world_size, profile, 11)],
-                               APIS,
-                               tuple(range(world_size)))
+        drawn = drawn_examples(scenario, world_size, RunSettings("gpu", profile), 11)
+        again = compiler.ahead(name, world_size, [e.params for e in drawn], APIS, tuple(range(world_size)))
     assert (again.variants, again.compiled, again.error) == (case.ahead_variants, 0, "")
 
 
@@ -47,7 +49,7 @@ def test_a_run_compiles_every_case_ahead_at_its_start_and_its_ranks_only_load(tm
     monkeypatch.setenv("IRIS_COMPILE_WORKERS", "2")
     cases, _ = plan(["load", "store", "get"], (1, 2))
     said: list[str] = []
-    done = run_cases(cases, "gpu", settings(load_profile("dev"), max_examples=2, database=None), seed=5,
+    done = run_cases(cases, RunSettings("gpu", settings(load_profile("dev"), max_examples=2, database=None), seed=5),
                      echo=said.append)
     assert said[0] == f"drawing the examples of {len(cases)} case(s) to compile their kernels ahead ..."
     assert len(done) == len(cases)
@@ -64,7 +66,7 @@ def test_the_compile_workers_hold_no_gpu_memory(tmp_path, monkeypatch):
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton-cache"))
     scenario, world_size = load("chunked_claims"), 1
     profile = settings(load_profile("dev"), max_examples=2, database=None)
-    examples = [e.params for e in drawn_examples(scenario, world_size, profile, 3)]
+    examples = [e.params for e in drawn_examples(scenario, world_size, RunSettings("gpu", profile), 3)]
     with Compiler(workers=2) as compiler:
         ahead = compiler.ahead("chunked_claims", world_size, examples, APIS, (0,))
         assert (ahead.error, ahead.compiled > 0, len(compiler.pids)) == ("", True, 2)

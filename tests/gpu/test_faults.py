@@ -12,8 +12,10 @@ import time
 
 import pytest
 
+from conformance.harness.case import run_case
 from conformance.harness.compile_ahead import Compiler
-from conformance.harness.host_side import load_profile, run_case
+from conformance.harness.profiles import load_profile
+from conformance.harness.run_settings import RunSettings
 from conformance.kit.scenario import load
 from iris.ranks import Pools, RankPool
 from tests import gpu_memory
@@ -52,7 +54,8 @@ def pools():
 
 
 def _case(pools, name: str, timeout: float = 120.0, compiler: Compiler | None = None):
-    case, _ = run_case(pools, load(FAULTY + name), 2, "gpu", load_profile("dev"), timeout=timeout, compiler=compiler)
+    run = RunSettings("gpu", load_profile("dev"), timeout=timeout)
+    case, _ = run_case(pools, load(FAULTY + name), 2, run, compiler)
     return case
 
 
@@ -103,7 +106,7 @@ def test_memory_checker_passes_a_clean_case_and_fails_an_out_of_bounds_store_quo
     except SanitizerUnavailable as e:
         pytest.skip(str(e))
     # compiled ahead, outside the tool, as the suite's --sanitize runs do: the ranks under memcheck only load
-    with Compiler(workers=2) as compiler, Pools(sanitize=True) as checked:
+    with Compiler(workers=2) as compiler, Pools(sanitizer=True) as checked:
         clean = _case(checked, "healthy", compiler=compiler)
         assert clean.ok, f"the healthy case failed under the memory checker: {clean.error}"
         bad = _case(checked, "out_of_bounds", timeout=120.0, compiler=compiler)

@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import settings
 
+from conformance.harness.case import run_case
 from conformance.harness.compile_ahead import Compiler
-from conformance.harness.host_side import run_case
+from conformance.harness.run_settings import RunSettings
 from conformance.kit.scenario import load
 from iris.ranks import Pools, RankError, RankPool
 from iris.ranks.sanitizer import TOOLS, SanitizerUnavailable, find_tool
@@ -27,7 +28,7 @@ def _tool():
 
 
 def test_initcheck_fails_a_job_that_reads_memory_nobody_wrote_quoting_the_tool():
-    with RankPool(1, "gpu", sanitize="initcheck") as pool:
+    with RankPool(1, "gpu", sanitizer="initcheck") as pool:
         with pytest.raises(RankError) as info:
             pool.run(jobs.read_uninitialized, timeout=300)
     message = str(info.value)
@@ -38,9 +39,9 @@ def test_initcheck_fails_a_job_that_reads_memory_nobody_wrote_quoting_the_tool()
 def test_initcheck_lists_reads_of_peer_memory_as_not_ours_and_passes_the_case():
     # compiled ahead, outside the tool, as the suite's --sanitize runs do: the ranks under initcheck only load
     # (on an empty cache this test outran 200 s; warm, it passed)
-    with Compiler(workers=2) as compiler, Pools(sanitize="initcheck") as pools:
-        case, _ = run_case(pools, load("load"), 2, "gpu", settings(max_examples=2, deadline=None, database=None),
-                           timeout=300, compiler=compiler)
+    with Compiler(workers=2) as compiler, Pools(sanitizer="initcheck") as pools:
+        run = RunSettings("gpu", settings(max_examples=2, deadline=None, database=None), timeout=300)
+        case, _ = run_case(pools, load("load"), 2, run, compiler)
         not_ours = pools.get(2, "gpu").take_not_ours()
     print(f"initcheck, load on 2 ranks: not ours: {not_ours}")
     assert case.ok and case.sanitizer == "initcheck", case.error

@@ -1,7 +1,7 @@
 """What one example observes on one rank: the record a rank process sends back to the host.
 
 ``rank_side.run_example`` builds a :class:`RankObservation` per rank (pickled across the process boundary);
-``conformance.check.compare``, ``conformance.report.output``, ``host_side`` and the mutation probe read it by
+``conformance.check.compare``, ``conformance.report.output``, ``example`` and the mutation probe read it by
 attribute. Per API it holds an :class:`ApiObservation`: the decoded trace records as ``events()`` returned them,
 every host view of the counters, the exported trace read back, the buffers' final memory and what the launch
 compiled.

@@ -18,16 +18,16 @@ __all__ = ["Pools"]
 class Pools:
     """``get(world_size, backend)`` returns this owner's pool for that world, made on first use.
 
-    ``sanitize``: the pools run their ranks under that compute-sanitizer tool (True: memcheck; see ``RankPool``).
+    ``sanitizer``: the pools run their ranks under that compute-sanitizer tool (True: memcheck; see ``RankPool``).
     ``one_at_a_time``: a new pool first closes this owner's other pools of its backend, so that the owner holds one
     world's ranks per backend at most (on one GPU every rank process holds a CUDA context, about 0.6 to 0.9 GiB:
     the test processes of ``pytest -n 8`` each keeping pools of 1, 2 and 4 ranks outgrow an 80 GB GPU).
     """
 
-    def __init__(self, worker_index: int | None = None, *, sanitize: bool | str = False,
+    def __init__(self, worker_index: int | None = None, *, sanitizer: bool | str = False,
                  one_at_a_time: bool = False) -> None:
         self._worker = xdist_worker_index() if worker_index is None else worker_index
-        self._sanitize = tool_name(sanitize)
+        self._sanitizer = tool_name(sanitizer)
         self._one_at_a_time = one_at_a_time
         self._pools: dict[tuple[int, str], RankPool] = {}
         self._lock = threading.Lock()
@@ -35,7 +35,7 @@ class Pools:
     @property
     def sanitizer(self) -> str:
         """The compute-sanitizer tool the pools' ranks run under ("" when none)."""
-        return self._sanitize
+        return self._sanitizer
 
     def device_offset(self, world_size: int) -> int:
         """First GPU of a ``world_size``-rank pool of this owner: ``worker index * world_size``."""
@@ -50,7 +50,7 @@ class Pools:
                     for other in [key for key in self._pools if key[1] == backend]:
                         self._pools.pop(other).close()
                 pool = RankPool(world_size, backend, device_offset=self.device_offset(world_size),
-                                sanitize=self._sanitize)
+                                sanitizer=self._sanitizer)
                 self._pools[(world_size, backend)] = pool
             return pool
 
