@@ -1,0 +1,518 @@
+"""What tracing costs the collectives users trace, at the sizes they run, both APIs, beside Proton's scopes.
+
+    python -m benchmarks.bench_collectives [--backend gpu|cpu] [--sizes 65536,...] [--ranks 2,4,8]
+                                           [--kernels all_gather,...] [--variants untraced,auto,...] [--reps 10]
+                                           [--min-ms 1.0] [--chunk 64] [--proton-buffer shared|global]
+
+The kernels (``benchmarks/collective_kernels.py``): all-gather (pulls by ``get``), reduce-scatter (loads, a sum, a
+store), all-to-all (``put``) and an all-gather fused with a matmul (per peer: wait for its flag, fetch its block of
+A, compute the block of C = A B: ``tl.dot`` in Triton, the target's matrix instruction in Gluon). ``--sizes`` are
+bytes per rank: the input each rank holds (float32 for the collectives, the float16 shard of A, K = N = 64, for the
+fused kernel). Each world of ``--ranks`` ranks shares one GPU; rank 0 times while the others wait (kernels of several
+processes on one GPU are time-sliced, so a peer's launch would land in the timing), reading and writing every rank's
+heap. Variants, each timed against ``untraced`` in turn in one call:
+
+  untraced   tracing compiled off
+  auto       every op records its own range (``trace_ops``)
+  bracketed  a manual range around each phase (``fetch``, ``reduce``, ``put``; fused: ``wait``, ``fetch``,
+             ``compute``), each given its tile's pointer block and mask: the library reduces it at every record
+  both       auto and bracketed together
+  span       bracketed, each range given its tile's span (``ctx.tracing.span``) made once before the peer loop
+  offsets    bracketed, given a span made once from 32-bit offsets (an int32 min) and the mask's count
+  bounds     bracketed, given a span made from the bounds the mask was made of (no reduction)
+  proton     the same phases as Proton intra-kernel scopes (instrumentation mode, ``--proton-buffer`` buffer),
+             tracing compiled off; GPU only
+
+Per world, kernel, API and size it prints the launches a sample holds (enough for ``--min-ms`` of untraced work),
+the untraced milliseconds per launch (min/median/max over ``--reps`` samples) and, per variant, traced/untraced of the
+medians with the variant's own min/median/max; then, per variant, the smallest size from which it costs at most 5%
+(traced/untraced <= 1.05 there and at every larger size) and its cost per launch at the smallest size (microseconds,
+median minus untraced median). The span variants record the same events as ``bracketed``: one launch of each at the
+smallest size is read back and compared field by field (every logical field, per program in program order). A static
+table says what iris and Proton record. Not a test: it prints figures and asserts nothing.
+
+``--backend cpu`` (the default where torch sees no GPU) runs the kernels of both APIs on CPU ranks under the Triton
+interpreter at tiny sizes (one sample of one launch each; the fused kernel's Gluon matmul is ``gl.dot_fma`` there),
+timed with ``time.perf_counter``: the test command runs it so; its figures say nothing about a GPU's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import math
+import statistics
+import sys
+import tempfile
+import time
+
+import torch
+import triton
+
+import iris
+from benchmarks import collective_kernels as C
+from iris import layout
+from iris.cli_args import OneLineParser, add_chunk, choice_list, chosen_backend, int_at_least, positive_number
+from iris.ranks import backend_env, launch
+from iris.tracing.core import MAX_EVENTS
+from iris.tracing.events import TRACE_FIELDS
+
+KERNELS = ("all_gather", "reduce_scatter", "all_to_all", "gather_matmul")
+PHASES = {"all_gather": ("fetch",), "reduce_scatter": ("fetch", "reduce"), "all_to_all": ("put",),
+          "gather_matmul": ("wait", "fetch", "compute")}
+# variant -> (TRACING, AUTO, BRACKET, RECORD, PROTON)
+VARIANTS = {
+    "untraced": (False, False, False, 0, False),
+    "auto": (True, True, False, 0, False),
+    "bracketed": (True, False, True, C.RECORDS["block"], False),
+    "both": (True, True, True, C.RECORDS["block"], False),
+    "span": (True, False, True, C.RECORDS["span"], False),
+    "offsets": (True, False, True, C.RECORDS["offsets"], False),
+    "bounds": (True, False, True, C.RECORDS["bounds"], False),
+    "proton": (False, False, False, 0, True),
+}
+SPANS = ("span", "offsets", "bounds")  # bracketed records given a span: each must record what bracketed records
+LOGICAL = tuple(f for f in TRACE_FIELDS if f not in ("timestamp", "duration_cycles", "cu_id", "xcc_id", "op_index"))
+BLOCK = 2048  # float32 elements a program of the collectives moves per peer (8 KB)
+K = N = 64  # the fused kernel's A is [M, K], B [K, N], C [R M, N], float16
+BM = 64  # rows of A a program of the fused kernel fetches per peer
+NUM_WARPS = 4
+MAX_RANKS = 8  # ranks sharing one GPU
+GOAL = 1.05
+KB = 1024
+GPU_SIZES = tuple(64 * KB * 4**i for i in range(7))  # 64 KB .. 256 MB
+SIZE_STEP = 1024  # every size is a multiple (whole float32 chunks per rank, whole rows of A)
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """What one run measures."""
+
+    sizes: tuple[int, ...]
+    kernels: tuple[str, ...]
+    variants: tuple[str, ...]
+    reps: int  # samples per variant
+    min_ms: float  # untraced work per sample (0: one launch)
+    chunk: int
+    proton_buffer: str
+    warmup: int = 2  # untimed samples before the timed ones
+    max_launches: int = 1000  # launches per sample at most
+
+
+DEFAULTS = {"gpu": {"sizes": GPU_SIZES, "ranks": (2, 4, 8), "reps": 10, "min_ms": 1.0},
+            "cpu": {"sizes": (4 * KB,), "ranks": (2,), "reps": 1, "min_ms": 0.0}}
+
+
+def plain_sizes(option: str):
+    """An argparse type: a comma list of byte counts, each plain digits, a multiple of ``SIZE_STEP``, no repeats."""
+
+    def parse(text: str) -> tuple[int, ...]:
+        pieces = text.split(",")
+        ok = all(p.isascii() and p.isdigit() for p in pieces)
+        values = tuple(int(p) for p in pieces) if ok else ()
+        if not ok or any(v < SIZE_STEP or v % SIZE_STEP for v in values) or len(set(values)) != len(values):
+            raise argparse.ArgumentTypeError(f"{option} {text!r}: expected a comma list of distinct byte counts, "
+                                             f"plain digits, each a multiple of {SIZE_STEP}, such as 65536,1048576")
+        return values
+
+    return parse
+
+
+def distinct(option: str, parse, example: str):
+    """``parse`` (a comma-list type), refusing a value named twice."""
+
+    def check(text: str):
+        values = parse(text)
+        if len(set(values)) != len(values):
+            raise argparse.ArgumentTypeError(f"{option} {text!r}: a value is named twice; expected each once, such "
+                                             f"as {example}")
+        return values
+
+    return check
+
+
+def rank_list(text: str) -> tuple[int, ...]:
+    """``--ranks``: a comma list of distinct world sizes from 2 to ``MAX_RANKS``."""
+    pieces = text.split(",")
+    values = tuple(int(p) for p in pieces if p.isascii() and p.isdigit())
+    if len(values) != len(pieces) or not all(2 <= v <= MAX_RANKS for v in values) or len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError(f"--ranks {text!r}: expected a comma list of distinct world sizes from 2 to "
+                                         f"{MAX_RANKS} (ranks sharing one GPU), such as 2,4,8")
+    return values
+
+
+# ----------------------------------------------------------------------------------------------------- shapes
+
+
+def elements(kernel: str, size: int, world: int) -> int:
+    """What a launch's extent argument is: elements (all-gather), elements per chunk (reduce-scatter, all-to-all),
+    rows of A (fused)."""
+    if kernel == "all_gather":
+        return size // 4
+    if kernel == "gather_matmul":
+        return size // (2 * K)
+    return size // 4 // world
+
+
+def programs(kernel: str, size: int, world: int) -> int:
+    return triton.cdiv(elements(kernel, size, world), BM if kernel == "gather_matmul" else BLOCK)
+
+
+def events_per_launch(kernel: str, size: int, world: int) -> int:
+    """The most events one launch records (``both``): per program, per peer, a range per phase and one per op."""
+    per_peer = {"all_gather": 2, "reduce_scatter": 2, "all_to_all": 2, "gather_matmul": 6}[kernel]
+    extra = 2 if kernel == "reduce_scatter" else 0
+    return programs(kernel, size, world) * (world * per_peer + extra)
+
+
+def slots_per_launch(kernel: str, size: int, world: int, chunk: int) -> int:
+    """Trace slots one launch may claim: its events and a chunk per program."""
+    return events_per_launch(kernel, size, world) + programs(kernel, size, world) * chunk
+
+
+def heap_bytes(size: int, world: int) -> int:
+    """A rank's heap: an input of ``size`` bytes, an output of ``world`` of them, B and the flags."""
+    return (world + 1) * size + 2 * K * N + 4 * world + (4 << 20)
+
+
+# ----------------------------------------------------------------------------------------------------- timing
+
+
+class Buffers:
+    """A rank's heap buffers for the largest size, viewed per kernel and size."""
+
+    def __init__(self, shmem, size: int, world: int):
+        self.src = shmem.zeros(size // 4, dtype=torch.float32)
+        self.out = shmem.zeros(world * size // 4, dtype=torch.float32)
+        self.b = shmem.zeros(K * N, dtype=torch.float16)
+        self.flags = shmem.ones(world, dtype=torch.int32)  # every producer has signalled: a wait is one acquire
+        rank = shmem.get_rank()
+        self.src.copy_(torch.arange(size // 4, dtype=torch.float32) % 251 + rank)
+        self.b.copy_((torch.arange(K * N) % 7 - 3).to(torch.float16) / 8)
+
+    def args(self, kernel: str, size: int, world: int) -> tuple:
+        extent = elements(kernel, size, world)
+        if kernel == "gather_matmul":
+            a = self.src.view(torch.float16)[: size // 2]
+            return (a, self.b, self.out.view(torch.float16), self.flags, extent)
+        return (self.src, self.out, extent)
+
+
+def launcher(api: str, kernel: str, variant: str, ctx, args: tuple, grid: int, launches: int, math_kind: str):
+    """``launches`` launches of ``kernel``'s ``variant`` back to back."""
+    tracing, auto, bracket, record, proton = VARIANTS[variant]
+    jit = getattr(C, f"{api}_{kernel}")
+    extra = {"K": K, "N": N, "BM": BM, "MATH": math_kind} if kernel == "gather_matmul" else {"BLOCK": BLOCK}
+
+    def run():
+        for _ in range(launches):
+            run.kernel = jit[(grid,)](ctx, *args, **extra, TRACING=tracing, AUTO=auto, BRACKET=bracket,
+                                      RECORD=record, PROTON=proton, num_warps=NUM_WARPS)
+
+    return run
+
+
+def _elapsed_ms(device: torch.device, run) -> float:
+    if device.type != "cuda":
+        start = time.perf_counter()
+        run()
+        return (time.perf_counter() - start) * 1e3
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    run()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end)
+
+
+class ProtonSession:
+    """Proton's instrumentation session on rank 0, active only around the proton variant's samples."""
+
+    def __init__(self, buffer: str):
+        import triton.profiler as proton
+        import triton.profiler.language as pl
+
+        pl.enable_semantic("triton")  # Proton instruments Gluon only unless asked
+        self.proton = proton
+        self.folder = tempfile.TemporaryDirectory(prefix="bench-collectives-proton-")
+        self.session = proton.start(f"{self.folder.name}/proton", backend="instrumentation",
+                                    mode=f"default:buffer_type={buffer}")
+        proton.deactivate(self.session)
+
+    def __enter__(self):
+        self.proton.activate(self.session)
+
+    def __exit__(self, *exc):
+        self.proton.deactivate(self.session)
+
+    def close(self):
+        self.proton.finalize(self.session)
+        self.folder.cleanup()
+
+
+def timed(shmem, launchers: dict, settings: Settings, proton) -> dict:
+    """ms per sample of each launcher, taken in turn (``settings.warmup`` untimed rounds, then ``settings.reps``),
+    trace buffers reset before each sample; the proton variant's samples inside Proton's session."""
+    times: dict = {key: [] for key in launchers}
+    for round_ in range(settings.warmup + settings.reps):
+        for key, run in launchers.items():
+            shmem.tracing.reset()
+            if key == "proton":
+                with proton:
+                    ms = _elapsed_ms(shmem.device, run)
+            else:
+                ms = _elapsed_ms(shmem.device, run)
+            if round_ >= settings.warmup:
+                times[key].append(ms)
+    return times
+
+
+def same_events(shmem, runs: dict) -> dict[str, str]:
+    """For each span variant of ``runs`` (variant -> one launch), whether its events equal ``bracketed``'s: "same",
+    or the first field that differs."""
+
+    def events(run) -> list[tuple]:
+        shmem.tracing.reset()
+        run()
+        shmem.barrier()
+        records = shmem.tracing.events()
+        rows = zip(*(records[f].tolist() for f in LOGICAL), strict=True)
+        by_program: dict = {}
+        for row in rows:
+            by_program.setdefault(row[LOGICAL.index("pid")], []).append(row)
+        return [row for pid in sorted(by_program) for row in by_program[pid]]
+
+    reference = events(runs["bracketed"])
+    verdicts = {}
+    for name in SPANS:
+        if name in runs:
+            got = events(runs[name])
+            if got == reference:
+                verdicts[name] = f"same ({len(got)} events)"
+            elif len(got) != len(reference):
+                verdicts[name] = f"differs: {len(got)} events, bracketed {len(reference)}"
+            else:
+                at = next(i for i, (x, y) in enumerate(zip(got, reference, strict=True)) if x != y)
+                field = next(f for f, x, y in zip(LOGICAL, got[at], reference[at], strict=True) if x != y)
+                verdicts[name] = f"differs: event {at} {field}"
+    return verdicts
+
+
+def measure(settings: Settings, backend: str) -> dict:
+    """Rank job: every figure of this world (rank 0's)."""
+    world, rank = torch.distributed.get_world_size(), torch.distributed.get_rank()
+    largest = max(settings.sizes)
+    shmem = iris.iris(heap_bytes(largest, world))
+    capacity = max(slots_per_launch(k, s, world, settings.chunk) for k in settings.kernels for s in settings.sizes)
+    capacity = min(MAX_EVENTS, max(capacity, 1 << 16))
+    shmem.tracing.enable(capacity, settings.chunk)
+    buffers = Buffers(shmem, largest, world)
+    ctx = shmem.get_device_context()
+    math_kind = "mma" if shmem.device.type == "cuda" else "fma"
+    variants = [v for v in settings.variants if v != "proton" or shmem.device.type == "cuda"]
+    proton, proton_note = None, ""
+    if "proton" in variants and rank == 0:
+        try:
+            proton = ProtonSession(settings.proton_buffer)
+        except Exception as e:  # noqa: BLE001 - any failure is reported in one line
+            proton_note = f"proton not measured: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    if rank == 0 and "proton" in variants and proton is None:
+        variants.remove("proton")
+    figures: dict = {"device": torch.cuda.get_device_name(shmem.device) if shmem.device.type == "cuda" else "cpu",
+                     "world": world, "capacity": capacity, "rows": [], "events": {}, "notes": []}
+    if proton_note:
+        figures["notes"].append(proton_note)
+    shmem.barrier()
+    for kernel in settings.kernels:
+        for api in ("triton", "gluon"):
+            for size in settings.sizes:
+                if rank == 0:
+                    _progress(f"{world} ranks, {kernel} {api}, {size} bytes")
+                    row = _measure_one(shmem, buffers, ctx, settings, kernel, api, size, world, variants, proton,
+                                       math_kind, figures)
+                    figures["rows"].append(row)
+                shmem.barrier()
+    if proton is not None:
+        proton.close()
+    shmem.barrier()
+    shmem.close()
+    return figures
+
+
+def _measure_one(shmem, buffers, ctx, settings, kernel, api, size, world, variants, proton, math_kind, figures):
+    args = buffers.args(kernel, size, world)
+    grid = programs(kernel, size, world)
+    one = launcher(api, kernel, "untraced", ctx, args, grid, 1, math_kind)
+    for _ in range(2):
+        per_launch = _elapsed_ms(shmem.device, one)
+    room = max(1, shmem.tracing.max_events // slots_per_launch(kernel, size, world, settings.chunk))
+    launches = 1 if settings.min_ms <= 0 else math.ceil(settings.min_ms / max(per_launch, 1e-6))
+    launches = max(1, min(launches, room, settings.max_launches))
+    runs, notes = {}, []
+    for v in variants:
+        runs[v] = launcher(api, kernel, v, ctx, args, grid, launches, math_kind)
+    if "proton" in runs:
+        try:
+            with proton:
+                runs["proton"]()
+            torch.cuda.synchronize()
+        except Exception as e:  # noqa: BLE001 - Proton's failure on one kernel is a line, not a crash
+            notes.append(f"proton {kernel} {api}: not measured: {type(e).__name__}: "
+                         f"{(str(e).splitlines() or [''])[0]}")
+            del runs["proton"]
+    times = timed(shmem, runs, settings, proton)
+    if size == min(settings.sizes) and "bracketed" in runs and any(s in runs for s in SPANS):
+        singles = {v: launcher(api, kernel, v, ctx, args, grid, 1, math_kind) for v in ("bracketed", *SPANS)
+                   if v in runs}
+        figures["events"][(kernel, api)] = same_events(shmem, singles)
+    registers = {v: getattr(getattr(run, "kernel", None), "n_regs", None) for v, run in runs.items()}
+    figures["notes"] += notes
+    return {"kernel": kernel, "api": api, "size": size, "launches": launches, "grid": grid,
+            "ms": {v: sorted(t / launches for t in ts) for v, ts in times.items()}, "registers": registers}
+
+
+def _progress(what: str) -> None:
+    print(f"bench_collectives: {what}", file=sys.stderr, flush=True)
+
+
+# ----------------------------------------------------------------------------------------------------- printing
+
+
+def human(size: int) -> str:
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} B"
+
+
+def spread(ms: list[float]) -> tuple[float, float, float]:
+    return min(ms), statistics.median(ms), max(ms)
+
+
+def ratio(row: dict, variant: str) -> float:
+    return statistics.median(row["ms"][variant]) / statistics.median(row["ms"]["untraced"])
+
+
+def within_goal_from(rows: list[dict], variant: str) -> str:
+    """The smallest size from which ``variant`` costs at most 5% (there and at every larger size), or ``never``."""
+    found = "never"
+    for row in sorted(rows, key=lambda r: r["size"], reverse=True):
+        if variant not in row["ms"] or ratio(row, variant) > GOAL:
+            break
+        found = human(row["size"])
+    return found
+
+
+def table(rows: list[dict], variants: list[str]) -> list[str]:
+    """One kernel and API's lines: a row per size, then the goal and per-launch cost lines."""
+    traced = [v for v in variants if v != "untraced" and v in rows[0]["ms"]]
+    out = [f"  {'size':>7s} {'programs':>8s} {'launches':>8s} {'untraced ms/launch min/med/max':>32s}  "
+           + "  ".join(f"{v + ' t/u (ms min/med/max)':>36s}" for v in traced)]
+    for row in rows:
+        u = spread(row["ms"]["untraced"])
+        cells = []
+        for v in traced:
+            t = spread(row["ms"][v])
+            cells.append(f"{ratio(row, v):>7.3f} ({t[0]:.4f}/{t[1]:.4f}/{t[2]:.4f})".rjust(36))
+        out.append(f"  {human(row['size']):>7s} {row['grid']:8d} {row['launches']:8d} "
+                   f"{f'{u[0]:.4f}/{u[1]:.4f}/{u[2]:.4f}':>32s}  " + "  ".join(cells))
+    out.append("  traced/untraced <= 1.05 from: " + ", ".join(f"{v} {within_goal_from(rows, v)}" for v in traced))
+    smallest = rows[0]
+    base = statistics.median(smallest["ms"]["untraced"])
+    cost = ", ".join(f"{v} {(statistics.median(smallest['ms'][v]) - base) * 1e3:.2f}" for v in traced)
+    out.append(f"  cost per launch at {human(smallest['size'])}, us (median - untraced median): {cost}")
+    regs = smallest["registers"]
+    if any(r is not None for r in regs.values()):
+        out.append("  registers per thread: " + ", ".join(f"{v} {r}" for v, r in regs.items()))
+    return out
+
+
+def record_table(proton_buffer: str) -> list[str]:
+    """What iris and Proton record (iris's from its layout and field table; Proton's from its instrumentation
+    mode as this run configures it)."""
+    fields = ", ".join(f for f in TRACE_FIELDS if f != "op_index")
+    return [
+        "what each records:",
+        f"  {'':6s} {'bytes/event':>11s}  {'fields':60s}  {'cross-rank flows':18s}  survives a hung kernel",
+        f"  {'iris':6s} {8 * layout.RECORD_WORDS:>11d}  {fields[:60]:60s}  {'yes (target_rank)':18s}  "
+        "yes: each record is in global memory once written; a range never ended reads as open",
+        f"  {'':6s} {'':>11s}  {fields[60:]:60s}",
+        f"  {'proton':6s} {8:>11d}  {'scope id and start/end (32 bits), clock (32 bits); per warp':60s}  "
+        f"{'no':18s}  no: a {proton_buffer} buffer, read back when the launch ends",
+    ]
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    """Print the tables; return every world's figures. Bad input is refused in one line on stderr, exit code 2,
+    before any rank starts."""
+    p = OneLineParser(prog="python -m benchmarks.bench_collectives", description=__doc__,
+                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--backend", choices=("gpu", "cpu"), default=None,
+                   help="gpu, or cpu: the Triton interpreter on CPU ranks (default: gpu where torch sees one)")
+    p.add_argument("--sizes", type=plain_sizes("--sizes"), default=None,
+                   help="bytes per rank, comma list (gpu: 64 KB to 256 MB in powers of 4; cpu 4096)")
+    p.add_argument("--ranks", type=rank_list, default=None, help="world sizes on one GPU (gpu 2,4,8; cpu 2)")
+    p.add_argument("--kernels", type=distinct("--kernels", choice_list("--kernels", KERNELS), "all_gather,all_to_all"),
+                   default=KERNELS, help=f"comma list of {', '.join(KERNELS)} (default all)")
+    p.add_argument("--variants", type=distinct("--variants", choice_list("--variants", tuple(VARIANTS)),
+                                               "untraced,auto"),
+                   default=tuple(VARIANTS), help=f"comma list of {', '.join(VARIANTS)} (default all; untraced is "
+                                                 "always timed)")
+    p.add_argument("--reps", type=int_at_least("--reps", 1), default=None, help="timed samples (gpu 10, cpu 1)")
+    p.add_argument("--min-ms", type=positive_number("--min-ms", "milliseconds", 1000.0), default=None,
+                   help="untraced work per sample, in launches back to back (gpu 1.0; cpu: one launch)")
+    add_chunk(p)
+    p.add_argument("--proton-buffer", choices=("shared", "global"), default="shared",
+                   help="where Proton's instrumentation keeps its records (default shared)")
+    args = p.parse_args(argv)
+    backend = chosen_backend(p, args.backend)
+    defaults = DEFAULTS[backend]
+    sizes = tuple(sorted(args.sizes or defaults["sizes"]))
+    ranks = args.ranks or defaults["ranks"]
+    variants = ("untraced", *(v for v in args.variants if v != "untraced"))
+    settings = Settings(sizes, args.kernels, variants, args.reps or defaults["reps"],
+                        args.min_ms if args.min_ms is not None else defaults["min_ms"], args.chunk, args.proton_buffer)
+    for world in ranks:
+        need = max(slots_per_launch(k, s, world, args.chunk) for k in settings.kernels for s in sizes)
+        if need > MAX_EVENTS:
+            p.error(f"--sizes {human(max(sizes))}, --ranks {world}, --chunk {args.chunk}: one launch would trace into "
+                    f"{need} slots, more than tracing holds ({MAX_EVENTS}); expected smaller values")
+    results = []
+    printed_notes = set()
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    for world in ranks:
+        figures = launch(measure, world, settings, backend, timeout=3600, env=backend_env(backend))[0]
+        results.append(figures)
+        if world == ranks[0]:
+            timer = "CUDA events" if backend == "gpu" else "perf_counter, Triton interpreter"
+            print(f"{backend}: {figures['device']}, {date}, triton {triton.__version__}; sizes are bytes per rank; "
+                  f"collectives float32, BLOCK {BLOCK}; fused: A [M, {K}] float16 per rank, B [{K}, {N}], BM {BM}, "
+                  f"{'tl.dot / Gluon ' + ('mma_v2 or mfma' if backend == 'gpu' else 'dot_fma')}; num_warps "
+                  f"{NUM_WARPS}; chunk {settings.chunk}; {settings.reps} samples of >= {settings.min_ms} ms untraced "
+                  f"after {settings.warmup} warm-up; rank 0 timing alone ({timer}); ms per launch")
+            if backend != "gpu" and "proton" in settings.variants:
+                print("proton: skipped on the CPU (its instrumentation needs a GPU)")
+        for note in figures["notes"]:
+            if note not in printed_notes:
+                print(note)
+                printed_notes.add(note)
+        for kernel in settings.kernels:
+            for api in ("triton", "gluon"):
+                rows = [r for r in figures["rows"] if r["kernel"] == kernel and r["api"] == api]
+                if not rows:
+                    continue
+                print(f"{kernel} {api}, {world} ranks (phases {', '.join(PHASES[kernel])}):")
+                for line in table(rows, list(settings.variants)):
+                    print(line)
+                verdicts = figures["events"].get((kernel, api))
+                if verdicts:
+                    print(f"  events at {human(sizes[0])} against bracketed: "
+                          + ", ".join(f"{v} {what}" for v, what in verdicts.items()))
+    for line in record_table(args.proton_buffer):
+        print(line)
+    return results
+
+
+if __name__ == "__main__":
+    main()
