@@ -213,6 +213,11 @@ def launcher(api: str, kernel: str, variant: str, ctx, args: tuple, grid: int, l
     return run
 
 
+def _synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 def _elapsed_ms(device: torch.device, run) -> float:
     if device.type != "cuda":
         start = time.perf_counter()
@@ -227,24 +232,34 @@ def _elapsed_ms(device: torch.device, run) -> float:
 
 
 class ProtonSession:
-    """Proton's instrumentation session on rank 0, active only around the proton variant's samples."""
+    """Proton's instrumentation session on rank 0, active only around the proton variant's samples: outside them its
+    launch hooks are taken off Triton's hook chains, so no other variant's launch passes through them."""
 
     def __init__(self, buffer: str):
         import triton.profiler as proton
         import triton.profiler.language as pl
+        from triton import knobs
+        from triton.profiler.hooks.hook import HookManager
 
         pl.enable_semantic("triton")  # Proton instruments Gluon only unless asked
         self.proton = proton
+        self.hooks = ((knobs.runtime.kernel_load_end_hook, HookManager.init_handle),
+                      (knobs.runtime.launch_enter_hook, HookManager.enter),
+                      (knobs.runtime.launch_exit_hook, HookManager.exit))
         self.folder = tempfile.TemporaryDirectory(prefix="bench-collectives-proton-")
         self.session = proton.start(f"{self.folder.name}/proton", backend="instrumentation",
                                     mode=f"default:buffer_type={buffer}")
-        proton.deactivate(self.session)
+        self.__exit__()
 
     def __enter__(self):
+        for chain, hook in self.hooks:
+            chain.add(hook)
         self.proton.activate(self.session)
 
     def __exit__(self, *exc):
         self.proton.deactivate(self.session)
+        for chain, hook in self.hooks:
+            chain.remove(hook)
 
     def close(self):
         self.proton.finalize(self.session)
@@ -275,7 +290,7 @@ def same_events(shmem, runs: dict) -> dict[str, str]:
     def events(run) -> list[tuple]:
         shmem.tracing.reset()
         run()
-        shmem.barrier()
+        _synchronize(shmem.device)  # rank 0 alone: no barrier, the other ranks wait in theirs
         records = shmem.tracing.events()
         rows = zip(*(records[f].tolist() for f in LOGICAL), strict=True)
         by_program: dict = {}

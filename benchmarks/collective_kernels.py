@@ -52,8 +52,8 @@ from iris.tracing.record_constexpr import element_bytes
 from iris.tracing.span import TraceSpan
 
 RECORDS = {"block": 0, "span": 1, "offsets": 2, "bounds": 3}
-NO_OFFSET = 2**31 - 1  # the 32-bit min-reduction's value for an inactive lane
-SPIN_LIMIT = 1 << 20  # polls of a flag before a wait gives up (the flags are set before any launch)
+NO_OFFSET = tl.constexpr(2**31 - 1)  # the 32-bit min-reduction's value for an inactive lane
+SPIN_LIMIT = tl.constexpr(1 << 20)  # polls of a flag before a wait gives up (the flags are set before any launch)
 
 
 # ---------------------------------------------------------------------------------------------------------- Triton
@@ -265,17 +265,21 @@ def vector_1d(warp_size, num_warps):
 
 
 @gluon.constexpr_function
-def operand_layouts(math, warp_size, num_warps):
-    """(accumulator, A operand, B operand) layouts of the matmul ``math`` on float16 operands: ``mma`` is ``mma_v2``
-    (NVIDIA, 32 lanes a warp) or ``mfma`` 32x32x8 (AMD CDNA3, 64), ``fma`` is ``gl.dot_fma`` on a blocked layout."""
+def matmul_layout(math, warp_size, num_warps):
+    """The accumulator's layout of the matmul ``math`` on float16 operands: ``mma`` is ``mma_v2`` (NVIDIA, 32 lanes a
+    warp) or ``mfma`` 32x32x8 (AMD CDNA3, 64 lanes), ``fma`` is ``gl.dot_fma`` on a blocked layout."""
     if math == "fma":
-        acc = blocked_2d(warp_size, num_warps)
-        return acc, gl.DotOperandLayout(0, acc, 0), gl.DotOperandLayout(1, acc, 0)
+        return blocked_2d(warp_size, num_warps)
     if warp_size == 32:
-        acc = gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, 8])
-        return acc, gl.DotOperandLayout(0, acc, 2), gl.DotOperandLayout(1, acc, 2)
-    acc = AMDMFMALayout(version=3, instr_shape=[32, 32, 8], transposed=True, warps_per_cta=[num_warps, 1])
-    return acc, gl.DotOperandLayout(0, acc, 4), gl.DotOperandLayout(1, acc, 4)
+        return gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, 8])
+    return AMDMFMALayout(version=3, instr_shape=[32, 32, 8], transposed=True, warps_per_cta=[num_warps, 1])
+
+
+@gluon.constexpr_function
+def operand_layout(math, warp_size, num_warps, index):
+    """The layout of operand ``index`` (0: A, 1: B) of the matmul ``math`` (``matmul_layout``)."""
+    k_width = 0 if math == "fma" else (2 if warp_size == 32 else 4)  # float16 elements a 32-bit register (mfma: 4)
+    return gl.DotOperandLayout(index, matmul_layout(math, warp_size, num_warps), k_width)
 
 
 @gluon.jit
@@ -426,10 +430,9 @@ def gluon_all_to_all(ctx_t, src, dst, chunk, BLOCK: gl.constexpr, TRACING: gl.co
 def _gluon_matmul(at, bt, MATH: gl.constexpr, N: gl.constexpr):
     """C = A B for float16 blocks ``at`` [BM, K] and ``bt`` [K, N], float32, in the blocked layout of the loads."""
     loaded: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
-    layouts: gl.constexpr = operand_layouts(MATH, warp_size(), gl.num_warps())
-    acc = gl.zeros([at.shape[0], N], gl.float32, layouts[0])
-    a_op = gl.convert_layout(at, layouts[1])
-    b_op = gl.convert_layout(bt, layouts[2])
+    acc = gl.zeros([at.shape[0], N], gl.float32, matmul_layout(MATH, warp_size(), gl.num_warps()))
+    a_op = gl.convert_layout(at, operand_layout(MATH, warp_size(), gl.num_warps(), 0))
+    b_op = gl.convert_layout(bt, operand_layout(MATH, warp_size(), gl.num_warps(), 1))
     if MATH == "fma":
         c = gl.dot_fma(a_op, b_op, acc)
     elif warp_size() == 32:
