@@ -1,6 +1,6 @@
 """What tracing costs the collectives users trace, at the sizes they run, both APIs, beside Proton's scopes.
 
-    python -m benchmarks.bench_collectives [--backend gpu|cpu] [--sizes 65536,...] [--ranks 2,4,8]
+    python -m benchmarks.bench_collectives [--backend gpu|cpu] [--sizes 65536,...] [--ranks 8,4,2]
                                            [--kernels all_gather,...] [--variants untraced,auto,...] [--reps 10]
                                            [--min-ms 1.0] [--chunk 64] [--proton-buffer shared|global]
 
@@ -10,7 +10,8 @@ A, compute the block of C = A B: ``tl.dot`` in Triton, the target's matrix instr
 bytes per rank: the input each rank holds (float32 for the collectives, the float16 shard of A, K = N = 64, for the
 fused kernel). Each world of ``--ranks`` ranks shares one GPU; rank 0 times while the others wait (kernels of several
 processes on one GPU are time-sliced, so a peer's launch would land in the timing), reading and writing every rank's
-heap. Variants, each timed against ``untraced`` in turn in one call:
+heap. On a GPU every rank first compiles its share of the kernels (the first world, the largest by default, pays
+the compiles; the others load them). Variants, each timed against ``untraced`` in turn in one call:
 
   untraced   tracing compiled off
   auto       every op records its own range (``trace_ops``)
@@ -21,7 +22,8 @@ heap. Variants, each timed against ``untraced`` in turn in one call:
   offsets    bracketed, given a span made once from 32-bit offsets (an int32 min) and the mask's count
   bounds     bracketed, given a span made from the bounds the mask was made of (no reduction)
   proton     the same phases as Proton intra-kernel scopes (instrumentation mode, ``--proton-buffer`` buffer),
-             tracing compiled off; GPU only
+             tracing compiled off; GPU only; a sample holds at most 10 launches (``xN`` beside its cell), and
+             Proton's launch hooks are on Triton's hook chains only around its samples
 
 Per world, kernel, API and size it prints the launches a sample holds (enough for ``--min-ms`` of untraced work),
 the untraced milliseconds per launch (min/median/max over ``--reps`` samples) and, per variant, traced/untraced of the
@@ -32,7 +34,8 @@ smallest size is read back and compared field by field (every logical field, per
 table says what iris and Proton record. Not a test: it prints figures and asserts nothing.
 
 ``--backend cpu`` (the default where torch sees no GPU) runs the kernels of both APIs on CPU ranks under the Triton
-interpreter at tiny sizes (one sample of one launch each; the fused kernel's Gluon matmul is ``gl.dot_fma`` there),
+interpreter at a tiny size (9 KB a rank: a second program masked; one sample of one launch each; the fused
+kernel's Gluon matmul is ``gl.dot_fma`` there),
 timed with ``time.perf_counter``: the test command runs it so; its figures say nothing about a GPU's.
 """
 
@@ -47,6 +50,7 @@ import sys
 import tempfile
 import time
 
+import numpy as np
 import torch
 import triton
 
@@ -73,7 +77,8 @@ VARIANTS = {
     "proton": (False, False, False, 0, True),
 }
 SPANS = ("span", "offsets", "bounds")  # bracketed records given a span: each must record what bracketed records
-LOGICAL = tuple(f for f in TRACE_FIELDS if f not in ("timestamp", "duration_cycles", "cu_id", "xcc_id", "op_index"))
+STORED = tuple(f for f in TRACE_FIELDS if f not in ("cur_rank", "op_index"))  # the host supplies these two
+LOGICAL = tuple(f for f in STORED if f not in ("timestamp", "duration_cycles", "cu_id", "xcc_id"))
 BLOCK = 2048  # float32 elements a program of the collectives moves per peer (8 KB)
 K = N = 64  # the fused kernel's A is [M, K], B [K, N], C [R M, N], float16
 BM = 64  # rows of A a program of the fused kernel fetches per peer
@@ -98,10 +103,13 @@ class Settings:
     proton_buffer: str
     warmup: int = 2  # untimed samples before the timed ones
     max_launches: int = 1000  # launches per sample at most
+    proton_launches: int = 10  # the proton variant's launches per sample at most (each costs about a millisecond)
 
 
-DEFAULTS = {"gpu": {"sizes": GPU_SIZES, "ranks": (2, 4, 8), "reps": 10, "min_ms": 1.0},
-            "cpu": {"sizes": (4 * KB,), "ranks": (2,), "reps": 1, "min_ms": 0.0}}
+# gpu: the largest world first, whose ranks share the compiles (the later worlds load them from the cache); cpu: a
+# second program of the collectives and the fused kernel masked (9 KB: 2304 float32, 72 rows of A)
+DEFAULTS = {"gpu": {"sizes": GPU_SIZES, "ranks": (8, 4, 2), "reps": 10, "min_ms": 1.0},
+            "cpu": {"sizes": (9 * KB,), "ranks": (2,), "reps": 1, "min_ms": 0.0}}
 
 
 def plain_sizes(option: str):
@@ -199,16 +207,33 @@ class Buffers:
         return (self.src, self.out, extent)
 
 
+_COLLECTIVE = {"ctx_t": "*i64", "src": "*fp32", "out": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+_SWITCHES = {name: "constexpr" for name in ("TRACING", "AUTO", "BRACKET", "RECORD", "PROTON")}
+SIGNATURES = {  # each kernel's parameters in order, typed as the benchmark launches them (for cross-compiles)
+    "all_gather": _COLLECTIVE | _SWITCHES,
+    "reduce_scatter": {"ctx_t": "*i64", "src": "*fp32", "out": "*fp32", "chunk": "i32", "BLOCK": "constexpr"}
+    | _SWITCHES,
+    "all_to_all": {"ctx_t": "*i64", "src": "*fp32", "dst": "*fp32", "chunk": "i32", "BLOCK": "constexpr"} | _SWITCHES,
+    "gather_matmul": {"ctx_t": "*i64", "a": "*fp16", "b": "*fp16", "out": "*fp16", "flags": "*i32", "M": "i32",
+                      "K": "constexpr", "N": "constexpr", "BM": "constexpr"} | _SWITCHES | {"MATH": "constexpr"},
+}
+
+
+def constexprs(kernel: str, variant: str, math_kind: str = "mma") -> dict:
+    """The constexprs ``kernel``'s ``variant`` is launched with (``math_kind``: the Gluon matmul's, fused only)."""
+    tracing, auto, bracket, record, proton = VARIANTS[variant]
+    shape = {"K": K, "N": N, "BM": BM, "MATH": math_kind} if kernel == "gather_matmul" else {"BLOCK": BLOCK}
+    return shape | {"TRACING": tracing, "AUTO": auto, "BRACKET": bracket, "RECORD": record, "PROTON": proton}
+
+
 def launcher(api: str, kernel: str, variant: str, ctx, args: tuple, grid: int, launches: int, math_kind: str):
     """``launches`` launches of ``kernel``'s ``variant`` back to back."""
-    tracing, auto, bracket, record, proton = VARIANTS[variant]
     jit = getattr(C, f"{api}_{kernel}")
-    extra = {"K": K, "N": N, "BM": BM, "MATH": math_kind} if kernel == "gather_matmul" else {"BLOCK": BLOCK}
+    given = constexprs(kernel, variant, math_kind)
 
     def run():
         for _ in range(launches):
-            run.kernel = jit[(grid,)](ctx, *args, **extra, TRACING=tracing, AUTO=auto, BRACKET=bracket,
-                                      RECORD=record, PROTON=proton, num_warps=NUM_WARPS)
+            run.kernel = jit[(grid,)](ctx, *args, **given, num_warps=NUM_WARPS)
 
     return run
 
@@ -284,33 +309,30 @@ def timed(shmem, launchers: dict, settings: Settings, proton) -> dict:
 
 
 def same_events(shmem, runs: dict) -> dict[str, str]:
-    """For each span variant of ``runs`` (variant -> one launch), whether its events equal ``bracketed``'s: "same",
-    or the first field that differs."""
+    """For each span variant of ``runs`` (variant -> one launch), whether its events equal ``bracketed``'s, every
+    logical field, each program's events in program order: "same (n events)", or what differs first."""
 
-    def events(run) -> list[tuple]:
+    def events(run) -> np.ndarray:
         shmem.tracing.reset()
         run()
         _synchronize(shmem.device)  # rank 0 alone: no barrier, the other ranks wait in theirs
         records = shmem.tracing.events()
-        rows = zip(*(records[f].tolist() for f in LOGICAL), strict=True)
-        by_program: dict = {}
-        for row in rows:
-            by_program.setdefault(row[LOGICAL.index("pid")], []).append(row)
-        return [row for pid in sorted(by_program) for row in by_program[pid]]
+        order = np.argsort(records["pid"], kind="stable")  # slot order is program order within a program
+        return np.stack([records[f][order] for f in LOGICAL])
 
     reference = events(runs["bracketed"])
     verdicts = {}
     for name in SPANS:
         if name in runs:
             got = events(runs[name])
-            if got == reference:
-                verdicts[name] = f"same ({len(got)} events)"
-            elif len(got) != len(reference):
-                verdicts[name] = f"differs: {len(got)} events, bracketed {len(reference)}"
+            if got.shape != reference.shape:
+                verdicts[name] = f"differs: {got.shape[1]} events, bracketed {reference.shape[1]}"
+            elif (got == reference).all():
+                verdicts[name] = f"same ({got.shape[1]} events)"
             else:
-                at = next(i for i, (x, y) in enumerate(zip(got, reference, strict=True)) if x != y)
-                field = next(f for f, x, y in zip(LOGICAL, got[at], reference[at], strict=True) if x != y)
-                verdicts[name] = f"differs: event {at} {field}"
+                field, at = (int(x[0]) for x in np.nonzero(got != reference))
+                verdicts[name] = (f"differs: event {at} (pid {reference[LOGICAL.index('pid'), at]}) {LOGICAL[field]} "
+                                  f"{got[field, at]}, bracketed {reference[field, at]}")
     return verdicts
 
 
@@ -335,9 +357,12 @@ def measure(settings: Settings, backend: str) -> dict:
     if rank == 0 and "proton" in variants and proton is None:
         variants.remove("proton")
     figures: dict = {"device": torch.cuda.get_device_name(shmem.device) if shmem.device.type == "cuda" else "cpu",
-                     "world": world, "capacity": capacity, "rows": [], "events": {}, "notes": []}
+                     "world": world, "capacity": capacity, "rows": [], "events": {}, "notes": [],
+                     "proton_scratch": {}}
     if proton_note:
         figures["notes"].append(proton_note)
+    if shmem.device.type == "cuda":
+        _compile_share(shmem, buffers, ctx, settings, world, rank, variants, math_kind)
     shmem.barrier()
     for kernel in settings.kernels:
         for api in ("triton", "gluon"):
@@ -355,6 +380,19 @@ def measure(settings: Settings, backend: str) -> dict:
     return figures
 
 
+def _compile_share(shmem, buffers, ctx, settings, world, rank, variants, math_kind) -> None:
+    """Every rank compiles its share of the kernels (one launch of one program each, before anything is timed), so
+    rank 0 loads them from the compile cache instead of compiling them all; Proton's instrumented compiles stay
+    rank 0's."""
+    jobs = [(k, a, v) for k in settings.kernels for a in ("triton", "gluon") for v in variants if v != "proton"]
+    if rank == 0:
+        _progress(f"{world} ranks: compiling {len(jobs)} kernels, {world} ranks sharing them")
+    size = min(settings.sizes)
+    for kernel, api, variant in jobs[rank::world]:
+        launcher(api, kernel, variant, ctx, buffers.args(kernel, size, world), 1, 1, math_kind)()
+    _synchronize(shmem.device)
+
+
 def _measure_one(shmem, buffers, ctx, settings, kernel, api, size, world, variants, proton, math_kind, figures):
     args = buffers.args(kernel, size, world)
     grid = programs(kernel, size, world)
@@ -364,9 +402,10 @@ def _measure_one(shmem, buffers, ctx, settings, kernel, api, size, world, varian
     room = max(1, shmem.tracing.max_events // slots_per_launch(kernel, size, world, settings.chunk))
     launches = 1 if settings.min_ms <= 0 else math.ceil(settings.min_ms / max(per_launch, 1e-6))
     launches = max(1, min(launches, room, settings.max_launches))
+    counts = {v: min(launches, settings.proton_launches) if v == "proton" else launches for v in variants}
     runs, notes = {}, []
     for v in variants:
-        runs[v] = launcher(api, kernel, v, ctx, args, grid, launches, math_kind)
+        runs[v] = launcher(api, kernel, v, ctx, args, grid, counts[v], math_kind)
     if "proton" in runs:
         try:
             with proton:
@@ -382,9 +421,12 @@ def _measure_one(shmem, buffers, ctx, settings, kernel, api, size, world, varian
                    if v in runs}
         figures["events"][(kernel, api)] = same_events(shmem, singles)
     registers = {v: getattr(getattr(run, "kernel", None), "n_regs", None) for v, run in runs.items()}
+    if "proton" in runs:
+        scratch = getattr(getattr(runs["proton"], "kernel", None), "metadata", None)
+        figures["proton_scratch"][(kernel, api)] = getattr(scratch, "profile_scratch_size", None)
     figures["notes"] += notes
-    return {"kernel": kernel, "api": api, "size": size, "launches": launches, "grid": grid,
-            "ms": {v: sorted(t / launches for t in ts) for v, ts in times.items()}, "registers": registers}
+    return {"kernel": kernel, "api": api, "size": size, "launches": counts, "grid": grid,
+            "ms": {v: sorted(t / counts[v] for t in ts) for v, ts in times.items()}, "registers": registers}
 
 
 def _progress(what: str) -> None:
@@ -429,8 +471,9 @@ def table(rows: list[dict], variants: list[str]) -> list[str]:
         cells = []
         for v in traced:
             t = spread(row["ms"][v])
-            cells.append(f"{ratio(row, v):>7.3f} ({t[0]:.4f}/{t[1]:.4f}/{t[2]:.4f})".rjust(36))
-        out.append(f"  {human(row['size']):>7s} {row['grid']:8d} {row['launches']:8d} "
+            fewer = "" if row["launches"][v] == row["launches"]["untraced"] else f" x{row['launches'][v]}"
+            cells.append(f"{ratio(row, v):>7.3f} ({t[0]:.4f}/{t[1]:.4f}/{t[2]:.4f}){fewer}".rjust(36))
+        out.append(f"  {human(row['size']):>7s} {row['grid']:8d} {row['launches']['untraced']:8d} "
                    f"{f'{u[0]:.4f}/{u[1]:.4f}/{u[2]:.4f}':>32s}  " + "  ".join(cells))
     out.append("  traced/untraced <= 1.05 from: " + ", ".join(f"{v} {within_goal_from(rows, v)}" for v in traced))
     smallest = rows[0]
@@ -446,7 +489,7 @@ def table(rows: list[dict], variants: list[str]) -> list[str]:
 def record_table(proton_buffer: str) -> list[str]:
     """What iris and Proton record (iris's from its layout and field table; Proton's from its instrumentation
     mode as this run configures it)."""
-    fields = ", ".join(f for f in TRACE_FIELDS if f != "op_index")
+    fields = ", ".join(STORED)
     return [
         "what each records:",
         f"  {'':6s} {'bytes/event':>11s}  {'fields':60s}  {'cross-rank flows':18s}  survives a hung kernel",
@@ -466,8 +509,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     p.add_argument("--backend", choices=("gpu", "cpu"), default=None,
                    help="gpu, or cpu: the Triton interpreter on CPU ranks (default: gpu where torch sees one)")
     p.add_argument("--sizes", type=plain_sizes("--sizes"), default=None,
-                   help="bytes per rank, comma list (gpu: 64 KB to 256 MB in powers of 4; cpu 4096)")
-    p.add_argument("--ranks", type=rank_list, default=None, help="world sizes on one GPU (gpu 2,4,8; cpu 2)")
+                   help="bytes per rank, comma list (gpu: 64 KB to 256 MB in powers of 4; cpu 9216)")
+    p.add_argument("--ranks", type=rank_list, default=None,
+                   help="world sizes on one GPU, run in this order (gpu 8,4,2; cpu 2)")
     p.add_argument("--kernels", type=distinct("--kernels", choice_list("--kernels", KERNELS), "all_gather,all_to_all"),
                    default=KERNELS, help=f"comma list of {', '.join(KERNELS)} (default all)")
     p.add_argument("--variants", type=distinct("--variants", choice_list("--variants", tuple(VARIANTS)),
@@ -520,6 +564,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
                 print(f"{kernel} {api}, {world} ranks (phases {', '.join(PHASES[kernel])}):")
                 for line in table(rows, list(settings.variants)):
                     print(line)
+                scratch = figures["proton_scratch"].get((kernel, api))
+                if scratch:
+                    print(f"  proton profile scratch per program: {scratch} bytes")
                 verdicts = figures["events"].get((kernel, api))
                 if verdicts:
                     print(f"  events at {human(sizes[0])} against bracketed: "
