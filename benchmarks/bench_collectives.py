@@ -48,6 +48,7 @@ import math
 import statistics
 import sys
 import tempfile
+import textwrap
 import time
 
 import numpy as np
@@ -101,15 +102,15 @@ class Settings:
     min_ms: float  # untraced work per sample (0: one launch)
     chunk: int
     proton_buffer: str
-    warmup: int = 2  # untimed samples before the timed ones
+    warmup: int  # untimed samples before the timed ones
     max_launches: int = 1000  # launches per sample at most
     proton_launches: int = 10  # the proton variant's launches per sample at most (each costs about a millisecond)
 
 
 # gpu: the largest world first, whose ranks share the compiles (the later worlds load them from the cache); cpu: a
 # second program of the collectives and the fused kernel masked (9 KB: 2304 float32, 72 rows of A)
-DEFAULTS = {"gpu": {"sizes": GPU_SIZES, "ranks": (8, 4, 2), "reps": 10, "min_ms": 1.0},
-            "cpu": {"sizes": (9 * KB,), "ranks": (2,), "reps": 1, "min_ms": 0.0}}
+DEFAULTS = {"gpu": {"sizes": GPU_SIZES, "ranks": (8, 4, 2), "reps": 10, "min_ms": 1.0, "warmup": 2},
+            "cpu": {"sizes": (9 * KB,), "ranks": (2,), "reps": 1, "min_ms": 0.0, "warmup": 0}}
 
 
 def plain_sizes(option: str):
@@ -177,6 +178,12 @@ def events_per_launch(kernel: str, size: int, world: int) -> int:
 def slots_per_launch(kernel: str, size: int, world: int, chunk: int) -> int:
     """Trace slots one launch may claim: its events and a chunk per program."""
     return events_per_launch(kernel, size, world) + programs(kernel, size, world) * chunk
+
+
+def largest_size(world: int) -> int:
+    """The largest size a rank whose offsets all fit in 32 bits: the fused kernel's output, ``world`` x size / 2
+    float16 elements, is the largest buffer a kernel indexes."""
+    return (2**32 - 2) // world // SIZE_STEP * SIZE_STEP
 
 
 def heap_bytes(size: int, world: int) -> int:
@@ -396,11 +403,12 @@ def _compile_share(shmem, buffers, ctx, settings, world, rank, variants, math_ki
 def _measure_one(shmem, buffers, ctx, settings, kernel, api, size, world, variants, proton, math_kind, figures):
     args = buffers.args(kernel, size, world)
     grid = programs(kernel, size, world)
-    one = launcher(api, kernel, "untraced", ctx, args, grid, 1, math_kind)
-    for _ in range(2):
-        per_launch = _elapsed_ms(shmem.device, one)
+    launches = 1
+    if settings.min_ms > 0:  # enough launches for min_ms of untraced work, timed after one launch
+        one = launcher(api, kernel, "untraced", ctx, args, grid, 1, math_kind)
+        per_launch = [_elapsed_ms(shmem.device, one) for _ in range(2)][-1]
+        launches = math.ceil(settings.min_ms / max(per_launch, 1e-6))
     room = max(1, shmem.tracing.max_events // slots_per_launch(kernel, size, world, settings.chunk))
-    launches = 1 if settings.min_ms <= 0 else math.ceil(settings.min_ms / max(per_launch, 1e-6))
     launches = max(1, min(launches, room, settings.max_launches))
     counts = {v: min(launches, settings.proton_launches) if v == "proton" else launches for v in variants}
     runs, notes = {}, []
@@ -489,13 +497,13 @@ def table(rows: list[dict], variants: list[str]) -> list[str]:
 def record_table(proton_buffer: str) -> list[str]:
     """What iris and Proton record (iris's from its layout and field table; Proton's from its instrumentation
     mode as this run configures it)."""
-    fields = ", ".join(STORED)
+    fields = textwrap.wrap(", ".join(STORED), 60)
     return [
         "what each records:",
         f"  {'':6s} {'bytes/event':>11s}  {'fields':60s}  {'cross-rank flows':18s}  survives a hung kernel",
-        f"  {'iris':6s} {8 * layout.RECORD_WORDS:>11d}  {fields[:60]:60s}  {'yes (target_rank)':18s}  "
+        f"  {'iris':6s} {8 * layout.RECORD_WORDS:>11d}  {fields[0]:60s}  {'yes (target_rank)':18s}  "
         "yes: each record is in global memory once written; a range never ended reads as open",
-        f"  {'':6s} {'':>11s}  {fields[60:]:60s}",
+        *(f"  {'':6s} {'':>11s}  {more}" for more in fields[1:]),
         f"  {'proton':6s} {8:>11d}  {'scope id and start/end (32 bits), clock (32 bits); per warp':60s}  "
         f"{'no':18s}  no: a {proton_buffer} buffer, read back when the launch ends",
     ]
@@ -531,8 +539,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
     ranks = args.ranks or defaults["ranks"]
     variants = ("untraced", *(v for v in args.variants if v != "untraced"))
     settings = Settings(sizes, args.kernels, variants, args.reps or defaults["reps"],
-                        args.min_ms if args.min_ms is not None else defaults["min_ms"], args.chunk, args.proton_buffer)
+                        args.min_ms if args.min_ms is not None else defaults["min_ms"], args.chunk, args.proton_buffer,
+                        defaults["warmup"])
     for world in ranks:
+        limit = largest_size(world)
+        if max(sizes) > limit:
+            p.error(f"--sizes {human(max(sizes))}, --ranks {world}: the kernels index elements with 32-bit offsets, "
+                    f"and an output of {world} ranks' inputs would pass 2^31 elements; expected at most {limit} bytes "
+                    f"a rank at {world} ranks")
         need = max(slots_per_launch(k, s, world, args.chunk) for k in settings.kernels for s in sizes)
         if need > MAX_EVENTS:
             p.error(f"--sizes {human(max(sizes))}, --ranks {world}, --chunk {args.chunk}: one launch would trace into "
@@ -548,8 +562,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
             print(f"{backend}: {figures['device']}, {date}, triton {triton.__version__}; sizes are bytes per rank; "
                   f"collectives float32, BLOCK {BLOCK}; fused: A [M, {K}] float16 per rank, B [{K}, {N}], BM {BM}, "
                   f"{'tl.dot / Gluon ' + ('mma_v2 or mfma' if backend == 'gpu' else 'dot_fma')}; num_warps "
-                  f"{NUM_WARPS}; chunk {settings.chunk}; {settings.reps} samples of >= {settings.min_ms} ms untraced "
-                  f"after {settings.warmup} warm-up; rank 0 timing alone ({timer}); ms per launch")
+                  f"{NUM_WARPS}; chunk {settings.chunk}; {settings.reps} samples of "
+                  f"{f'>= {settings.min_ms} ms untraced' if settings.min_ms > 0 else 'one launch'} after "
+                  f"{settings.warmup} warm-up; rank 0 timing alone ({timer}); ms per launch")
             if backend != "gpu" and "proton" in settings.variants:
                 print("proton: skipped on the CPU (its instrumentation needs a GPU)")
         for note in figures["notes"]:
