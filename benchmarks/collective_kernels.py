@@ -265,6 +265,12 @@ def vector_1d(warp_size, num_warps):
 
 
 @gluon.constexpr_function
+def rows_of_8(warp_size, num_warps):
+    """Eight consecutive elements a thread (16-byte accesses of float16), 8 threads a row of 64, warps down."""
+    return gl.BlockedLayout([1, 8], [warp_size // 8, 8], [num_warps, 1], [1, 0])
+
+
+@gluon.constexpr_function
 def matmul_layout(math, warp_size, num_warps):
     """The accumulator's layout of the matmul ``math`` on float16 operands: ``mma`` is ``mma_v2`` (NVIDIA, 32 lanes a
     warp) or ``mfma`` 32x32x8 (AMD CDNA3, 64 lanes), ``fma`` is ``gl.dot_fma`` on a blocked layout."""
@@ -429,7 +435,7 @@ def gluon_all_to_all(ctx_t, src, dst, chunk, BLOCK: gl.constexpr, TRACING: gl.co
 @gluon.jit
 def _gluon_matmul(at, bt, MATH: gl.constexpr, N: gl.constexpr):
     """C = A B for float16 blocks ``at`` [BM, K] and ``bt`` [K, N], float32, in the blocked layout of the loads."""
-    loaded: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
+    loaded: gl.constexpr = rows_of_8(warp_size(), gl.num_warps())
     acc = gl.zeros([at.shape[0], N], gl.float32, matmul_layout(MATH, warp_size(), gl.num_warps()))
     a_op = gl.convert_layout(at, operand_layout(MATH, warp_size(), gl.num_warps(), 0))
     b_op = gl.convert_layout(bt, operand_layout(MATH, warp_size(), gl.num_warps(), 1))
@@ -447,7 +453,7 @@ def gluon_gather_matmul(ctx_t, a, b, out, flags, M, K: gl.constexpr, N: gl.const
                         TRACING: gl.constexpr, AUTO: gl.constexpr, BRACKET: gl.constexpr, RECORD: gl.constexpr,
                         PROTON: gl.constexpr, MATH: gl.constexpr = "mma"):
     ctx = IrisDeviceCtx.initialize(ctx_t, tracing=TRACING, trace_ops=AUTO)
-    layout: gl.constexpr = blocked_2d(warp_size(), gl.num_warps())
+    layout: gl.constexpr = rows_of_8(warp_size(), gl.num_warps())
     pid = gl.program_id(0)
     start = pid * BM
     rows = gl.expand_dims(start + gl.arange(0, BM, layout=gl.SliceLayout(1, layout)), 1)
