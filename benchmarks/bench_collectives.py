@@ -3,6 +3,7 @@
     python -m benchmarks.bench_collectives [--backend gpu|cpu] [--sizes 65536,...] [--ranks 8,4,2]
                                            [--kernels all_gather,...] [--variants untraced,auto,...] [--reps 10]
                                            [--min-ms 1.0] [--chunk 64] [--proton-buffer shared|global]
+    python -m benchmarks.bench_collectives --resources sm_90,gfx942 [--kernels ...] [--variants ...]
 
 The kernels (``benchmarks/collective_kernels.py``): all-gather (pulls by ``get``), reduce-scatter (loads, a sum, a
 store), all-to-all (``put``) and an all-gather fused with a matmul (per peer: wait for its flag, fetch its block of
@@ -32,6 +33,10 @@ medians with the variant's own min/median/max; then, per variant, the smallest s
 median minus untraced median). The span variants record the same events as ``bracketed``: one launch of each at the
 smallest size is read back and compared field by field (every logical field, per program in program order). A static
 table says what iris and Proton record. Not a test: it prints figures and asserts nothing.
+
+``--resources`` times nothing: it cross-compiles each variant for the named targets (any machine) and prints its
+registers a thread, the programs an SM (CU) holds at 4 warps, and its instructions: what a cheaper tile record saves
+before it runs.
 
 ``--backend cpu`` (the default where torch sees no GPU) runs the kernels of both APIs on CPU ranks under the Triton
 interpreter at a tiny size (9 KB a rank: a second program masked; one sample of one launch each; the fused
@@ -89,6 +94,7 @@ GOAL = 1.05
 KB = 1024
 GPU_SIZES = tuple(64 * KB * 4**i for i in range(7))  # 64 KB .. 256 MB
 SIZE_STEP = 1024  # every size is a multiple (whole float32 chunks per rank, whole rows of A)
+RESOURCE_TARGETS = ("sm_90", "gfx942")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -509,6 +515,34 @@ def record_table(proton_buffer: str) -> list[str]:
     ]
 
 
+RESOURCE_HEADER = f"{'kernel':14s} {'api':6s} {'target':6s}  variant: registers/programs per SM (CU)/instructions"
+
+
+def resource_rows(kernels, targets, variants) -> list[str]:
+    """What each variant of each kernel needs, cross-compiled for each of ``targets`` (no GPU): registers a thread,
+    programs an SM (CU) holds at ``NUM_WARPS`` warps, instructions (``bench_tile_resources`` reads them)."""
+    from benchmarks.bench_tile_resources import Resources, _cuda_figures, _hip_figures
+    from benchmarks.cross_compile import TARGETS, compile_jit
+
+    lines = []
+    for kernel in kernels:
+        signature = SIGNATURES[kernel]
+        pointers = tuple(name for name, kind in signature.items() if kind.startswith("*"))
+        for api in ("triton", "gluon"):
+            for target in targets:
+                cells = []
+                for variant in (v for v in variants if v != "proton"):
+                    _progress(f"cross-compiling {kernel} {api} {variant} for {target}")
+                    compiled = compile_jit(api, getattr(C, f"{api}_{kernel}"), target, constexprs(kernel, variant),
+                                           signature, divisible_by_16=pointers, num_warps=NUM_WARPS)
+                    registers, count = (_cuda_figures(compiled.asm["cubin"]) if TARGETS[target].backend == "cuda"
+                                        else _hip_figures(compiled.asm["amdgcn"]))
+                    held = Resources(registers, compiled.metadata.shared, count).programs(target, NUM_WARPS)
+                    cells.append(f"{variant} {registers}/{held}/{count}")
+                lines.append(f"{kernel:14s} {api:6s} {target:6s}  " + ", ".join(cells))
+    return lines
+
+
 def main(argv: list[str] | None = None) -> list[dict]:
     """Print the tables; return every world's figures. Bad input is refused in one line on stderr, exit code 2,
     before any rank starts."""
@@ -532,7 +566,17 @@ def main(argv: list[str] | None = None) -> list[dict]:
     add_chunk(p)
     p.add_argument("--proton-buffer", choices=("shared", "global"), default="shared",
                    help="where Proton's instrumentation keeps its records (default shared)")
+    p.add_argument("--resources", type=choice_list("--resources", RESOURCE_TARGETS), default=None,
+                   help="instead of timing: what each variant needs, cross-compiled for these targets (comma list "
+                        "of sm_90, gfx942; no GPU needed)")
     args = p.parse_args(argv)
+    if args.resources:
+        print(f"cross-compiled, num_warps {NUM_WARPS}, triton {triton.__version__}; BLOCK {BLOCK}, fused BM {BM}, "
+              f"K = N = {K}")
+        print(RESOURCE_HEADER)
+        for line in resource_rows(args.kernels, args.resources, ("untraced", *args.variants)):
+            print(line)
+        return []
     backend = chosen_backend(p, args.backend)
     defaults = DEFAULTS[backend]
     sizes = tuple(sorted(args.sizes or defaults["sizes"]))

@@ -75,6 +75,8 @@ CASES = [
     ("benchmarks.bench_collectives", ["--variants", "auto,nccl"],
      f"argument --variants: --variants 'auto,nccl': expected a comma list of {COLLECTIVE_VARIANTS}"),
     ("benchmarks.bench_collectives", ["--reps", "0"], _at_least("--reps", "0")),
+    ("benchmarks.bench_collectives", ["--resources", "sm_80"],
+     "argument --resources: --resources 'sm_80': expected a comma list of sm_90, gfx942"),
     ("benchmarks.bench_collectives", ["--min-ms", "0"],
      "argument --min-ms: --min-ms '0': expected a finite number of milliseconds > 0, at most 1000"),
     ("benchmarks.bench_collectives", ["--proton-buffer", "host"],

@@ -40,3 +40,19 @@ def test_collective_kernel_compiles_with_its_claims_and_matmul(api, kernel, vari
     if kernel == "gather_matmul":
         assert ACQUIRE[target] in atomics, f"{api} {variant} on {target}: {sorted(atomics)}"
         assert MATRIX[(api, target)] in code, f"{api} {variant} on {target}: no {MATRIX[(api, target)]}"
+
+
+def test_resources_prints_each_variant_as_cross_compiled(capsys):
+    """``--resources``: a row per kernel, API and target, a cell per variant (untraced first) of registers, programs
+    an SM and instructions; tracing adds instructions, and a record made from the mask's bounds (no reduction) adds
+    fewer than one that reduces the block."""
+    assert bench.main(["--resources", "sm_90", "--kernels", "all_gather", "--variants", "bracketed,bounds"]) == []
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("cross-compiled, num_warps 4, triton ") and out[1] == bench.RESOURCE_HEADER, out
+    assert [line.split()[:3] for line in out[2:]] == [["all_gather", api, "sm_90"] for api in ("triton", "gluon")]
+    for line in out[2:]:
+        cells = dict(cell.split() for cell in line.split(None, 3)[3].split(", "))
+        assert list(cells) == ["untraced", "bracketed", "bounds"], line
+        figures = {v: tuple(map(int, cell.split("/"))) for v, cell in cells.items()}
+        assert all(r > 0 and p >= 1 and n > 0 for r, p, n in figures.values()), line
+        assert figures["untraced"][2] < figures["bounds"][2] < figures["bracketed"][2], line
