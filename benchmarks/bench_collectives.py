@@ -574,7 +574,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
         print(f"cross-compiled, num_warps {NUM_WARPS}, triton {triton.__version__}; BLOCK {BLOCK}, fused BM {BM}, "
               f"K = N = {K}")
         print(RESOURCE_HEADER)
-        for line in resource_rows(args.kernels, args.resources, ("untraced", *args.variants)):
+        for line in resource_rows(args.kernels, args.resources,
+                                   ("untraced", *(v for v in args.variants if v != "untraced"))):
             print(line)
         return []
     backend = chosen_backend(p, args.backend)
