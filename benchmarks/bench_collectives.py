@@ -2,7 +2,7 @@
 
     python -m benchmarks.bench_collectives [--backend gpu|cpu] [--sizes 65536,...] [--ranks 8,4,2]
                                            [--kernels all_gather,...] [--variants untraced,auto,...] [--reps 10]
-                                           [--min-ms 1.0] [--chunk 64] [--proton-buffer shared|global]
+                                           [--min-ms 1.0] [--chunk 64] [--proton-buffer shared|global] [--eager]
     python -m benchmarks.bench_collectives --resources sm_90,gfx942 [--kernels ...] [--variants ...]
 
 The kernels (``benchmarks/collective_kernels.py``): all-gather (pulls by ``get``), reduce-scatter (loads, a sum, a
@@ -26,6 +26,11 @@ the compiles; the others load them). Variants, each timed against ``untraced`` i
              tracing compiled off; GPU only; a sample holds at most 10 launches (``xN`` beside its cell), and
              Proton's launch hooks are on Triton's hook chains only around its samples
 
+On a GPU a sample's launches are replayed as one CUDA graph (``--eager``: launched one by one): at the smaller sizes
+a launch is shorter than Triton's launcher on the host, which would otherwise be what is timed. Proton's launches
+run its hooks on the host and cannot be captured: they are launched one by one and compared with untraced launched
+one by one (timed in turn with the rest).
+
 Per world, kernel, API and size it prints the launches a sample holds (enough for ``--min-ms`` of untraced work),
 the untraced milliseconds per launch (min/median/max over ``--reps`` samples) and, per variant, traced/untraced of the
 medians with the variant's own min/median/max; then, per variant, the smallest size from which it costs at most 5%
@@ -47,6 +52,7 @@ timed with ``time.perf_counter``: the test command runs it so; its figures say n
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import datetime
 import math
@@ -109,6 +115,7 @@ class Settings:
     chunk: int
     proton_buffer: str
     warmup: int  # untimed samples before the timed ones
+    graphs: bool = True  # on a GPU, a sample replays its launches as one CUDA graph (not proton's)
     max_launches: int = 1000  # launches per sample at most
     proton_launches: int = 10  # the proton variant's launches per sample at most (each costs about a millisecond)
 
@@ -304,6 +311,30 @@ class ProtonSession:
         self.folder.cleanup()
 
 
+def as_graph(run, device: torch.device):
+    """``run`` captured once as a CUDA graph, which a sample replays: no launch's host overhead lands in the timing
+    (at the smaller sizes a launch is shorter than Triton's launcher on the host)."""
+    side = torch.cuda.Stream(device)
+    side.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(side):  # torch's rule: run once off the default stream before capturing
+        run()
+    torch.cuda.current_stream(device).wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        run()
+
+    def replay():
+        graph.replay()
+
+    replay.kernel = getattr(run, "kernel", None)
+    replay.graph = graph
+    return replay
+
+
+CALIBRATION = 10  # untraced launches timed to choose a sample's launches
+EAGER = "untraced_eager"  # untraced launched one by one: proton's baseline where the others replay graphs
+
+
 def timed(shmem, launchers: dict, settings: Settings, proton) -> dict:
     """ms per sample of each launcher, taken in turn (``settings.warmup`` untimed rounds, then ``settings.reps``),
     trace buffers reset before each sample; the proton variant's samples inside Proton's session."""
@@ -409,17 +440,31 @@ def _compile_share(shmem, buffers, ctx, settings, world, rank, variants, math_ki
 def _measure_one(shmem, buffers, ctx, settings, kernel, api, size, world, variants, proton, math_kind, figures):
     args = buffers.args(kernel, size, world)
     grid = programs(kernel, size, world)
+    graphs = settings.graphs and shmem.device.type == "cuda"
     launches = 1
-    if settings.min_ms > 0:  # enough launches for min_ms of untraced work, timed after one launch
-        one = launcher(api, kernel, "untraced", ctx, args, grid, 1, math_kind)
-        per_launch = [_elapsed_ms(shmem.device, one) for _ in range(2)][-1]
+    if settings.min_ms > 0:  # enough launches for min_ms of untraced work, as a sample runs them
+        probe = launcher(api, kernel, "untraced", ctx, args, grid, CALIBRATION, math_kind)
+        if graphs:
+            with contextlib.suppress(Exception):  # a kernel that cannot be captured is timed launch by launch
+                probe = as_graph(probe, shmem.device)
+        per_launch = [_elapsed_ms(shmem.device, probe) for _ in range(2)][-1] / CALIBRATION
         launches = math.ceil(settings.min_ms / max(per_launch, 1e-6))
     room = max(1, shmem.tracing.max_events // slots_per_launch(kernel, size, world, settings.chunk))
     launches = max(1, min(launches, room, settings.max_launches))
     counts = {v: min(launches, settings.proton_launches) if v == "proton" else launches for v in variants}
+    if graphs and "proton" in variants:
+        counts[EAGER] = counts["proton"]
     runs, notes = {}, []
-    for v in variants:
-        runs[v] = launcher(api, kernel, v, ctx, args, grid, counts[v], math_kind)
+    for v in counts:
+        runs[v] = launcher(api, kernel, "untraced" if v == EAGER else v, ctx, args, grid, counts[v], math_kind)
+    if graphs:
+        for v in [v for v in runs if v not in ("proton", EAGER)]:
+            try:
+                runs[v] = as_graph(runs[v], shmem.device)
+            except Exception as e:  # noqa: BLE001 - a variant that cannot be captured runs launch by launch
+                torch.cuda.synchronize()
+                notes.append(f"{kernel} {api} {v}: launched one by one, no CUDA graph: {type(e).__name__}: "
+                             f"{(str(e).splitlines() or [''])[0]}")
     if "proton" in runs:
         try:
             with proton:
@@ -461,8 +506,14 @@ def spread(ms: list[float]) -> tuple[float, float, float]:
     return min(ms), statistics.median(ms), max(ms)
 
 
+def baseline(row: dict, variant: str) -> str:
+    """What ``variant`` is compared with: untraced, or for proton where the others replay graphs, untraced launched
+    one by one as proton is."""
+    return EAGER if variant == "proton" and EAGER in row["ms"] else "untraced"
+
+
 def ratio(row: dict, variant: str) -> float:
-    return statistics.median(row["ms"][variant]) / statistics.median(row["ms"]["untraced"])
+    return statistics.median(row["ms"][variant]) / statistics.median(row["ms"][baseline(row, variant)])
 
 
 def within_goal_from(rows: list[dict], variant: str) -> str:
@@ -491,8 +542,8 @@ def table(rows: list[dict], variants: list[str]) -> list[str]:
                    f"{f'{u[0]:.4f}/{u[1]:.4f}/{u[2]:.4f}':>32s}  " + "  ".join(cells))
     out.append("  traced/untraced <= 1.05 from: " + ", ".join(f"{v} {within_goal_from(rows, v)}" for v in traced))
     smallest = rows[0]
-    base = statistics.median(smallest["ms"]["untraced"])
-    cost = ", ".join(f"{v} {(statistics.median(smallest['ms'][v]) - base) * 1e3:.2f}" for v in traced)
+    medians = {v: statistics.median(ms) for v, ms in smallest["ms"].items()}
+    cost = ", ".join(f"{v} {(medians[v] - medians[baseline(smallest, v)]) * 1e3:.2f}" for v in traced)
     out.append(f"  cost per launch at {human(smallest['size'])}, us (median - untraced median): {cost}")
     regs = smallest["registers"]
     if any(r is not None for r in regs.values()):
@@ -566,6 +617,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     add_chunk(p)
     p.add_argument("--proton-buffer", choices=("shared", "global"), default="shared",
                    help="where Proton's instrumentation keeps its records (default shared)")
+    p.add_argument("--eager", action="store_true",
+                   help="launch one by one (default on a GPU: a sample replays its launches as one CUDA graph, so no "
+                        "launch's host overhead is timed; proton always launches one by one)")
     p.add_argument("--resources", type=choice_list("--resources", RESOURCE_TARGETS), default=None,
                    help="instead of timing: what each variant needs, cross-compiled for these targets (comma list "
                         "of sm_90, gfx942; no GPU needed)")
@@ -585,7 +639,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     variants = ("untraced", *(v for v in args.variants if v != "untraced"))
     settings = Settings(sizes, args.kernels, variants, args.reps or defaults["reps"],
                         args.min_ms if args.min_ms is not None else defaults["min_ms"], args.chunk, args.proton_buffer,
-                        defaults["warmup"])
+                        defaults["warmup"], graphs=not args.eager)
     for world in ranks:
         limit = largest_size(world)
         if max(sizes) > limit:
@@ -609,7 +663,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
                   f"{'tl.dot / Gluon ' + ('mma_v2 or mfma' if backend == 'gpu' else 'dot_fma')}; num_warps "
                   f"{NUM_WARPS}; chunk {settings.chunk}; {settings.reps} samples of "
                   f"{f'>= {settings.min_ms} ms untraced' if settings.min_ms > 0 else 'one launch'} after "
-                  f"{settings.warmup} warm-up; rank 0 timing alone ({timer}); ms per launch")
+                  f"{settings.warmup} warm-up; rank 0 timing alone ({timer}); ms per launch; "
+                  + ("a sample's launches replayed as one CUDA graph, proton's launched one by one and compared with "
+                     "untraced launched so" if backend == "gpu" and settings.graphs else "launched one by one"))
             if backend != "gpu" and "proton" in settings.variants:
                 print("proton: skipped on the CPU (its instrumentation needs a GPU)")
         for note in figures["notes"]:
