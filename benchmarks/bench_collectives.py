@@ -2,7 +2,8 @@
 
     python -m benchmarks.bench_collectives [--backend gpu|cpu] [--sizes 65536,...] [--ranks 8,4,2]
                                            [--kernels all_gather,...] [--variants untraced,auto,...] [--reps 10]
-                                           [--min-ms 1.0] [--chunk 64] [--proton-buffer shared|global] [--eager]
+                                           [--min-ms 1.0] [--chunk 64] [--proton-buffer shared|global]
+                                           [--proton-data tree|trace] [--eager]
     python -m benchmarks.bench_collectives --resources sm_90,gfx942 [--kernels ...] [--variants ...]
 
 The kernels (``benchmarks/collective_kernels.py``): all-gather (pulls by ``get``), reduce-scatter (loads, a sum, a
@@ -115,6 +116,7 @@ class Settings:
     chunk: int
     proton_buffer: str
     warmup: int  # untimed samples before the timed ones
+    proton_data: str = "tree"  # Proton's data: per-scope totals (tree) or every record (trace)
     graphs: bool = True  # on a GPU, a sample replays its launches as one CUDA graph (not proton's)
     max_launches: int = 1000  # launches per sample at most
     proton_launches: int = 10  # the proton variant's launches per sample at most (each costs about a millisecond)
@@ -280,7 +282,7 @@ class ProtonSession:
     """Proton's instrumentation session on rank 0, active only around the proton variant's samples: outside them its
     launch hooks are taken off Triton's hook chains, so no other variant's launch passes through them."""
 
-    def __init__(self, buffer: str):
+    def __init__(self, buffer: str, data: str):
         import triton.profiler as proton
         import triton.profiler.language as pl
         from triton import knobs
@@ -292,7 +294,7 @@ class ProtonSession:
                       (knobs.runtime.launch_enter_hook, HookManager.enter),
                       (knobs.runtime.launch_exit_hook, HookManager.exit))
         self.folder = tempfile.TemporaryDirectory(prefix="bench-collectives-proton-")
-        self.session = proton.start(f"{self.folder.name}/proton", backend="instrumentation",
+        self.session = proton.start(f"{self.folder.name}/proton", backend="instrumentation", data=data,
                                     mode=f"default:buffer_type={buffer}")
         self.__exit__()
 
@@ -395,7 +397,7 @@ def measure(settings: Settings, backend: str) -> dict:
     proton, proton_note = None, ""
     if "proton" in variants and rank == 0:
         try:
-            proton = ProtonSession(settings.proton_buffer)
+            proton = ProtonSession(settings.proton_buffer, settings.proton_data)
         except Exception as e:  # noqa: BLE001 - any failure is reported in one line
             proton_note = f"proton not measured: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     if rank == 0 and "proton" in variants and proton is None:
@@ -528,13 +530,16 @@ def within_goal_from(rows: list[dict], variant: str) -> str:
 
 def table(rows: list[dict], variants: list[str]) -> list[str]:
     """One kernel and API's lines: a row per size, then the goal and per-launch cost lines."""
-    traced = [v for v in variants if v != "untraced" and v in rows[0]["ms"]]
+    traced = [v for v in variants if v != "untraced" and any(v in row["ms"] for row in rows)]
     out = [f"  {'size':>7s} {'programs':>8s} {'launches':>8s} {'untraced ms/launch min/med/max':>32s}  "
            + "  ".join(f"{v + ' t/u (ms min/med/max)':>36s}" for v in traced)]
     for row in rows:
         u = spread(row["ms"]["untraced"])
         cells = []
         for v in traced:
+            if v not in row["ms"]:  # proton, where it could not run (a line above says why)
+                cells.append("-".rjust(36))
+                continue
             t = spread(row["ms"][v])
             fewer = "" if row["launches"][v] == row["launches"]["untraced"] else f" x{row['launches'][v]}"
             cells.append(f"{ratio(row, v):>7.3f} ({t[0]:.4f}/{t[1]:.4f}/{t[2]:.4f}){fewer}".rjust(36))
@@ -543,7 +548,8 @@ def table(rows: list[dict], variants: list[str]) -> list[str]:
     out.append("  traced/untraced <= 1.05 from: " + ", ".join(f"{v} {within_goal_from(rows, v)}" for v in traced))
     smallest = rows[0]
     medians = {v: statistics.median(ms) for v, ms in smallest["ms"].items()}
-    cost = ", ".join(f"{v} {(medians[v] - medians[baseline(smallest, v)]) * 1e3:.2f}" for v in traced)
+    cost = ", ".join(f"{v} {(medians[v] - medians[baseline(smallest, v)]) * 1e3:.2f}" if v in medians else f"{v} -"
+                     for v in traced)
     out.append(f"  cost per launch at {human(smallest['size'])}, us (median - untraced median): {cost}")
     regs = smallest["registers"]
     if any(r is not None for r in regs.values()):
@@ -617,6 +623,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     add_chunk(p)
     p.add_argument("--proton-buffer", choices=("shared", "global"), default="shared",
                    help="where Proton's instrumentation keeps its records (default shared)")
+    p.add_argument("--proton-data", choices=("tree", "trace"), default="tree",
+                   help="what Proton keeps of its records: per-scope totals (tree, default) or each (trace)")
     p.add_argument("--eager", action="store_true",
                    help="launch one by one (default on a GPU: a sample replays its launches as one CUDA graph, so no "
                         "launch's host overhead is timed; proton always launches one by one)")
@@ -639,7 +647,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     variants = ("untraced", *(v for v in args.variants if v != "untraced"))
     settings = Settings(sizes, args.kernels, variants, args.reps or defaults["reps"],
                         args.min_ms if args.min_ms is not None else defaults["min_ms"], args.chunk, args.proton_buffer,
-                        defaults["warmup"], graphs=not args.eager)
+                        defaults["warmup"], proton_data=args.proton_data, graphs=not args.eager)
     for world in ranks:
         limit = largest_size(world)
         if max(sizes) > limit:

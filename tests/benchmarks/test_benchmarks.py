@@ -133,6 +133,19 @@ def test_bench_collectives_finds_the_smallest_size_from_which_tracing_stays_with
     assert collectives_bench.within_goal_from([row(1 << 16, 1.0)], "auto") == "64 KB"
 
 
+def test_bench_collectives_prints_a_dash_where_proton_could_not_run_and_compares_it_with_eager_launches():
+    def row(size, proton):
+        ms = {"untraced": [1.0, 1.0], "auto": [1.02, 1.04], collectives_bench.EAGER: [2.0]}
+        return {"size": size, "grid": 4, "launches": {"untraced": 100, "auto": 100, "proton": 10},
+                "ms": ms | ({"proton": [3.0]} if proton else {}), "registers": {"untraced": None}}
+
+    lines = collectives_bench.table([row(1 << 16, False), row(1 << 20, True)], ["untraced", "auto", "proton"])
+    assert lines[1].split()[-1] == "-" and lines[2].split()[-2:] == ["(3.0000/3.0000/3.0000)", "x10"], lines
+    assert float(lines[2].split()[-3]) == 1.5  # proton against untraced launched one by one, as proton is
+    assert lines[3] == "  traced/untraced <= 1.05 from: auto 64 KB, proton never", lines
+    assert lines[4] == "  cost per launch at 64 KB, us (median - untraced median): auto 30.00, proton -", lines
+
+
 def test_bench_compare_prints_a_row_per_capacity_and_the_exported_trace():
     """2,000 events on 2 ranks: every record kept at 100% (both APIs: 4,000), at most 900 slots a rank at 90%; no
     divergence either way; rank 0's exported trace holds its 1,000 events."""
