@@ -29,7 +29,8 @@ EXAMPLES = ("trace_store_triton", "trace_store_gluon", "message_passing_triton",
             "all_gather_triton", "all_gather_gluon", "fused_gather_compute_triton", "fused_gather_compute_gluon")
 # where each script would start running: replaced by a function that fails the test (the examples that start ranks
 # run through examples.run, whose launch is replaced)
-STARTS = {"benchmarks.bench_compare": "bench", "benchmarks.bench_conformance": "rows",
+STARTS = {"benchmarks.bench_collectives": "launch",
+          "benchmarks.bench_compare": "bench", "benchmarks.bench_conformance": "rows",
           "benchmarks.bench_gate_compiles": "variants",
           "benchmarks.bench_scatter_parts": "launch",
           "benchmarks.bench_tile_resources": "rows", "benchmarks.bench_tracing_device": "launch",
@@ -62,7 +63,38 @@ def _world_size(value: str) -> str:
 CAPACITY = "expected a comma list of integers from 1 to 100 (percent of the events a rank records), such as 100,95"
 
 
+SIZES = "expected a comma list of distinct byte counts, plain digits, each a multiple of 1024, such as 65536,1048576"
+RANKS = "expected a comma list of distinct world sizes from 2 to 8 (ranks sharing one GPU), such as 2,4,8"
+COLLECTIVE_KERNELS = "all_gather, reduce_scatter, all_to_all, gather_matmul"
+COLLECTIVE_VARIANTS = "untraced, auto, bracketed, both, span, offsets, bounds, proton"
 CASES = [
+    *[("benchmarks.bench_collectives", ["--sizes", value], f"argument --sizes: --sizes '{value}': {SIZES}")
+      for value in ("1e6", "+65536", "65_536", "65536,", "", "65536,65536", "1000", "0", "-1024", " 65536")],
+    *[("benchmarks.bench_collectives", ["--ranks", value], f"argument --ranks: --ranks '{value}': {RANKS}")
+      for value in ("16", "1", "2,2", "", "2,x", "4,")],
+    ("benchmarks.bench_collectives", ["--kernels", ""],
+     f"argument --kernels: --kernels '': expected a comma list of {COLLECTIVE_KERNELS}"),
+    ("benchmarks.bench_collectives", ["--kernels", "all_gather,all_gather"],
+     "argument --kernels: --kernels 'all_gather,all_gather': a value is named twice; expected each once, such as "
+     "all_gather,all_to_all"),
+    ("benchmarks.bench_collectives", ["--variants", "auto,nccl"],
+     f"argument --variants: --variants 'auto,nccl': expected a comma list of {COLLECTIVE_VARIANTS}"),
+    ("benchmarks.bench_collectives", ["--reps", "0"], _at_least("--reps", "0")),
+    ("benchmarks.bench_collectives", ["--resources", "sm_80"],
+     "argument --resources: --resources 'sm_80': expected a comma list of sm_90, gfx942"),
+    ("benchmarks.bench_collectives", ["--min-ms", "0"],
+     "argument --min-ms: --min-ms '0': expected a finite number of milliseconds > 0, at most 1000"),
+    ("benchmarks.bench_collectives", ["--proton-buffer", "host"],
+     "argument --proton-buffer: invalid choice: 'host' (choose from 'shared', 'global')"),
+    # 1 GB a rank on 8 ranks: the fused kernel's output of 8 x 2^29 float16 elements
+    ("benchmarks.bench_collectives", ["--backend", "cpu", "--sizes", "65536,1073741824", "--ranks", "2,8"],
+     "--sizes 1 GB, --ranks 8: the kernels index elements with 32-bit offsets, and an output of 8 ranks' inputs "
+     "would pass 2^31 elements; expected at most 536869888 bytes a rank at 8 ranks"),
+    # 256 MB a rank on 8 ranks, a chunk of 2^20 slots for each of the fused kernel's 32768 programs (48 events each)
+    ("benchmarks.bench_collectives", ["--backend", "cpu", "--sizes", "268435456", "--ranks", "8", "--chunk",
+                                      "1048576"],
+     "--sizes 256 MB, --ranks 8, --chunk 1048576: one launch would trace into 34361311232 slots, more than tracing "
+     "holds (2146435072); expected smaller values"),
     ("benchmarks.bench_gate_compiles", ["--ranks", "0"],
      "argument --ranks: --ranks '0': expected a comma list of integers from 1 to 64 (world sizes), such as 1,2,4"),
     ("benchmarks.bench_gate_compiles", ["--scale", "huge"],
@@ -251,6 +283,8 @@ CASES = [
 ]
 # refused on a machine where torch sees no GPU (here: told so)
 WITHOUT_GPU = [
+    ("benchmarks.bench_collectives", ["--backend", "gpu"], "--backend gpu needs a GPU (torch.cuda.is_available() is "
+                                                           "False)"),
     ("benchmarks.bench_conformance", ["--backend", "gpu"], "--backend gpu needs a GPU (torch.cuda.is_available() is "
                                                            "False)"),
     ("benchmarks.bench_tracing_device", ["--backend", "gpu"], "--backend gpu needs a GPU (torch.cuda.is_available() "
@@ -389,6 +423,7 @@ def _as_a_user(tmp_path: Path, module: str, *argv: str) -> subprocess.CompletedP
 
 
 USER = [
+    ("benchmarks.bench_collectives", ["--sizes", "64k"], f"argument --sizes: --sizes '64k': {SIZES}"),
     ("benchmarks.bench_compare", ["--capacity", "0"], f"argument --capacity: --capacity '0': {CAPACITY}"),
     ("benchmarks.bench_conformance", ["--scenario", "nosuch"], "unknown scenario 'nosuch'; known scenarios: "),
     ("benchmarks.bench_conformance", ["--examples", "-1"], _at_least("--examples", "-1")),

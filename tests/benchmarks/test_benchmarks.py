@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import bench_collectives as collectives_bench
 from benchmarks import bench_compare as compare_bench
 from benchmarks import bench_gate_compiles as gate_bench
 from benchmarks import bench_scatter_parts as parts_bench
@@ -38,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAIRS, CHUNK, EVENTS = 4, 3, 1000
 COMPARED = ("--events", "2000", "--ranks", "2", "--programs", "10", "--repeat", "1", "--capacity", "100,90")
 CPU_RUNS: dict[str, list[str] | str] = {
+    "bench_collectives": ["--backend", "cpu", "--chunk", str(CHUNK)],
     "bench_compare": list(COMPARED),
     "bench_conformance": "tests/conformance/test_bench_conformance.py",  # bench_conformance.main, 1 cpu rank
     "bench_gate_compiles": ["--scale", "small", "--ranks", "1", "--scenario", "load,store"],
@@ -77,6 +79,73 @@ def test_every_benchmark_has_a_cpu_run():
 def test_benchmark_run_by_another_test_module(name):
     text = (ROOT / CPU_RUNS[name]).read_text()
     assert f"from benchmarks import {name} as bench" in text and 'bench.main(["--backend", "cpu"' in text
+
+
+# events one launch of each collective records at 9 KB a rank on 2 ranks, bracketed: all-gather 2 programs x 2 peers;
+# reduce-scatter 1 program (a chunk of 1152 elements) x (2 fetches + 1 reduce); all-to-all 1 x 2; fused 2 x 2 x 3
+COLLECTIVE_EVENTS = {"all_gather": 4, "reduce_scatter": 3, "all_to_all": 2, "gather_matmul": 12}
+
+
+def test_bench_collectives_prints_every_kernel_and_variant_of_both_apis_on_the_cpu():
+    """A section per kernel and API: a row for 9 KB with its programs and launches, the untraced min/med/max and each
+    traced variant's ratio beside its own min/med/max; the goal and cost lines; the span variants' events equal to
+    the bracketed ones field by field, on a masked tail; Proton skipped in one line; the record table."""
+    out = run("bench_collectives")
+    assert out[0].startswith("cpu: cpu, ") and f"chunk {CHUNK};" in out[0], out[0]
+    assert out[1] == "proton: skipped on the CPU (its instrumentation needs a GPU)", out[1]
+    traced = [v for v in collectives_bench.VARIANTS if v not in ("untraced", "proton")]
+    spread = rf"{NUMBER}/{NUMBER}/{NUMBER}"
+    at = 2
+    for kernel in collectives_bench.KERNELS:
+        for api in ("triton", "gluon"):
+            phases = ", ".join(collectives_bench.PHASES[kernel])
+            assert out[at] == f"{kernel} {api}, 2 ranks (phases {phases}):", out[at]
+            assert out[at + 1].split()[:7] == ["size", "programs", "launches", "untraced", "ms/launch",
+                                               "min/med/max", "auto"], out[at + 1]
+            programs = collectives_bench.programs(kernel, 9 * 1024, 2)
+            row = re.fullmatch(rf"\s+9 KB\s+{programs}\s+1\s+{spread}" + "".join(rf"\s+{NUMBER} \({spread}\)"
+                                                                                for _ in traced), out[at + 2])
+            assert row, out[at + 2]
+            values = [finite(x) for x in row.groups()]
+            untraced = values[:3]
+            assert 0 < untraced[0] <= untraced[1] <= untraced[2], out[at + 2]
+            for i in range(len(traced)):
+                r, low, mid, high = values[3 + 4 * i: 7 + 4 * i]
+                assert 0 < low <= mid <= high and math.isclose(r, mid / untraced[1], rel_tol=2e-3, abs_tol=2e-3), row
+            assert out[at + 3].startswith("  traced/untraced <= 1.05 from: auto "), out[at + 3]
+            assert out[at + 4].startswith("  cost per launch at 9 KB, us (median - untraced median): auto "), out
+            events = COLLECTIVE_EVENTS[kernel]
+            assert out[at + 5] == (f"  events at 9 KB against bracketed: span same ({events} events), offsets same "
+                                   f"({events} events), bounds same ({events} events)"), out[at + 5]
+            at += 6
+    assert out[at] == "what each records:" and out[at + 2].split()[:2] == ["iris", "64"], out[at:]
+    proton = next(i for i in range(at + 2, len(out)) if out[i].split()[0] == "proton")
+    assert out[proton].split()[:2] == ["proton", "8"] and len(out) == proton + 1, out[at:]
+    fields = " ".join(out[at + 2][22:82].split() + [w for line in out[at + 3:proton] for w in line.split()])
+    assert fields == ", ".join(collectives_bench.STORED), fields  # every stored field, cur_rank and op_index not
+
+
+def test_bench_collectives_finds_the_smallest_size_from_which_tracing_stays_within_5_percent():
+    def row(size, ratio):
+        return {"size": size, "ms": {"untraced": [1.0], "auto": [ratio]}}
+
+    rows = [row(1 << 16, 1.2), row(1 << 18, 1.04), row(1 << 20, 1.06), row(1 << 22, 1.01), row(1 << 24, 1.05)]
+    assert collectives_bench.within_goal_from(rows, "auto") == "4 MB"  # 1 MB breaks the run from below
+    assert collectives_bench.within_goal_from(rows[:1], "auto") == "never"
+    assert collectives_bench.within_goal_from([row(1 << 16, 1.0)], "auto") == "64 KB"
+
+
+def test_bench_collectives_prints_a_dash_where_proton_could_not_run_and_compares_it_with_eager_launches():
+    def row(size, proton):
+        ms = {"untraced": [1.0, 1.0], "auto": [1.02, 1.04], collectives_bench.EAGER: [2.0]}
+        return {"size": size, "grid": 4, "launches": {"untraced": 100, "auto": 100, "proton": 10},
+                "ms": ms | ({"proton": [3.0]} if proton else {}), "registers": {"untraced": None}}
+
+    lines = collectives_bench.table([row(1 << 16, False), row(1 << 20, True)], ["untraced", "auto", "proton"])
+    assert lines[1].split()[-1] == "-" and lines[2].split()[-2:] == ["(3.0000/3.0000/3.0000)", "x10"], lines
+    assert float(lines[2].split()[-3]) == 1.5  # proton against untraced launched one by one, as proton is
+    assert lines[3] == "  traced/untraced <= 1.05 from: auto 64 KB, proton never", lines
+    assert lines[4] == "  cost per launch at 64 KB, us (median - untraced median): auto 30.00, proton -", lines
 
 
 def test_bench_compare_prints_a_row_per_capacity_and_the_exported_trace():
