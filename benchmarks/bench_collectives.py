@@ -69,7 +69,7 @@ import triton
 
 import iris
 from benchmarks import collective_kernels as C
-from iris import layout
+from iris import context_layout as layout
 from iris.cli_args import OneLineParser, add_chunk, choice_list, chosen_backend, int_at_least, positive_number
 from iris.ranks import backend_env, launch
 from iris.tracing.core import MAX_EVENTS

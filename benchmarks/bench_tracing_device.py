@@ -71,7 +71,8 @@ from triton.experimental.gluon import language as gl
 import iris
 from benchmarks.bench_tile_resources import KERNELS as TILE_KERNELS
 from benchmarks.tile_kernels import gluon_persistent, triton_persistent
-from iris import DeviceContext, TraceEvent, layout
+from iris import DeviceContext, TraceEvent
+from iris import context_layout as layout
 from iris.cli_args import OneLineParser, add_chunk, chosen_backend, int_at_least, int_in, world_size
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.ranks import backend_env, launch
