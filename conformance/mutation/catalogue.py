@@ -239,8 +239,9 @@ _TRACING_TWINS: tuple[Mutant, ...] = (
            "address: a min over axis 0 only, then the largest of those (wrong for 2-D and 3-D blocks)",
            ("call_shapes@1", "tile_2d@1")),
     Mutant("gluon-trace-address-one-axis", GLUON_TRACING,
-           "for _ in gl.static_range(len(x.shape)):\n        x = gl.min(x, axis=0)",
-           "for i in gl.static_range(len(x.shape)):\n        x = gl.min(x, axis=0) if i == 0 else gl.max(x, axis=0)",
+           "for _ in gl.static_range(len(x.shape)):\n            x = gl.min(x, axis=0)",
+           "for i in gl.static_range(len(x.shape)):\n"
+           "            x = gl.min(x, axis=0) if i == 0 else gl.max(x, axis=0)",
            "address: a min over axis 0 only, then the largest of those (wrong for 2-D and 3-D blocks)",
            ("call_shapes@1", "tile_2d@1")),
     *_twins("payload_size-bytes-1-8", "return lowest, count * element_bytes(address.dtype)",
