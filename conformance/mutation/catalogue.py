@@ -450,6 +450,13 @@ CATALOGUE: tuple[Mutant, ...] = (
        "        lowest = _block_min(addr) + (address.numel > 32 * gl.num_warps())\n",
        "address: one byte off when an unmasked block has more elements than the CTA's threads (size_per_thread > 1 "
        "or a wrapped layout; one element per thread is right)", "call_shapes@1"),
+    # Gluon only, GPU only: the interpreter erases layouts (a block's reads AutoLayout), so the flattened minimum of a
+    # block held once (``_flat_min``) never runs on the CPU; call_shapes' tiles are in layouts with copies.
+    _gpu_only("gluon-trace-address-flat-with-copies", GLUON_TRACING,
+              'return all(s * t * w <= getattr(n, "value", n) for s, t, w, n in tiles)', "return True",
+              "address: a block whose lanes or warps hold copies (a layout wider than the block) is reduced flattened, "
+              "over the wrong lanes: a one-lane mask in some rows records another row's address, or none",
+              "the interpreter erases layouts, so no block is reduced flattened on the CPU", "call_shapes@1"),
     # ---- Triton ops
     _m("triton-get-wrong-rank", TRITON_OPS,
        "data = tl.load(self._translate(from_ptr, from_rank, hint),",

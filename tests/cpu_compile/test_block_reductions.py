@@ -63,6 +63,20 @@ def held_min_kernel(out):
     gl.store(out, _block_min(gl.load(out + offs)))
 
 
+@gluon.jit
+def wide_min_kernel(out):
+    rows = gl.expand_dims(gl.arange(0, 8, layout=gl.SliceLayout(1, WIDE)), 1)
+    offs = rows + gl.expand_dims(gl.arange(0, 16, layout=gl.SliceLayout(0, WIDE)), 0) * 32
+    gl.store(out, _block_min(gl.load(out + offs)))
+
+
+def test_min_of_a_wide_block_crosses_every_element_lane():
+    ptx = compile_function("gluon", wide_min_kernel, "sm_90", {}, {"out": "*i64"}, num_warps=1)["ptx"]
+    offsets = shuffle_offsets(ptx)
+    assert LANE_OFFSETS <= offsets, f"the minimum alone crosses lane offsets {sorted(offsets)}, not " \
+                                    f"{sorted(LANE_OFFSETS)}: it misses rows of a block whose lanes hold copies"
+
+
 def test_flattened_min_crosses_every_lane():
     ptx = compile_function("gluon", held_min_kernel, "sm_90", {}, {"out": "*i64"}, num_warps=1)["ptx"]
     offsets = shuffle_offsets(ptx)
