@@ -77,8 +77,20 @@ def test_min_of_a_wide_block_crosses_every_element_lane():
                                     f"{sorted(LANE_OFFSETS)}: it misses rows of a block whose lanes hold copies"
 
 
-def test_flattened_min_crosses_every_lane():
-    ptx = compile_function("gluon", held_min_kernel, "sm_90", {}, {"out": "*i64"}, num_warps=1)["ptx"]
+CUBE: gl.constexpr = gl.BlockedLayout([1, 1, 1], [1, 4, 8], [1, 1, 1], [2, 1, 0])  # a [2, 4, 8] block held once
+
+
+@gluon.jit
+def held_cube_min_kernel(out):
+    i = gl.expand_dims(gl.expand_dims(gl.arange(0, 2, layout=gl.SliceLayout(1, gl.SliceLayout(2, CUBE))), 1), 2)
+    j = gl.expand_dims(gl.expand_dims(gl.arange(0, 4, layout=gl.SliceLayout(0, gl.SliceLayout(2, CUBE))), 0), 2)
+    k = gl.expand_dims(gl.expand_dims(gl.arange(0, 8, layout=gl.SliceLayout(0, gl.SliceLayout(1, CUBE))), 0), 1)
+    gl.store(out, _block_min(gl.load(out + i * 32 + j * 8 + k)))
+
+
+@pytest.mark.parametrize("kernel", [held_min_kernel, held_cube_min_kernel], ids=["tile", "cube"])
+def test_flattened_min_crosses_every_lane(kernel):
+    ptx = compile_function("gluon", kernel, "sm_90", {}, {"out": "*i64"}, num_warps=1)["ptx"]
     offsets = shuffle_offsets(ptx)
     assert offsets == {1, 2, 4, 8, 16}, f"the flattened minimum crosses lane offsets {sorted(offsets)}, not 1 .. 16"
     shuffles = len(re.findall(r"shfl\.sync\.bfly\.b32", ptx))
@@ -105,6 +117,7 @@ def test_held_once_only_without_copies(layout, shape, held):
 @pytest.mark.parametrize("layout, shape, warp_size, flat", [
     (HELD, [8, 16], 32, True),
     (HELD, [8, 16], 64, False),  # gfx942: the per-axis reductions take fewer instructions there
+    (CUBE, [2, 4, 8], 32, True),
     (gl.BlockedLayout([1], [32], [4], [0]), [256], 32, False),  # one axis: one reduction either way
     (WIDE, [8, 16], 32, False),
 ])
