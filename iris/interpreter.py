@@ -22,7 +22,9 @@ The same values come out, with less work:
   ``debug`` (it only feeds an assert that ``debug`` turns on);
 - a language builtin is called without Triton's wrapper layers, and a dtype compared with itself is equal at once;
 - a tensor made a tensor (every assignment in an interpreted kernel is one) is returned at once, and a handle's
-  numpy data is checked against its type (and a binary op's result narrowed to it) without a call per handle.
+  numpy data is checked against its type (and a binary op's result narrowed to it) without a call per handle;
+- a cast to the scalar type the tensor has returns it at once, and one from an integer type to another (not to
+  bool) goes straight to the integer cast Triton's rules reach.
 
 Measured on call-shapes examples on one rank: one took 4.2 s of CPU with none of these and 2.0 s with the first;
 three took 7.7 s with the first and 4.9 s with all of them. ``tests/cpu_unit/interpreter_rules.py`` checks the
@@ -312,6 +314,24 @@ def _install_cheaper_handles(core, interpreter) -> None:
             return x
         return to_tensor(self, x, check_type)
 
+    cast = TritonSemantic.cast
+    scalar_types = (core.dtype,)  # not pointer or block types (their subclasses)
+
+    def int_cast(self, input, dst_ty, fp_downcast_rounding=None):  # TritonSemantic.cast, integer to integer first
+        src_ty = input.type
+        src, dst = src_ty.scalar, dst_ty.scalar
+        if src is dst:  # the same type: Triton returns the input
+            return input
+        if (fp_downcast_rounding is None and type(src) in scalar_types and type(dst) in scalar_types
+                and src.is_int() and dst.is_int() and not dst.is_bool()
+                and (src.int_bitwidth != dst.int_bitwidth or src.int_signedness != dst.int_signedness)):
+            if src_ty.is_block():
+                dst_ty = src_ty.with_element_ty(dst)
+            extend = src.is_int_signed() and not src.is_bool()
+            return self.tensor(self.builder.create_int_cast(input.handle, dst_ty.to_ir(self.builder), extend), dst_ty)
+        return cast(self, input, dst_ty, fp_downcast_rounding)
+
+    TritonSemantic.cast = int_cast
     handle.__post_init__ = handle_post_init
     interpreter.InterpreterBuilder.binary_op = binary_op
     TritonSemantic.to_tensor = tensor_to_tensor

@@ -1,8 +1,8 @@
 """Run as ``python -m tests.cpu_unit.interpreter_rules`` under ``TRITON_INTERPRET=1``: apply Triton's own typing
 rules to many operand pairs, and ``+ - *`` with and without ``debug`` (whose overflow check must still fire), make
 every operand a tensor, make handles of numpy data of every width for every type and run the builder's binary ops on
-them, then the same after :func:`iris.interpreter.install`, and print (as JSON) how many calls were compared and every
-one whose result differs.
+them and cast every tensor to every type, then the same after :func:`iris.interpreter.install`, and print (as JSON)
+how many calls were compared and every one whose result differs.
 
 A result is the types, numpy dtypes and bytes of what a call returns, or the type and message of what it raises.
 """
@@ -109,9 +109,25 @@ def _handle_results(semantic, operands, tl, interpreter) -> list:
     return out
 
 
+def _cast_results(semantic, operands, tl) -> list:
+    """``cast`` of every tensor operand to every type, pointers and bool included, with and without a rounding mode."""
+    out = []
+    types = [tl.int1, tl.int8, tl.int16, tl.int32, tl.int64, tl.uint8, tl.uint16, tl.uint32, tl.uint64, tl.float16,
+             tl.bfloat16, tl.float32, tl.float64, tl.pointer_type(tl.int32), tl.pointer_type(tl.float16)]
+    tensors = [x for x in operands if hasattr(x, "handle")]
+    for x, dtype, rounding in itertools.product(tensors, types, (None, "rtne")):
+        try:
+            got = _describe(semantic.cast(x, dtype, rounding))
+        except Exception as e:  # noqa: BLE001 - the error is part of the result
+            got = [type(e).__name__, str(e)]
+        out.append(got)
+    return out
+
+
 def _all_results(semantic, tl, interpreter) -> list:
     return (_results(semantic, _operands(tl, interpreter), tl.constexpr) + _overflow_results(semantic, tl, interpreter)
-            + _handle_results(semantic, _operands(tl, interpreter), tl, interpreter))
+            + _handle_results(semantic, _operands(tl, interpreter), tl, interpreter)
+            + _cast_results(semantic, _operands(tl, interpreter), tl))
 
 
 def main() -> None:
