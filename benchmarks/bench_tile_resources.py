@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import math
 import os
 import re
@@ -175,8 +176,16 @@ def resources(name: str, api: str, target: str, traced: bool) -> Resources:
         for key in ("rank", "world"):
             signature.pop(key, None)
             constexprs.pop(key, None)
+    return _read(api, getattr(kernel, api), target, tuple(constexprs.items()), tuple(signature.items()))
+
+
+@functools.cache
+def _read(api: str, fn, target: str, constexprs: tuple, signature: tuple) -> Resources:
+    """What one compile needs, read once per process: kernels that compile alike (every part's untraced all-scatter)
+    share it."""
+    signature = dict(signature)
     pointers = tuple(k for k, v in signature.items() if v.startswith("*"))
-    compiled = compile_jit(api, getattr(kernel, api), target, constexprs, signature, divisible_by_16=pointers,
+    compiled = compile_jit(api, fn, target, dict(constexprs), signature, divisible_by_16=pointers,
                            num_warps=NUM_WARPS)
     if TARGETS[target].backend == "cuda":
         registers, instructions = _cuda_figures(compiled.asm["cubin"])

@@ -4,7 +4,8 @@ Shared by the cpu-compile tests (``tests/cpu_compile/compile_helpers.py``) and `
 Triton's on-disk cache key hashes the ``@jit`` functions a kernel calls but not the ``__triton_builtin__`` helpers it
 calls (``iris/tracing/hw.py``, ``iris/_builtins.py``, ``iris/experimental/layouts.py``): after an edit there, the
 default cache serves stale code. So these compiles go to a cache of their own, ``<triton cache dir>/iris-cpu-compile/
-<hash of iris/**/*.py>``.
+<hash of iris/**/*.py>``, through ``iris.ranks.compile_once``'s cache manager: processes that miss one kernel at once
+(pytest-xdist workers, a benchmark's subprocess beside them) compile it once and load it from the cache.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 import iris
+from iris.ranks.compile_once import SharedCompileCache
 
 TARGETS: dict[str, GPUTarget] = {
     "sm_90": GPUTarget("cuda", 90, 32),
@@ -60,6 +62,7 @@ def compile_jit(api: str, fn, target_name: str, constexprs: dict, signature: dic
     src = source_type(fn, signature=dict(signature), constexprs=dict(constexprs), attrs=attrs)
     with triton.knobs.cache.scope():
         triton.knobs.cache.dir = cache_dir()
+        triton.knobs.cache.manager_class = SharedCompileCache
         return triton.compile(src, target=TARGETS[target_name], options={"num_warps": num_warps})
 
 

@@ -21,4 +21,4 @@ if [[ "$SKIP" != 1 ]]; then
   PIP_ROOT_USER_ACTION=ignore "$PYTHON" -m pip install -q "torch==2.13.0" "triton==3.6.0" -e ".[test]"
 fi
 
-exec "$PYTHON" -m pytest -n auto -q "$@"
+exec "$PYTHON" -m pytest -n auto -q --durations=25 "$@"

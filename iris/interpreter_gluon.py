@@ -164,7 +164,9 @@ class InterpretedGluonFunction(_interp.InterpretedFunction, JITCallable):
             raise
 
     def __call__(self, *args, **kwargs):  # device-function call; patches are already in place inside a run
-        with _lang_patched(_num_warps):
+        if _active:
+            return self.rewrite()(*args, **kwargs)
+        with _lang_patched(_num_warps):  # a direct call outside a run
             return self.rewrite()(*args, **kwargs)
 
 

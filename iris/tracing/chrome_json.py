@@ -182,5 +182,5 @@ def write(f: IO[bytes], tl: Timeline, metadata: dict) -> None:
         rows.append(_flow_rows(tl, np.nonzero(tl.flow_out)[0], tl.flow_out, "s"))
         rows.append(_flow_rows(tl, np.nonzero(tl.flow_in)[0], tl.flow_in, "f"))
     work = [(row, np.arange(lo, min(n, lo + CHUNK))) for row, n in rows for lo in range(0, n, CHUNK)]
-    chunks.write_in_order(f, lambda item: item[0].encode(item[1]), work)
+    chunks.write_in_order(f, lambda item: item[0].encode(item[1]), work, parallel=sum(n for _, n in rows) > CHUNK)
     f.write(b"\n]}\n")

@@ -1,7 +1,9 @@
 """Encode a file in chunks on a thread pool and write the chunks in order (numpy and deflate release the GIL).
 
 An optional second step (deflate) runs on a pool of its own, so encoding threads never wait for it. At most
-``2 * workers`` chunks are in flight, so memory stays bounded however long the file is.
+``2 * workers`` chunks are in flight, so memory stays bounded however long the file is. A file of no more than one
+chunk's work (``parallel=False``) is written on the calling thread: starting and joining threads would cost more
+than they save.
 """
 
 from __future__ import annotations
@@ -28,10 +30,11 @@ def workers() -> int:
 
 
 def write_in_order(f: IO[bytes], encode: Callable[[T], bytes], items: Iterable[T],
-                   finish: Callable[[bytes], bytes] | None = None) -> None:
+                   finish: Callable[[bytes], bytes] | None = None, *, parallel: bool = True) -> None:
     """``f.write(finish(encode(item)))`` for every item, in order (``encode(item)`` without ``finish``); ``encode``
-    runs on a thread pool, ``finish`` on another."""
-    n = workers()
+    runs on a thread pool, ``finish`` on another, unless ``parallel`` is False (the items are one chunk's work at
+    most): then both run on this thread."""
+    n = workers() if parallel else 1
     if n == 1:
         for item in items:
             data = encode(item)

@@ -324,20 +324,33 @@ def test_working_tree_is_unchanged(representative):
     assert after == before
 
 
-@pytest.mark.cpu_interpret
-def test_a_harmless_mutant_survives():
-    outcomes = mutation.run_mutants([HARMLESS], scenarios=["store"], ranks=(1,), echo=lambda line: None)
-    (o,) = outcomes
+@pytest.fixture(scope="module")
+def probes():
+    """The harmless and the hanging probe mutants, run as one mutation run: one baseline for both. The example's
+    budget is capped at 5 s: the hang is killed within it, not by a per-mutant time limit."""
+    outcomes = mutation.run_mutants([HARMLESS, HANGING], scenarios=["store"], ranks=(1,), job_timeout=5.0,
+                                    echo=lambda line: None)
+    return dict(zip((HARMLESS.name, HANGING.name), outcomes, strict=True))
+
+
+def reads_probes(test):
+    """Mark a test of the probe run: cpu_interpret; the two share that run on one pytest-xdist worker."""
+    return pytest.mark.cpu_interpret(pytest.mark.shares_setup(test))
+
+
+@reads_probes
+def test_a_harmless_mutant_survives(probes):
+    o = probes[HARMLESS.name]
     assert (o.status, o.kills, o.cases_run) == ("survived", [], 1), o
-    assert mutation_report.exit_code(outcomes) == 1
-    assert mutation_report.exit_code(outcomes, survivors_allowed=True) == 0
+    assert mutation_report.exit_code([o]) == 1
+    assert mutation_report.exit_code([o], survivors_allowed=True) == 0
 
 
-@pytest.mark.cpu_interpret
-def test_a_mutant_that_hangs_a_rank_is_killed_by_hang():
+@reads_probes
+def test_a_mutant_that_hangs_a_rank_is_killed_by_hang(probes):
     """Within the example's budget (capped at 5 s here), not a per-mutant time limit; the report says hang."""
-    outcomes = mutation.run_mutants([HANGING], scenarios=["store"], ranks=(1,), job_timeout=5.0, echo=lambda line: None)
-    (o,) = outcomes
+    o = probes[HANGING.name]
+    outcomes = [o]
     assert (o.status, o.cases_run, o.message) == ("killed", 1, ""), o
     (kill,) = o.kills
     assert (kill["scenario"], kill["world_size"], kill["checks"]) == ("store", 1, ["hang"]), kill

@@ -28,6 +28,9 @@ pytestmark = pytest.mark.cpu_compile
 
 SM90 = GPUTarget("cuda", 90, 32)
 WAIT_S = 300.0  # a case's wait for its compiles: far above what two workers need here, and it ends a stuck test
+# Workers of a pool whose tests are about which case gets which examples and compiles, not about two workers at once
+# (each worker is a process that imports torch, Triton and every scenario, and compiles the harness's clock kernel)
+ONE = 1
 
 
 def _simplest(name: str) -> dict:
@@ -85,7 +88,7 @@ def test_a_prepared_case_runs_the_examples_it_compiled_ahead(cache):
     scenario = load("load")
     profile = settings(load_profile("dev"), max_examples=3, database=None)
     ran: list[dict] = []
-    with Compiler(workers=2, timeout=WAIT_S, target=SM90) as compiler, Pools() as pools:
+    with Compiler(workers=ONE, timeout=WAIT_S, target=SM90) as compiler, Pools() as pools:
         prepared = prepare(scenario, 1, RunSettings("cpu", profile, seed=7), compiler)
         case, _ = run_case(pools, scenario, 1, RunSettings("cpu", profile), prepared,
                            on_example=lambda r: ran.append(r.params))
@@ -112,7 +115,7 @@ def test_a_run_submits_every_case_it_can_draw_at_its_start(cache, monkeypatch):
     monkeypatch.setattr(suite, "prepare", prepare)
     said: list[str] = []
     profile = settings(load_profile("dev"), max_examples=2, database=None)
-    with Compiler(workers=2, timeout=WAIT_S, target=SM90) as compiler:
+    with Compiler(workers=ONE, timeout=WAIT_S, target=SM90) as compiler:
         prepared = suite._prepare_all(cases, compiler, RunSettings("gpu", profile, seed=3), said.append)
         done = {i: compiler.wait(p.compiling) for i, p in prepared.items()}
     assert said == ["drawing the examples of 3 case(s) to compile their kernels ahead ..."]
@@ -155,7 +158,7 @@ def test_a_gpu_run_hands_each_case_the_examples_drawn_and_compiled_for_it_at_its
 
     monkeypatch.setattr(suite, "_run_one", run_one)
     monkeypatch.setattr(suite, "_start_pools", lambda pools, cases, backend: None)
-    monkeypatch.setattr(suite, "Compiler", lambda workers: Compiler(workers=2, timeout=WAIT_S, target=SM90))
+    monkeypatch.setattr(suite, "Compiler", lambda workers: Compiler(workers=ONE, timeout=WAIT_S, target=SM90))
     suite.run_cases(cases, RunSettings("gpu", profile, seed=9), echo=order.append)
     assert order[:2] == ["drawing the examples of 2 case(s) to compile their kernels ahead ...",
                          "[1/2] load on 1 rank(s) ..."], order

@@ -1,7 +1,8 @@
 """Run as ``python -m tests.cpu_unit.interpreter_rules`` under ``TRITON_INTERPRET=1``: apply Triton's own typing
-rules to many operand pairs, and ``+ - *`` with and without ``debug`` (whose overflow check must still fire), then
-the same after :func:`iris.interpreter.install`, and print (as JSON) how many calls were compared and every one
-whose result differs.
+rules to many operand pairs, and ``+ - *`` with and without ``debug`` (whose overflow check must still fire), make
+every operand a tensor, make handles of numpy data of every width for every type and run the builder's binary ops on
+them and cast every tensor to every type, then the same after :func:`iris.interpreter.install`, and print (as JSON)
+how many calls were compared and every one whose result differs.
 
 A result is the types, numpy dtypes and bytes of what a call returns, or the type and message of what it raises.
 """
@@ -81,17 +82,65 @@ def _overflow_results(semantic, tl, interpreter) -> list:
     return out
 
 
+def _handle_results(semantic, operands, tl, interpreter) -> list:
+    """``to_tensor`` of every operand (checked and not), handles of numpy data of every width for every type (too wide
+    raises), and the builder's ``+`` and ``<<`` on them (a result wider than its type is narrowed to it)."""
+    out = []
+    for x, check in itertools.product([*operands, None, "text", tl.constexpr(5)], (True, False)):
+        try:
+            got = semantic.to_tensor(x, check)
+            got = _describe(got) if hasattr(got, "handle") else ["returned", repr(got)]
+        except Exception as e:  # noqa: BLE001 - the error is part of the result
+            got = [type(e).__name__, str(e)]
+        out.append(got)
+    builder = interpreter.interpreter_builder
+    types = [tl.int1, tl.int8, tl.int16, tl.int32, tl.int64, tl.uint8, tl.float16, tl.float32, tl.float64,
+             tl.pointer_type(tl.int32)]
+    for dtype, width in itertools.product(types, (np.int8, np.int16, np.int32, np.int64, np.uint64)):
+        try:
+            h = interpreter.TensorHandle(np.array([3, 120], dtype=width), dtype)
+            got = [str(h.dtype), str(h.data.dtype)]
+            for op in (builder.create_add, builder.create_shl):
+                r = op(h, h)
+                got.append([str(r.dtype), str(r.data.dtype), r.data.tobytes().hex()])
+        except Exception as e:  # noqa: BLE001
+            got = [type(e).__name__, str(e)]
+        out.append(got)
+    return out
+
+
+def _cast_results(semantic, operands, tl) -> list:
+    """``cast`` of every tensor operand to every type, pointers and bool included, with and without a rounding mode."""
+    out = []
+    types = [tl.int1, tl.int8, tl.int16, tl.int32, tl.int64, tl.uint8, tl.uint16, tl.uint32, tl.uint64, tl.float16,
+             tl.bfloat16, tl.float32, tl.float64, tl.pointer_type(tl.int32), tl.pointer_type(tl.float16)]
+    tensors = [x for x in operands if hasattr(x, "handle")]
+    for x, dtype, rounding in itertools.product(tensors, types, (None, "rtne")):
+        try:
+            got = _describe(semantic.cast(x, dtype, rounding))
+        except Exception as e:  # noqa: BLE001 - the error is part of the result
+            got = [type(e).__name__, str(e)]
+        out.append(got)
+    return out
+
+
+def _all_results(semantic, tl, interpreter) -> list:
+    return (_results(semantic, _operands(tl, interpreter), tl.constexpr) + _overflow_results(semantic, tl, interpreter)
+            + _handle_results(semantic, _operands(tl, interpreter), tl, interpreter)
+            + _cast_results(semantic, _operands(tl, interpreter), tl))
+
+
 def main() -> None:
     import triton.language as tl
     from triton.language.semantic import TritonSemantic
     from triton.runtime import interpreter
 
     semantic = TritonSemantic(interpreter.interpreter_builder)
-    before = _results(semantic, _operands(tl, interpreter), tl.constexpr) + _overflow_results(semantic, tl, interpreter)
+    before = _all_results(semantic, tl, interpreter)
     from iris import interpreter as iris_interpreter
 
     iris_interpreter.install()
-    after = _results(semantic, _operands(tl, interpreter), tl.constexpr) + _overflow_results(semantic, tl, interpreter)
+    after = _all_results(semantic, tl, interpreter)
     differ = [[i, b, a] for i, (b, a) in enumerate(zip(before, after, strict=True)) if b != a]
     json.dump({"compared": len(before), "differ": differ[:20], "differ_count": len(differ)}, sys.stdout)
 

@@ -1,5 +1,5 @@
 """``chunks.write_in_order``: every item's encoding (and its second step) written in item order, on one thread
-and on pools whose chunks finish out of order."""
+and on pools whose chunks finish out of order; with ``parallel=False`` on the calling thread, starting no pool."""
 
 from __future__ import annotations
 
@@ -44,3 +44,14 @@ def test_an_error_in_the_second_step_reaches_the_caller(monkeypatch):
 
     with pytest.raises(ValueError, match="chunk 5"):
         chunks.write_in_order(io.BytesIO(), _encode, range(12), finish)
+
+
+@pytest.mark.parametrize("second_step", [False, True])
+def test_one_chunks_work_is_written_in_order_on_the_calling_thread(monkeypatch, second_step):
+    monkeypatch.setattr(chunks, "workers", lambda: 4)
+    monkeypatch.setattr(chunks, "ThreadPoolExecutor", None)  # a pool would fail to start
+    items = list(range(9))
+    out = io.BytesIO()
+    chunks.write_in_order(out, _encode, items, _finish if second_step else None, parallel=False)
+    expected = b"".join(_finish(_encode(i)) if second_step else _encode(i) for i in items)
+    check("bytes", out.getvalue().hex(), expected.hex(), "parallel=False")
