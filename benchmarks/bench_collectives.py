@@ -143,19 +143,6 @@ def plain_sizes(option: str):
     return parse
 
 
-def distinct(option: str, parse, example: str):
-    """``parse`` (a comma-list type), refusing a value named twice."""
-
-    def check(text: str):
-        values = parse(text)
-        if len(set(values)) != len(values):
-            raise argparse.ArgumentTypeError(f"{option} {text!r}: a value is named twice; expected each once, such "
-                                             f"as {example}")
-        return values
-
-    return check
-
-
 def rank_list(text: str) -> tuple[int, ...]:
     """``--ranks``: a comma list of distinct world sizes from 2 to ``MAX_RANKS``."""
     pieces = text.split(",")
@@ -611,10 +598,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
                    help="bytes per rank, comma list (gpu: 64 KB to 256 MB in powers of 4; cpu 9216)")
     p.add_argument("--ranks", type=rank_list, default=None,
                    help="world sizes on one GPU, run in this order (gpu 8,4,2; cpu 2)")
-    p.add_argument("--kernels", type=distinct("--kernels", choice_list("--kernels", KERNELS), "all_gather,all_to_all"),
+    p.add_argument("--kernels", type=choice_list("--kernels", KERNELS, item="kernel"),
                    default=KERNELS, help=f"comma list of {', '.join(KERNELS)} (default all)")
-    p.add_argument("--variants", type=distinct("--variants", choice_list("--variants", tuple(VARIANTS)),
-                                               "untraced,auto"),
+    p.add_argument("--variants", type=choice_list("--variants", tuple(VARIANTS), item="variant"),
                    default=tuple(VARIANTS), help=f"comma list of {', '.join(VARIANTS)} (default all; untraced is "
                                                  "always timed)")
     p.add_argument("--reps", type=int_at_least("--reps", 1), default=None, help="timed samples (gpu 10, cpu 1)")

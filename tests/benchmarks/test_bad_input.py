@@ -75,8 +75,11 @@ CASES = [
     ("benchmarks.bench_collectives", ["--kernels", ""],
      f"argument --kernels: --kernels '': expected a comma list of {COLLECTIVE_KERNELS}"),
     ("benchmarks.bench_collectives", ["--kernels", "all_gather,all_gather"],
-     "argument --kernels: --kernels 'all_gather,all_gather': a value is named twice; expected each once, such as "
-     "all_gather,all_to_all"),
+     "argument --kernels: --kernels 'all_gather,all_gather': all_gather is repeated; expected each kernel once, such "
+     "as all_gather,reduce_scatter,all_to_all,gather_matmul"),
+    ("benchmarks.bench_collectives", ["--variants", "auto,untraced,auto"],
+     "argument --variants: --variants 'auto,untraced,auto': auto is repeated; expected each variant once, such as "
+     "untraced,auto,bracketed,both"),
     ("benchmarks.bench_collectives", ["--variants", "auto,nccl"],
      f"argument --variants: --variants 'auto,nccl': expected a comma list of {COLLECTIVE_VARIANTS}"),
     ("benchmarks.bench_collectives", ["--reps", "0"], _at_least("--reps", "0")),

@@ -336,7 +336,7 @@ class Checker:
         return self.problems
 
     def flag(self, span: Span, cmds: list[tuple[int, Span, list[str]]], index: int) -> None:
-        flag = span.text.split()[0].strip("[]")
+        flag = span.text.split()[0].strip("[]").split("=")[0]
         section = [(j, s, c) for j, s, c in cmds if s.section == span.section]
         here_before = [c for j, s, c in section if j < index and s.paragraph == span.paragraph]
         here_after = [c for j, s, c in section if j > index and s.paragraph == span.paragraph]
