@@ -239,9 +239,8 @@ _TRACING_TWINS: tuple[Mutant, ...] = (
            "address: a min over axis 0 only, then the largest of those (wrong for 2-D and 3-D blocks)",
            ("call_shapes@1", "tile_2d@1")),
     Mutant("gluon-trace-address-one-axis", GLUON_TRACING,
-           "for _ in gl.static_range(len(x.shape)):\n            x = gl.min(x, axis=0)",
-           "for i in gl.static_range(len(x.shape)):\n"
-           "            x = gl.min(x, axis=0) if i == 0 else gl.max(x, axis=0)",
+           "for _ in gl.static_range(len(x.shape)):\n        x = gl.min(x, axis=0)",
+           "for i in gl.static_range(len(x.shape)):\n        x = gl.min(x, axis=0) if i == 0 else gl.max(x, axis=0)",
            "address: a min over axis 0 only, then the largest of those (wrong for 2-D and 3-D blocks)",
            ("call_shapes@1", "tile_2d@1")),
     *_twins("payload_size-bytes-1-8", "return lowest, count * element_bytes(address.dtype)",
@@ -450,13 +449,6 @@ CATALOGUE: tuple[Mutant, ...] = (
        "        lowest = _block_min(addr) + (address.numel > 32 * gl.num_warps())\n",
        "address: one byte off when an unmasked block has more elements than the CTA's threads (size_per_thread > 1 "
        "or a wrapped layout; one element per thread is right)", "call_shapes@1"),
-    # Gluon only, GPU only: the interpreter erases layouts (a block's reads AutoLayout), so the flattened minimum of a
-    # block held once (``_flat_min``) never runs on the CPU; call_shapes' tiles are in layouts with copies.
-    _gpu_only("gluon-trace-address-flat-with-copies", GLUON_TRACING,
-              'return all(s * t * w <= getattr(n, "value", n) for s, t, w, n in tiles)', "return True",
-              "address: a block whose lanes or warps hold copies (a layout wider than the block) is reduced flattened, "
-              "over the wrong lanes: a one-lane mask in some rows records another row's address, or none",
-              "the interpreter erases layouts, so no block is reduced flattened on the CPU", "call_shapes@1"),
     # ---- Triton ops
     _m("triton-get-wrong-rank", TRITON_OPS,
        "data = tl.load(self._translate(from_ptr, from_rank, hint),",

@@ -31,21 +31,20 @@ so no barrier hides in such a branch. A record branches once, to the slow path a
 cursor's advance and a range end's store are masked, not branched on. The record is one block of ``RECORD_WORDS``
 words in a layout of two words (16 bytes) a thread (``_record_layout``): lanes 0 .. RECORD_WORDS / 2 - 1 of warp 0
 store it with one 16-byte store each, with warp 0's slot (thread 0's); the clock is read last, just before that
-store. The words every record of a program shares (pid, cu_id, xcc_id) are built once, at ``initialize``. Reductions run
-on the pointer block's own distributed layout, axis by axis (``gl.min``/``gl.sum`` over axis 0 as often as the block has
-axes), so a ``BlockedLayout`` of any rank, a ``SliceLayout`` block or a scalar pointer all work, with no mask, a mask of
-the block's shape or a scalar mask; the minimum alone of a block that no lane, warp or register holds a copy of is taken
-flattened (``_flat_min``: ``axis=None`` as in the Triton twin, one reduction), on 32-lane warps. Not ``axis=None`` for
-any other block: Gluon flattens the block first, into a linear layout, and Triton 3.6 reduces a linear layout whose
-lanes repeat elements (a layout wider than the block) over the wrong lanes: for an [8, 16] block in
-``BlockedLayout([1, 4], [4, 8], [1, 1], [1, 0])`` its shuffles cross lane offsets 1, 2, 4, 8 where the rows sit at 16,
-so thread 0's minimum misses rows 2-3 and 6-7 (a gathered one-lane mask there records no address on one H200). The
-counters and the chunk are read from the context where the refill and the drop count use them, as in the Triton twin.
-The reductions run inside the run-time switch's branch, unlike the Triton twin's: Gluon's compiler does not move a
-loop-invariant reduction out of a loop, so outside the branch they would only cost (the tile load's traced kernel: 147
-registers a thread against 121 inside, sm_90, ``benchmarks/bench_tile_resources.py``). With ``tracing`` compiled off
-every method is empty; compiled on but switched off at run time (context tracing block all zeros) it records nothing and
-touches no global memory (a span still reduces its block when it is made, in registers and shared memory).
+store. The words every record of a program shares (pid, cu_id, xcc_id) are built once, at ``initialize``. Reductions
+run on the pointer block's own distributed layout, axis by axis (``gl.min``/``gl.sum`` over axis 0 as often as the
+block has axes), so a ``BlockedLayout`` of any rank, a ``SliceLayout`` block or a scalar pointer all work, with no
+mask, a mask of the block's shape or a scalar mask. Not ``axis=None`` as in the Triton twin: Gluon flattens the block
+first, into a linear layout, and Triton 3.6 reduces a linear layout whose lanes repeat elements (a layout wider than
+the block) over the wrong lanes: for an [8, 16] block in ``BlockedLayout([1, 4], [4, 8], [1, 1], [1, 0])`` its
+shuffles cross lane offsets 1, 2, 4, 8 where the rows sit at 16, so thread 0's minimum misses rows 2-3 and 6-7 (a
+gathered one-lane mask there records no address on one H200). The counters and the chunk are read from the
+context where the refill and the drop count use them, as in the Triton twin. The reductions run inside the run-time
+switch's branch, unlike the Triton twin's: Gluon's compiler does not move a loop-invariant reduction out of a loop,
+so outside the branch they would only cost (the tile load's traced kernel: 147 registers a thread against 121
+inside, sm_90, ``benchmarks/bench_tile_resources.py``). With ``tracing`` compiled off every method is empty;
+compiled on but switched off at run time (context tracing block all zeros) it records nothing and touches no global
+memory (a span still reduces its block when it is made, in registers and shared memory).
 """
 
 from triton.experimental import gluon
@@ -67,32 +66,10 @@ def _linear_pid():
     return gl.program_id(0) + gl.program_id(1) * grid_m + gl.program_id(2) * grid_mn
 
 
-@gluon.constexpr_function
-def _held_once(layout, shape):
-    """Whether each element of a block of ``shape`` in ``layout`` is in one register of one thread: a one-CTA
-    ``BlockedLayout`` whose tile fits in the block along every axis (no lane, warp or register holds a copy)."""
-    if not isinstance(layout, gl.BlockedLayout) or layout.cga_layout:
-        return False
-    tiles = zip(layout.size_per_thread, layout.threads_per_warp, layout.warps_per_cta, shape, strict=True)
-    return all(s * t * w <= getattr(n, "value", n) for s, t, w, n in tiles)
-
-
-@gluon.constexpr_function
-def _flat_min(ty, warp_size):
-    """Whether ``_block_min`` takes the minimum of a value of type ``ty`` in one reduction of the flattened block: a
-    block of two or more axes held once (``_held_once``: no copy for the flattened reduction to miss), on 32-lane
-    warps, where it takes fewer instructions than a reduction per axis (``benchmarks/bench_tile_resources.py``)."""
-    shape = getattr(ty, "shape", [])  # a scalar's type is its dtype: no shape, no layout
-    return len(shape) > 1 and warp_size == 32 and _held_once(ty.layout, shape)
-
-
 @gluon.jit
 def _block_min(x):
-    if _flat_min(x.type, warp_size()):
-        x = gl.min(x, axis=None)
-    else:
-        for _ in gl.static_range(len(x.shape)):
-            x = gl.min(x, axis=0)
+    for _ in gl.static_range(len(x.shape)):
+        x = gl.min(x, axis=0)
     return x
 
 
