@@ -36,11 +36,11 @@ HARMLESS = Mutant("probe-harmless-docstring", TRITON_TRACING, "Triton device tra
 CHILD_TIMEOUT_S = 900.0
 
 
-def _target(mutant: Mutant) -> str:
+def mutant_target(mutant: Mutant) -> str:
     return "sm_90" if mutant.shows_on("gpu-cuda") else "gfx942"
 
 
-def _killer(mutant: Mutant) -> str:
+def killer(mutant: Mutant) -> str:
     return mutant.killers[0].partition("@")[0]
 
 
@@ -51,10 +51,10 @@ def _mutated_code(mutant: Mutant, tmp_path: Path, apis: tuple[str, ...]) -> dict
     out = tmp_path / "code.json"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), str(ROOT)]))
     env.pop("TRITON_INTERPRET", None)
-    proc = subprocess.run([sys.executable, "-m", "tests.cpu_compile.mutant_machine_code", _killer(mutant),
-                           _target(mutant), str(out), *apis], cwd=tree, env=env, capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "tests.cpu_compile.mutant_machine_code", killer(mutant),
+                           mutant_target(mutant), str(out), *apis], cwd=tree, env=env, capture_output=True, text=True,
                           timeout=CHILD_TIMEOUT_S)
-    assert proc.returncode == 0, f"{mutant.name} does not compile for {_target(mutant)}:\n{proc.stderr[-4000:]}"
+    assert proc.returncode == 0, f"{mutant.name} does not compile for {mutant_target(mutant)}:\n{proc.stderr[-4000:]}"
     data = json.loads(out.read_text())
     assert Path(data["iris"]) == tree / "iris", f"the child compiled {data['iris']}, not the mutated copy"
     return data["code"]
@@ -72,9 +72,9 @@ def test_a_gpu_only_mutant_compiles_and_changes_the_machine_code(mutant, tmp_pat
     apis = DEVICE_FILES[mutant.file]
     mutated = _mutated_code(mutant, tmp_path, apis)
     for api in apis:
-        here = machine_code(_killer(mutant), api, _target(mutant))
-        assert mutated[api] != here, (f"{mutant.name}: {_killer(mutant)}'s {api} kernel compiles to the same "
-                                      f"{_target(mutant)} machine code as without it (an equivalent mutant)")
+        here = machine_code(killer(mutant), api, mutant_target(mutant))
+        assert mutated[api] != here, (f"{mutant.name}: {killer(mutant)}'s {api} kernel compiles to the same "
+                                      f"{mutant_target(mutant)} machine code as without it (an equivalent mutant)")
 
 
 def test_a_harmless_mutant_leaves_the_machine_code_as_it_was(tmp_path):

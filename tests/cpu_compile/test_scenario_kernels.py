@@ -3,14 +3,18 @@ one compiled variant of each serves every rank.
 
 The launch is captured, not run (``conformance.harness.stand_in``): the scenario sets up its buffers on a stand-in
 rank (CPU tensors of the drawn dtypes) and launches through a recorder, whose arguments give the signature (pointer
-and scalar types) and the constexprs. The example is Hypothesis's simplest for 2 ranks, so the compile is the same
-on every run.
+and scalar types), the constexprs and ``num_warps`` (``compile_helpers.compile_scenario``). The example is
+Hypothesis's simplest for 2 ranks, so the compile is the same on every run, and the same as
+``test_gpu_mutants_compile``'s unmutated compile of a scenario on the same target: the two share it (``compile_helpers``
+caches it on disk for every process of the run).
 A launch's compiled variant is keyed on its specialization and options (``triton.runtime.jit``'s binder, made
 here for a target's backend, as a launch on that GPU makes it): where rank 0's and rank 1's launches agree, one
 compile serves both.
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 import pytest
 from triton.compiler import make_backend
@@ -21,10 +25,10 @@ from tests.cpu_compile.compile_helpers import (
     MACHINE_CODE,
     SCENARIO_WORLD,
     TARGETS,
-    compile_function,
-    launch_signature,
+    compile_scenario,
     simplest_launches,
 )
+from tests.cpu_compile.test_gpu_mutants_compile import GPU_MUTANTS, killer, mutant_target
 
 pytestmark = pytest.mark.cpu_compile
 
@@ -32,20 +36,39 @@ COMPILE_TARGETS = ("sm_90", "gfx942")
 WORLD = SCENARIO_WORLD
 
 
-# Each scenario on one target, alternating NVIDIA and AMD along the sorted names (both APIs on that target): every
-# kernel is compiled once per run, and each backend sees half of the scenarios.
-CASES = [pytest.param(s, api, COMPILE_TARGETS[i % 2], id=f"{s.name}-{api}-{COMPILE_TARGETS[i % 2]}")
-         for i, s in enumerate(all_scenarios()) for api in APIS]
+def _targets() -> dict[str, str]:
+    """Each scenario's one target: a GPU-only mutant's killer on the target its unmutated kernels compile for there
+    (one compile serves both tests), the others alternating along the sorted names so that each backend sees about
+    half of the scenarios. Every kernel is compiled once per run here."""
+    names = [s.name for s in all_scenarios()]
+    chosen: dict[str, str] = {}
+    for mutant in GPU_MUTANTS:
+        if killer(mutant) in names:
+            chosen.setdefault(killer(mutant), mutant_target(mutant))
+    counts = Counter(chosen.values())
+    for name in names:
+        if name not in chosen:
+            chosen[name] = min(COMPILE_TARGETS, key=lambda t: counts[t])
+            counts[chosen[name]] += 1
+    return chosen
+
+
+TARGET_OF = _targets()
+CASES = [pytest.param(s, api, TARGET_OF[s.name], id=f"{s.name}-{api}-{TARGET_OF[s.name]}")
+         for s in all_scenarios() for api in APIS]
 
 
 @pytest.mark.parametrize(("scenario", "api", "target"), CASES)
 def test_scenario_kernel_compiles(scenario, api, target):
-    args, kwargs = simplest_launches(scenario, api)[0]
-    kernel = scenario.kernel(api)
-    signature, constexprs = launch_signature(kernel, args, kwargs)
-    asm = compile_function(api, kernel, target, constexprs, signature)
+    asm = compile_scenario(scenario, api, target)
     code = MACHINE_CODE[TARGETS[target].backend]
     assert asm.get(code), f"{scenario.name} ({api}) on {target}: no {code} in the compile's stages {sorted(asm)}"
+
+
+def test_each_backend_compiles_about_half_of_the_scenarios():
+    counts = Counter(TARGET_OF.values())
+    assert set(TARGET_OF) == {s.name for s in all_scenarios()} and set(counts) == set(COMPILE_TARGETS), counts
+    assert abs(counts["sm_90"] - counts["gfx942"]) <= 1, counts
 
 
 def _rank_dependent(scenario, api: str, target: str) -> list[str]:
