@@ -33,10 +33,12 @@ KILL_FIELDS = {"scenario", "world_size", "checks", "detail"}
 # mutant -> (scenario, world size, checks that must be among those that failed): one mutant per mutated file
 # (Triton tracing, Triton ops, Gluon ops, the decoder), together failing every check at 1 and 2 ranks. The full
 # catalogue runs nightly (``python -m conformance mutate``); triton-trace-capacity-past-end (the same file and check,
-# killed by overflow@1) left this set, as a second Triton tracing mutant at 1 rank.
+# killed by overflow@1) left this set, as a second Triton tracing mutant at 1 rank, and triton-put-wrong-rank stands
+# for triton-get-wrong-rank (the same bug in the twin op, failing the same checks at 2 ranks, with one killer case
+# for the baseline to run, not two).
 REPRESENTATIVE = {
     "triton-trace-record-slot": ("store", 1, {"triton vs model"}),
-    "triton-get-wrong-rank": ("get", 2, {"triton vs model", "triton vs gluon"}),
+    "triton-put-wrong-rank": ("put", 2, {"triton vs model", "triton vs gluon"}),
     "gluon-atomic_cas-swapped": ("atomic_cas", 1, {"gluon vs model", "triton vs gluon"}),
     "decoder-unfinished-as-range": ("unfinished_ranges", 1, {"triton vs model", "gluon vs model"}),
 }
