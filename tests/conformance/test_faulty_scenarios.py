@@ -77,8 +77,8 @@ HANGS_AT = {0: f"{FAULTY}hangs: barrier after the kernels (this rank's finished;
 def test_a_hung_rank_is_a_hang_within_the_examples_derived_budget_and_the_run_goes_on(pools, monkeypatch):
     """The hanging example's budget is derived from its size (a smaller base here: the test waits it out), not the
     cap; no example runs after it, none is shrunk, and the next case passes on a rebuilt pool."""
-    monkeypatch.setitem(budget.RULES, "cpu", dataclasses.replace(budget.RULES["cpu"], base=4.0))
-    expected = 4.1  # 4 + 2 x 0.02 + 2 x 0.01 + 64 x 50e-6 (two events, two programs, two 32-element buffers), up
+    monkeypatch.setitem(budget.RULES, "cpu", dataclasses.replace(budget.RULES["cpu"], base=2.0))
+    expected = 2.1  # 2 + 2 x 0.02 + 2 x 0.01 + 64 x 50e-6 (two events, two programs, two 32-element buffers), up
     assert budget.example_budget(budget.Size(2, 2, 64), "cpu", 300.0) == expected
     before = pools.get(WORLD, "cpu").generation
     start = time.monotonic()
@@ -106,7 +106,7 @@ def test_a_hung_rank_is_a_hang_within_the_examples_derived_budget_and_the_run_go
 def test_run_reports_a_hang_with_its_replay_replayed_once_within_its_budget(tmp_path, capsys):
     out = tmp_path / "out"
     start = time.monotonic()
-    code = main(["run", "--scenario", FAULTY + "hangs", "--ranks", "1", "--backend", "cpu", "--timeout", "3",
+    code = main(["run", "--scenario", FAULTY + "hangs", "--ranks", "1", "--backend", "cpu", "--timeout", "2",
                  "--out", str(out)])
     elapsed = time.monotonic() - start
     assert code == 1, f"exit code={code}, but should be 1"
@@ -116,18 +116,18 @@ def test_run_reports_a_hang_with_its_replay_replayed_once_within_its_budget(tmp_
         False, "hang", 0, "reproduced"), record
     assert record["verdict"] == {"triton": "hang", "gluon": "hang", "triton vs gluon": "hang"}, record["verdict"]
     stacks = record["hang"].pop("stacks")
-    assert record["hang"] == {"ranks": [0], "doing": {"0": HANGS_AT[1]}, "timeout": 3.0, "replay": replay}
+    assert record["hang"] == {"ranks": [0], "doing": {"0": HANGS_AT[1]}, "timeout": 2.0, "replay": replay}
     check_hang_stacks(stacks, spinning="0")
     printed = capsys.readouterr().out
     lines = printed.splitlines()
     progress = lines.index(f"[1/1] {FAULTY}hangs on 1 rank(s) ...") + 1
-    assert re.fullmatch(r"    HANG \(0 examples, 3\.\d s, replayed: reproduced\)", lines[progress]), printed
-    assert lines[progress + 1] == (f"    hang: rank 0 did not finish within the example's budget of 3 s (rank 0 at: "
+    assert re.fullmatch(r"    HANG \(0 examples, 2\.\d s, replayed: reproduced\)", lines[progress]), printed
+    assert lines[progress + 1] == (f"    hang: rank 0 did not finish within the example's budget of 2 s (rank 0 at: "
                                    f"{HANGS_AT[1]})"), printed
     assert f"\n    replay: {replay}\n" in printed, printed
     assert f"{FAULTY}hangs  1      HANG    HANG   HANG          0 " in printed, printed
     assert "\n0 passed, 1 failed (1 hung)\n" in printed, printed
-    assert elapsed < 60, elapsed  # the hang and its one replay: 3 s each, not the default cap of 300 s
+    assert elapsed < 60, elapsed  # the hang and its one replay: 2 s each, not the default cap of 300 s
 
 
 def test_a_killed_rank_fails_the_case_naming_the_rank(pools):

@@ -142,14 +142,14 @@ def test_results_json_holds_verdicts_checks_replay_and_the_trace_of_the_failure(
 def test_a_hang_fails_the_gate_in_every_report_and_the_next_case_passes(tmp_path, capsys):
     """A hang, listed or not, fails the gate; the hung ranks are replaced and the next case runs and passes."""
     listed = {(HANGS_ID, check): "listed, still a hang" for check in ("triton vs model", "gluon vs model")}
-    code = _gate(tmp_path / "out", _known(tmp_path / "known.toml", listed), HANGS, HEALTHY, extra=["--timeout", "5"])
+    code = _gate(tmp_path / "out", _known(tmp_path / "known.toml", listed), HANGS, HEALTHY, extra=["--timeout", "2"])
     assert code == 1, f"exit code={code}, but should be 1 (a hang fails the gate)"
     out = tmp_path / "out"
     replay = "python -m conformance run --scenario tests.conformance.faulty.hangs --ranks 2 --backend cpu --chunk 3 " \
              "--params '{\"BLOCK\":32}'"
     at = {0: f"{FAULTY}hangs: barrier after the kernels (this rank's finished; waiting for the others)",
           1: f"{FAULTY}hangs: launch (triton kernel)"}
-    hung = f"ranks 0, 1 did not finish within the example's budget of 5 s (rank 0 at: {at[0]}; rank 1 at: {at[1]})"
+    hung = f"ranks 0, 1 did not finish within the example's budget of 2 s (rank 0 at: {at[0]}; rank 1 at: {at[1]})"
     message = f"hang: {hung} (reproduced on replay); replay: {replay}"
     counts, cases = _junit(out)
     assert counts == {"tests": 6, "failures": 3, "errors": 0, "skipped": 0}, counts
@@ -168,7 +168,7 @@ def test_a_hang_fails_the_gate_in_every_report_and_the_next_case_passes(tmp_path
         "hang", False, 0, "reproduced"), hangs
     assert hangs["verdict"] == {"triton": "hang", "gluon": "hang", "triton vs gluon": "hang"}, hangs["verdict"]
     stacks = hangs["hang"].pop("stacks")
-    assert hangs["hang"] == {"ranks": [0, 1], "doing": {"0": at[0], "1": at[1]}, "timeout": 5.0, "replay": replay}
+    assert hangs["hang"] == {"ranks": [0, 1], "doing": {"0": at[0], "1": at[1]}, "timeout": 2.0, "replay": replay}
     check_hang_stacks(stacks, spinning="1", waiting="0")
     assert {k: v["status"] for k, v in hangs["checks"].items()} == dict.fromkeys(
         ("triton vs model", "gluon vs model", "triton vs gluon"), "hang")
@@ -176,7 +176,7 @@ def test_a_hang_fails_the_gate_in_every_report_and_the_next_case_passes(tmp_path
     summary = (out / "summary.md").read_text()
     assert summary.startswith("# Conformance gate: FAILED\n"), summary[:80]
     assert "| 3 | 0 | 0 | 0 | 0 | 3 |" in summary, summary
-    assert (f"| `{HANGS_ID}` | 0, 1 | rank 0: {at[0]}; rank 1: {at[1]} | 5 s | reproduced | "
+    assert (f"| `{HANGS_ID}` | 0, 1 | rank 0: {at[0]}; rank 1: {at[1]} | 2 s | reproduced | "
             f"`{replay}` |") in summary, summary
     assert f"| `{HANGS_ID}` | **HANG** | **HANG** | **HANG** | 0 |" in summary, summary
     printed = capsys.readouterr().out

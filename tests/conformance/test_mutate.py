@@ -30,11 +30,15 @@ HOST_FIELDS = tuple(f.name for f in FIELDS if f.word is None)
 REPORT_FIELDS = {"name", "file", "breaks", "status", "kills", "cases_run", "seconds", "message"}
 KILL_FIELDS = {"scenario", "world_size", "checks", "detail"}
 
-# mutant -> (scenario, world size, checks that must be among those that failed)
+# mutant -> (scenario, world size, checks that must be among those that failed): one mutant per mutated file
+# (Triton tracing, Triton ops, Gluon ops, the decoder), together failing every check at 1 and 2 ranks. The full
+# catalogue runs nightly (``python -m conformance mutate``); triton-trace-capacity-past-end (the same file and check,
+# killed by overflow@1) left this set, as a second Triton tracing mutant at 1 rank, and triton-put-wrong-rank stands
+# for triton-get-wrong-rank (the same bug in the twin op, failing the same checks at 2 ranks, with one killer case
+# for the baseline to run, not two).
 REPRESENTATIVE = {
     "triton-trace-record-slot": ("store", 1, {"triton vs model"}),
-    "triton-trace-capacity-past-end": ("overflow", 1, {"triton vs model"}),
-    "triton-get-wrong-rank": ("get", 2, {"triton vs model", "triton vs gluon"}),
+    "triton-put-wrong-rank": ("put", 2, {"triton vs model", "triton vs gluon"}),
     "gluon-atomic_cas-swapped": ("atomic_cas", 1, {"gluon vs model", "triton vs gluon"}),
     "decoder-unfinished-as-range": ("unfinished_ranges", 1, {"triton vs model", "gluon vs model"}),
 }
@@ -327,8 +331,9 @@ def test_working_tree_is_unchanged(representative):
 @pytest.fixture(scope="module")
 def probes():
     """The harmless and the hanging probe mutants, run as one mutation run: one baseline for both. The example's
-    budget is capped at 5 s: the hang is killed within it, not by a per-mutant time limit."""
-    outcomes = mutation.run_mutants([HARMLESS, HANGING], scenarios=["store"], ranks=(1,), job_timeout=5.0,
+    budget is capped at 3 s (a store@1 example takes about 0.5 s): the hang is killed within it, not by a per-mutant
+    time limit."""
+    outcomes = mutation.run_mutants([HARMLESS, HANGING], scenarios=["store"], ranks=(1,), job_timeout=3.0,
                                     echo=lambda line: None)
     return dict(zip((HARMLESS.name, HANGING.name), outcomes, strict=True))
 
@@ -348,13 +353,13 @@ def test_a_harmless_mutant_survives(probes):
 
 @reads_probes
 def test_a_mutant_that_hangs_a_rank_is_killed_by_hang(probes):
-    """Within the example's budget (capped at 5 s here), not a per-mutant time limit; the report says hang."""
+    """Within the example's budget (capped at 3 s here), not a per-mutant time limit; the report says hang."""
     o = probes[HANGING.name]
     outcomes = [o]
     assert (o.status, o.cases_run, o.message) == ("killed", 1, ""), o
     (kill,) = o.kills
     assert (kill["scenario"], kill["world_size"], kill["checks"]) == ("store", 1, ["hang"]), kill
-    assert kill["detail"].startswith("hang: rank 0 did not finish within the example's budget of 5 s (rank 0 at: "
+    assert kill["detail"].startswith("hang: rank 0 did not finish within the example's budget of 3 s (rank 0 at: "
                                      "store: barrier after the kernels (this rank's finished; waiting for the "
                                      "others))\nRankTimeout: "), kill["detail"]
     assert o.killed_by == "store@1 (hang)" and mutation_report.exit_code(outcomes) == 0

@@ -68,7 +68,7 @@ def test_a_hang_under_a_tool_says_whether_its_control_without_the_tool_hangs_too
     cases, _ = plan([scenario], (2,))
     said: list[str] = []
     ((case, _),) = run_cases(cases, RunSettings("cpu", settings(max_examples=1, deadline=None, database=None), seed=3,
-                                                sanitizers=("memcheck",), max_runs=1, timeout=3.0), echo=said.append)
+                                                sanitizers=("memcheck",), max_runs=1, timeout=1.5), echo=said.append)
     assert (case.status, case.sanitizer, case.replay_outcome, case.control_outcome) == (
         "hang", "memcheck", "reproduced", control), (case.status, case.replayed, case.problem)
     assert case.replayed == f"reproduced; without memcheck: {control}"

@@ -18,8 +18,8 @@ SCENARIOS = ("store", "atomic_add")
 EXAMPLES = 2  # per case: what the seed decides shows in the first examples as in all six (test_conformance runs those)
 
 
-def _run(out, seed: int) -> dict[str, tuple]:
-    argv = ["run", "--backend", "cpu", "--ranks", "1,2", "--seed", str(seed), "--examples", str(EXAMPLES), "--out",
+def _run(out, seed: int, ranks: str = "1,2") -> dict[str, tuple]:
+    argv = ["run", "--backend", "cpu", "--ranks", ranks, "--seed", str(seed), "--examples", str(EXAMPLES), "--out",
             str(out)]
     assert main(argv + [a for s in SCENARIOS for a in ("--scenario", s)]) == 0, f"seed {seed}: a case failed"
     data = json.loads((out / "results.json").read_text())
@@ -33,8 +33,9 @@ def test_the_same_seed_chooses_the_same_examples_and_verdicts(tmp_path, monkeypa
     assert list(first) == [f"cpu-{s}-{r}r" for s in SCENARIOS for r in (1, 2)], list(first)
     assert all(len(digest) == 64 and examples == EXAMPLES for digest, examples, _, _ in first.values()), first
     assert second == first, {k: (first[k], second.get(k)) for k in first if second.get(k) != first[k]}
-    other = _run(tmp_path / "c", 12)
-    changed = [k for k in first if other[k][0] != first[k][0]]
+    other = _run(tmp_path / "c", 12, ranks="1")  # another seed: its 1-rank cases are enough to differ
+    assert list(other) == [f"cpu-{s}-1r" for s in SCENARIOS], list(other)
+    changed = [k for k in other if other[k][0] != first[k][0]]
     assert changed, "seed 12 chose the same examples as seed 11 in every case"
 
 

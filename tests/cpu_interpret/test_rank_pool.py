@@ -138,7 +138,7 @@ def test_rank_error_before_a_collective_rebuilds(pool):
     generation, old = pool.generation, pool.pids
     t0 = time.monotonic()
     with pytest.raises(RankError) as e:
-        pool.run(jobs.raise_before_all_reduce, 0, timeout=3)
+        pool.run(jobs.raise_before_all_reduce, 0, timeout=1.5)  # rank 1 (in the collective) is waited for this long
     elapsed = time.monotonic() - t0
     assert e.value.ranks == [0] and e.value.killed == [1]
     assert "rank 1 had not answered" in str(e.value) and "before all_reduce" in e.value.tracebacks[0]
@@ -155,13 +155,13 @@ def test_timeout_names_the_hung_rank_and_rebuilds(pool):
     generation, old = pool.generation, pool.pids
     t0 = time.monotonic()
     with pytest.raises(RankTimeout) as e:
-        pool.run(jobs.sleep_on, 1, 1000, timeout=3)
+        pool.run(jobs.sleep_on, 1, 1000, timeout=2)
     elapsed = time.monotonic() - t0
     print(f"timeout raised after {elapsed:.2f} s")
-    assert 3 <= elapsed < 10, elapsed
+    assert 2 <= elapsed < 10, elapsed
     assert isinstance(e.value, TimeoutError) and e.value.ranks == [1]
     assert "rank 1 had not answered" in str(e.value) and "tests.cpu_interpret.pool_jobs.sleep_on" in str(e.value)
-    assert "within 3 s" in str(e.value)
+    assert "within 2 s" in str(e.value)
     assert e.value.doing == {1: "job sleep_on"}, e.value.doing  # what the hung rank last said (its progress)
     # where it was: its stack, from the job's function inwards, asked for before the kill
     sleeping = inspect.getsourcelines(jobs.sleep_on)[1] + 2  # the time.sleep line
@@ -170,7 +170,7 @@ def test_timeout_names_the_hung_rank_and_rebuilds(pool):
     assert f"rank 1's stack, innermost first:\n      {e.value.stacks[1]}" in str(e.value)
     again = pickle.loads(pickle.dumps(e.value))
     assert (str(again), again.ranks, again.timeout, again.doing, again.stacks) == (
-        str(e.value), [1], 3, {1: "job sleep_on"}, e.value.stacks)
+        str(e.value), [1], 2, {1: "job sleep_on"}, e.value.stacks)
     assert not pool.started and _wait_gone(old, 5) == []
     assert pool.fresh  # the next job is the first of new processes
     assert [r["rank"] for r in pool.run(jobs.whoami, "after")] == [0, 1]

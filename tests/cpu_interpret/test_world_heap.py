@@ -180,10 +180,10 @@ def test_launch_rank_raises(how):
 def test_launch_rank_hangs():
     start = time.monotonic()
     with pytest.raises(TimeoutError) as info:
-        launch(workers.fail_on_rank, 2, 1, "hang", env=ENV, timeout=5)
+        launch(workers.fail_on_rank, 2, 1, "hang", env=ENV, timeout=2)
     elapsed = time.monotonic() - start
-    assert re.search(r"did not finish within 5 s: ranks? (0, )?1 had not answered", str(info.value)), str(info.value)
-    assert 5 <= elapsed < 30
+    assert re.search(r"did not finish within 2 s: ranks? (0, )?1 had not answered", str(info.value)), str(info.value)
+    assert 2 <= elapsed < 30
 
 
 def test_launch_rank_exits():
