@@ -70,7 +70,7 @@ import triton
 import iris
 from benchmarks import collective_kernels as C
 from iris import context_layout as layout
-from iris.cli_args import OneLineParser, add_chunk, choice_list, chosen_backend, int_at_least, positive_number
+from iris.cli_args import OneLineParser, add_chunk, choice_list, chosen_backend, int_at_least, int_list, positive_number
 from iris.ranks import backend_env, launch
 from iris.tracing.core import MAX_EVENTS
 from iris.tracing.events import TRACE_FIELDS
@@ -141,16 +141,6 @@ def plain_sizes(option: str):
         return values
 
     return parse
-
-
-def rank_list(text: str) -> tuple[int, ...]:
-    """``--ranks``: a comma list of distinct world sizes from 2 to ``MAX_RANKS``."""
-    pieces = text.split(",")
-    values = tuple(int(p) for p in pieces if p.isascii() and p.isdigit())
-    if len(values) != len(pieces) or not all(2 <= v <= MAX_RANKS for v in values) or len(set(values)) != len(values):
-        raise argparse.ArgumentTypeError(f"--ranks {text!r}: expected a comma list of distinct world sizes from 2 to "
-                                         f"{MAX_RANKS} (ranks sharing one GPU), such as 2,4,8")
-    return values
 
 
 # ----------------------------------------------------------------------------------------------------- shapes
@@ -596,7 +586,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
                    help="gpu, or cpu: the Triton interpreter on CPU ranks (default: gpu where torch sees one)")
     p.add_argument("--sizes", type=plain_sizes("--sizes"), default=None,
                    help="bytes per rank, comma list (gpu: 64 KB to 256 MB in powers of 4; cpu 9216)")
-    p.add_argument("--ranks", type=rank_list, default=None,
+    p.add_argument("--ranks", type=int_list("--ranks", 2, MAX_RANKS, why="ranks sharing one GPU", example="2,4,8",
+                                            item="world size"), default=None,
                    help="world sizes on one GPU, run in this order (gpu 8,4,2; cpu 2)")
     p.add_argument("--kernels", type=choice_list("--kernels", KERNELS, item="kernel"),
                    default=KERNELS, help=f"comma list of {', '.join(KERNELS)} (default all)")

@@ -48,6 +48,7 @@ from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 from iris import DeviceContext, TraceEvent
 from iris.experimental.iris_gluon import IrisDeviceCtx
 from iris.experimental.layouts import blocked_2d, warp_size
+from iris.experimental.tracing import _block_min, _block_sum  # the reductions a Gluon record makes, as it makes them
 from iris.tracing.record_constexpr import element_bytes
 from iris.tracing.span import TraceSpan
 
@@ -289,28 +290,14 @@ def operand_layout(math, warp_size, num_warps, index):
 
 
 @gluon.jit
-def _gluon_block_min(x):
-    for _ in gl.static_range(len(x.shape)):
-        x = gl.min(x, axis=0)
-    return x
-
-
-@gluon.jit
-def _gluon_block_sum(x):
-    for _ in gl.static_range(len(x.shape)):
-        x = gl.sum(x, axis=0)
-    return x
-
-
-@gluon.jit
 def gluon_span_of(ctx, base, offs, mask, first, active, RECORD: gl.constexpr):
     """The span a bracketed record of ``base + offs`` under ``mask`` is given for ``RECORD`` 1 to 3 (``RECORDS``);
     ``first`` and ``active`` are the block's first offset and active elements (the bounds its mask was made of)."""
     if RECORD == 1:
         span = ctx.tracing.span(base + offs, mask=mask)
     elif RECORD == 2:
-        lowest = _gluon_block_min(gl.where(mask, offs, NO_OFFSET))
-        count = _gluon_block_sum(mask.to(gl.int32))
+        lowest = _block_min(gl.where(mask, offs, NO_OFFSET))
+        count = _block_sum(mask.to(gl.int32))
         address = (base + lowest).to(gl.int64, bitcast=False)
         span = TraceSpan(gl.where(count > 0, address, 0), count * element_bytes(base.dtype))
     else:
