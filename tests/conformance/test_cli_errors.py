@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
+from tests.as_users import run_as_users
 
 pytestmark = pytest.mark.cpu_unit
 
@@ -423,16 +424,23 @@ USER = [
 ]
 
 
+@pytest.fixture(scope="module")
+def as_users(tmp_path_factory) -> dict:
+    """Every ``USER`` line run once, in one child process, each from a folder of its own holding ``afile``:
+    ``{args: (what it did, its folder)}``."""
+    lines = [("conformance", args, tmp_path_factory.mktemp("user")) for args, _ in USER]
+    for _, _, folder in lines:
+        (folder / "afile").write_text("not a folder")
+    return {tuple(args): (ran, folder) for (_, args, folder), ran in zip(lines, run_as_users(lines), strict=True)}
+
+
 @pytest.mark.parametrize(("args", "expected"), USER)
-def test_a_user_sees_one_line_and_no_traceback(tmp_path, args, expected):
-    (tmp_path / "afile").write_text("not a folder")
-    environ = dict(os.environ, PYTHONPATH=str(ROOT))
-    result = subprocess.run([sys.executable, "-m", "conformance", *args], cwd=tmp_path, env=environ,
-                            capture_output=True, text=True, timeout=300)
+def test_a_user_sees_one_line_and_no_traceback(as_users, args, expected):
+    result, folder = as_users[tuple(args)]
     assert result.returncode == 2, f"exit code={result.returncode}, but should be 2: {result.stderr}"
     assert result.stderr.startswith(expected), result.stderr
     assert result.stderr.count("\n") == 1 and not result.stdout, (result.stdout, result.stderr)
-    assert os.listdir(tmp_path) == ["afile"], "output was written before the input was refused"
+    assert os.listdir(folder) == ["afile"], "output was written before the input was refused"
 
 
 @pytest.mark.parametrize("tools", [[], ["memcheck,racecheck,synccheck,initcheck"]], ids=["alone", "four"])

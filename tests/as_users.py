@@ -1,0 +1,75 @@
+"""Many ``python -m MODULE ARGV...`` command lines in one child process, each run as ``-m`` runs it.
+
+A child process that imports torch costs seconds; tests that only need to see what a user sees (the exit code,
+stdout, stderr, the files left behind) for a dozen command lines pay that once here. Each line runs in its own
+folder with ``runpy.run_module(MODULE, run_name="__main__", alter_sys=True)`` (what ``python -m`` does), its stdout
+and stderr captured; an exception that escapes is its traceback on stderr and exit code 1, as Python prints it.
+A test that needs a fresh interpreter per line (import side effects, the process's own exit) starts its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import runpy
+import subprocess
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What one command line did: its exit code, stdout and stderr."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_as_users(lines: list[tuple[str, list[str], Path]], timeout: float = 300) -> list[Ran]:
+    """Run each ``(module, argv, folder)`` as ``python -m module *argv`` from ``folder``, in order, in one child
+    process (no ``TRITON_INTERPRET``, the repository on the path); one :class:`Ran` per line."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"} | {"PYTHONPATH": str(ROOT)}
+    request = json.dumps([[module, list(argv), str(folder)] for module, argv, folder in lines])
+    done = subprocess.run([sys.executable, "-m", "tests.as_users"], input=request, env=env, capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT)
+    assert done.returncode == 0, f"the child running the command lines failed ({done.returncode}): {done.stderr}"
+    return [Ran(*row) for row in json.loads(done.stdout)]
+
+
+def _run_one(module: str, argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    sys.argv = [module, *argv]
+    if not hasattr(sys.modules.get(module), "__path__"):  # as in a fresh ``-m``: an earlier line's script may have
+        sys.modules.pop(module, None)  # imported this one (a package stays: ``-m`` imports it, then its __main__)
+    sys.modules.pop(f"{module}.__main__", None)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+            code = 0
+        except SystemExit as e:  # as the interpreter reads an exit: None is 0, a message is printed and is 1
+            code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+            if not isinstance(e.code, int) and e.code is not None:
+                print(e.code, file=sys.stderr)
+        except BaseException:  # noqa: BLE001 (an escaped exception is what the user would see: its traceback)
+            traceback.print_exc()
+            code = 1
+    return code, out.getvalue(), err.getvalue()
+
+
+def main() -> None:
+    rows = []
+    for module, argv, folder in json.loads(sys.stdin.read()):
+        os.chdir(folder)
+        rows.append(_run_one(module, argv))
+    sys.stdout.write(json.dumps(rows))
+
+
+if __name__ == "__main__":
+    main()
