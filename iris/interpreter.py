@@ -6,7 +6,8 @@ reads the element instead, inside every interpreted run.
 
 The interpreter also re-patches ``triton.language`` on every device-function call inside a kernel (a scan of the
 module per call: a third of a traced kernel's run time). Inside a run whose patches already cover the caller's
-language modules, a call now reuses them.
+language modules, a call now reuses them. A launch patches by setting again the values the first launch's scan set
+(``replayed``), a setattr each, instead of scanning the modules and making every wrapper anew.
 
 Every interpreted op also builds Triton's type objects from scratch and walks Triton's general typing rules,
 which dominates a traced kernel's run time once the ops themselves are numpy calls (``_install_cheaper_types``).
@@ -39,6 +40,24 @@ import math
 
 _installed = False
 _patched: set[int] | None = None  # ids of the language modules the running kernel patched; None outside a run
+_made: dict[object, list[tuple[object, str, object]]] = {}  # a patch's key -> the (object, name, value) it set
+
+
+def replayed(key, patch):
+    """A patch scope (Triton's ``_LangPatchScope``) holding what ``patch()`` sets: made by ``patch()`` the first time
+    for ``key``, after that by setting the values it set again, in order. ``patch`` must set the same values for the
+    same ``key`` (the language patches do: wrappers of the same builtins over the one interpreter builder)."""
+    from triton.runtime import interpreter
+
+    made = _made.get(key)
+    if made is None:
+        scope = patch()
+        _made[key] = [(obj, name, vars(obj)[name]) for obj, name, _ in scope._changes]  # a name set twice: its last
+        return scope
+    scope = interpreter._LangPatchScope()
+    for obj, name, value in made:
+        scope.set_attr(obj, name, value)
+    return scope
 
 
 def _scalar_index(tensor) -> int:
@@ -66,11 +85,13 @@ def install() -> None:
                                         if inspect.ismodule(v) and any(v is m for m in langs))
         if _patched is not None and used <= _patched:
             return interpreter._LangPatchScope()  # a device function inside a run: already patched
-        scope = original(fn)
-        scope.set_attr(core.tensor, "__index__", _scalar_index)
         if _patched is not None:  # a device function that sees a module the kernel does not: patched for the run
+            scope = original(fn)
+            scope.set_attr(core.tensor, "__index__", _scalar_index)
             _patched |= used
             return scope
+        scope = replayed(("triton", used), lambda: original(fn))
+        scope.set_attr(core.tensor, "__index__", _scalar_index)
         _patched = set(used)
         restore = scope.restore
 

@@ -56,6 +56,8 @@ from triton.experimental.gluon import language as _gluon_language  # noqa: E402
 from triton.runtime import interpreter as _interp  # noqa: E402
 from triton.runtime.jit import JITCallable  # noqa: E402
 
+from iris import interpreter as _interpreter  # noqa: E402
+
 _GL_PREFIX = "triton.experimental.gluon.language"
 _gl_shared_memory_descriptor = _gluon_language.shared_memory_descriptor
 _TL_LANGS = types.SimpleNamespace(__globals__={"tl": tl, "core": tl.core})  # what Triton's _patch_lang reads
@@ -210,6 +212,30 @@ def _patch_gluon(scope) -> None:
     scope.set_attr(_interp, "_patch_lang", lambda fn: _interp._LangPatchScope())
 
 
+_modules_seen: tuple[int, tuple[str, ...]] = (-1, ())  # (len(sys.modules), the Gluon modules then loaded)
+
+
+def _gluon_modules() -> tuple[str, ...]:
+    """The names of the loaded Gluon language modules (those ``_patch_gluon`` patches), scanned for again only once
+    the number of loaded modules changed."""
+    global _modules_seen
+    if _modules_seen[0] != len(sys.modules):
+        names = tuple(name for name, module in list(sys.modules.items())
+                      if module is not None and (name == _GL_PREFIX or name.startswith(_GL_PREFIX + ".")))
+        _modules_seen = (len(sys.modules), names)
+    return _modules_seen[1]
+
+
+def _patch_tl_and_gl():
+    scope = _orig_patch_lang(_TL_LANGS)  # tl and tl.core builtins, ranges, reduce/scan, tensor dunders
+    try:
+        _patch_gluon(scope)
+    except BaseException:
+        scope.restore()
+        raise
+    return scope
+
+
 @contextlib.contextmanager
 def _lang_patched(num_warps: int):
     """Patch tl (as Triton's interpreter does) and gl for one kernel run; no-op when already patched."""
@@ -217,10 +243,9 @@ def _lang_patched(num_warps: int):
     if _active:
         yield
         return
-    scope = _orig_patch_lang(_TL_LANGS)  # tl and tl.core builtins, ranges, reduce/scan, tensor dunders
+    scope = _interpreter.replayed(("gluon", _gluon_modules()), _patch_tl_and_gl)
     saved_warps = _num_warps
     try:
-        _patch_gluon(scope)
         _active, _num_warps = True, num_warps
         yield
     finally:

@@ -248,6 +248,48 @@ def check_plain_triton_kernel_after_gluon_kernel():
     assert counter.item() == 3
 
 
+def _patched_state(modules: list) -> list[dict]:
+    return [dict(vars(module)) for module in modules]
+
+
+def check_every_launch_patches_as_the_first_did_and_restores_the_modules():
+    """From the second launch on, a Gluon launch's patches are the values the first launch's set
+    (``iris.interpreter.replayed``), no more and no fewer, and every patched module is as it was after each."""
+    from triton.experimental.gluon._runtime import GluonJITFunction
+    from triton.runtime import interpreter as ti
+
+    from iris import interpreter
+
+    interpreter._made.clear()
+    modules = [tl, tl.core, tl.math, tl.core.tensor, tl.core.block_type, ti, GluonJITFunction,
+               *(sys.modules[name] for name in gi._gluon_modules())]
+    before, during = _patched_state(modules), []
+    for _ in range(2):
+        with gi._lang_patched(4):
+            during.append(_patched_state(modules))
+        assert _patched_state(modules) == before
+    assert during[0] == during[1] and during[0] != before
+
+
+def check_every_triton_launch_patches_as_the_first_did_and_restores_the_modules():
+    """The same for Triton's own patch of a launch, once ``iris.interpreter`` is installed (last: it stays)."""
+    from triton.runtime import interpreter as ti
+
+    from iris import interpreter
+
+    interpreter.install()
+    interpreter._made.clear()
+    modules = [tl, tl.core, tl.math, tl.core.tensor, tl.core.tensor_descriptor_base]
+    before, during = _patched_state(modules), []
+    for _ in range(2):
+        scope = ti._patch_lang(_plain_triton_kernel.fn)
+        during.append(_patched_state(modules))
+        scope.restore()
+        assert _patched_state(modules) == before
+    assert during[0] == during[1] and during[0] != before
+    check_plain_triton_kernel_after_gluon_kernel()
+
+
 CHECKS = [name for name in list(globals()) if name.startswith("check_")]
 
 
