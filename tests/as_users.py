@@ -43,30 +43,23 @@ def run_as_users(lines: list[tuple[str, list[str], Path]], timeout: float = 300)
     return [Ran(*row) for row in json.loads(done.stdout)]
 
 
-def run_as_main(module: str, argv: list[str]) -> int:
-    """Run ``module`` as ``python -m module *argv`` runs it, in this process; its exit code. What the interpreter
-    would print on the way out (an exit message, an escaped exception's traceback) goes to ``sys.stderr``."""
+def _run_one(module: str, argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
     sys.argv = [module, *argv]
     if not hasattr(sys.modules.get(module), "__path__"):  # as in a fresh ``-m``: an earlier line's script may have
         sys.modules.pop(module, None)  # imported this one (a package stays: ``-m`` imports it, then its __main__)
     sys.modules.pop(f"{module}.__main__", None)
-    try:
-        runpy.run_module(module, run_name="__main__", alter_sys=True)
-    except SystemExit as e:  # as the interpreter reads an exit: None is 0, a message is printed and is 1
-        if e.code is None or isinstance(e.code, int):
-            return e.code or 0
-        print(e.code, file=sys.stderr)
-        return 1
-    except BaseException:  # noqa: BLE001 (an escaped exception is what the user would see: its traceback)
-        traceback.print_exc()
-        return 1
-    return 0
-
-
-def _run_one(module: str, argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = run_as_main(module, argv)
+        try:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+            code = 0
+        except SystemExit as e:  # as the interpreter reads an exit: None is 0, a message is printed and is 1
+            code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+            if not isinstance(e.code, int) and e.code is not None:
+                print(e.code, file=sys.stderr)
+        except BaseException:  # noqa: BLE001 (an escaped exception is what the user would see: its traceback)
+            traceback.print_exc()
+            code = 1
     return code, out.getvalue(), err.getvalue()
 
 

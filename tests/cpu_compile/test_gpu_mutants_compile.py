@@ -4,9 +4,9 @@ of its first killer's kernels.
 Such a mutant only ever runs on a GPU: one that did not compile there would be killed for the wrong reason (an
 error, not its bug), and one that left the machine code as it was could not be killed at all. Each is applied to a
 copy of the packages (``conformance.mutation.runner``) and compiled in a child process that imports the copy
-(``tests.cpu_compile.mutant_machine_code``, forked with torch already imported: ``tests.fresh_python``), for sm_90,
-or gfx942 for a mutant of the hip path only; the unmutated kernels compile here. A harmless mutant (a docstring)
-leaves the machine code as it was: "changed" is the mutant's doing, not the copy's paths.
+(``tests.cpu_compile.mutant_machine_code``), for sm_90, or gfx942 for a mutant of the hip path only; the unmutated
+kernels compile here. A harmless mutant (a docstring) leaves the machine code as it was: "changed" is the mutant's
+doing, not the copy's paths.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,7 +25,6 @@ from conformance.mutation.catalogue import CATALOGUE, GLUON_TRACING, TRITON_TRAC
 from conformance.mutation.runner import ROOT, apply, copy_tree
 from tests.cpu_compile.compile_helpers import compile_scenario, first_difference, sass_tool
 from tests.cpu_compile.mutant_machine_code import machine_code
-from tests.fresh_python import run_module
 
 pytestmark = [pytest.mark.cpu_compile, pytest.mark.long]
 
@@ -50,8 +51,9 @@ def _mutated_code(mutant: Mutant, tmp_path: Path, apis: tuple[str, ...]) -> dict
     out = tmp_path / "code.json"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), str(ROOT)]))
     env.pop("TRITON_INTERPRET", None)
-    proc = run_module("tests.cpu_compile.mutant_machine_code", [killer(mutant), mutant_target(mutant), str(out), *apis],
-                      cwd=tree, env=env, path=(str(tree), str(ROOT)), timeout=CHILD_TIMEOUT_S)
+    proc = subprocess.run([sys.executable, "-m", "tests.cpu_compile.mutant_machine_code", killer(mutant),
+                           mutant_target(mutant), str(out), *apis], cwd=tree, env=env, capture_output=True, text=True,
+                          timeout=CHILD_TIMEOUT_S)
     assert proc.returncode == 0, f"{mutant.name} does not compile for {mutant_target(mutant)}:\n{proc.stderr[-4000:]}"
     data = json.loads(out.read_text())
     assert Path(data["iris"]) == tree / "iris", f"the child compiled {data['iris']}, not the mutated copy"
