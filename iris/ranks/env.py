@@ -1,7 +1,8 @@
 """The environment of a rank process: the one place that says what a cpu or gpu rank needs.
 
 A rank gets the pool's ``os.environ`` with its variables applied (inherited when spawned, adopted first thing when
-forked: :mod:`iris.ranks.forkserver`), so ``TRITON_INTERPRET`` is in effect before anything in it imports Triton.
+forked: :mod:`iris.ranks.forkserver`, which forks a rank only from a server started under the rank's own
+``TRITON_INTERPRET``, as a forked rank imports Triton before it adopts the rest).
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import inspect
+import json
 import multiprocessing as mp
 import os
 import pickle
@@ -278,6 +279,43 @@ def test_ranks_have_the_environment_of_their_start_not_the_fork_servers(monkeypa
         assert p.run(jobs.environ_of, "IRIS_TEST_DROPPED", "IRIS_TEST_ADDED", "IRIS_TEST_POOL", "TRITON_INTERPRET") == [
             {"env": {"IRIS_TEST_DROPPED": None, "IRIS_TEST_ADDED": "2", "IRIS_TEST_POOL": "3", "TRITON_INTERPRET": "1"},
              "cdiv": "InterpretedFunction"}] * 2
+
+
+_SERVER_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    import multiprocessing as mp
+    from iris.ranks import RankPool
+    from tests.cpu_interpret import pool_jobs as jobs
+
+    if __name__ == "__main__":
+        if sys.argv[1] == "other":  # something other than a pool starts the fork server, in an environment of its own
+            ctx = mp.get_context("forkserver")
+            child = ctx.Process(target=jobs.environ_of, args=("TRITON_INTERPRET",))
+            child.start()
+            child.join()
+        seen = []
+        for backend, env in ((None, {"TRITON_INTERPRET": "0"}), ("cpu", {}), (None, {"TRITON_INTERPRET": "0"})):
+            with RankPool(1, backend, env=env) as pool:
+                seen.append(pool.run(jobs.environ_of, "TRITON_INTERPRET")[0])
+        print(json.dumps(seen))
+    """
+)
+
+
+@pytest.mark.parametrize("first", ["pool", "other"])
+def test_a_rank_imports_triton_under_its_own_interpret_whoever_started_the_fork_server(tmp_path, first):
+    """A forked rank imports iris and Triton before it adopts its environment, so under the fork server's
+    TRITON_INTERPRET: an uninterpreted world, then an interpreted one, then an uninterpreted one again, in one process
+    (the server started by the first pool, or by something else before any pool), each sees its own."""
+    script = tmp_path / "worlds.py"
+    script.write_text(_SERVER_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"} | {"PYTHONPATH": str(REPO)}
+    out = subprocess.run([sys.executable, str(script), first], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    uninterpreted = {"env": {"TRITON_INTERPRET": "0"}, "cdiv": "JITFunction"}
+    assert json.loads(out.stdout) == [uninterpreted, {"env": {"TRITON_INTERPRET": "1"}, "cdiv": "InterpretedFunction"},
+                                      uninterpreted], out.stdout
 
 
 def test_pools_owner_and_xdist_offset(monkeypatch):
