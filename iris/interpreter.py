@@ -85,13 +85,17 @@ def install() -> None:
                                         if inspect.ismodule(v) and any(v is m for m in langs))
         if _patched is not None and used <= _patched:
             return interpreter._LangPatchScope()  # a device function inside a run: already patched
-        if _patched is not None:  # a device function that sees a module the kernel does not: patched for the run
+
+        def patch():
             scope = original(fn)
             scope.set_attr(core.tensor, "__index__", _scalar_index)
+            return scope
+
+        if _patched is not None:  # a device function that sees a module the kernel does not: patched for the run
+            scope = patch()  # made over the run's patches: not what a launch sets, so not replayed
             _patched |= used
             return scope
-        scope = replayed(("triton", used), lambda: original(fn))
-        scope.set_attr(core.tensor, "__index__", _scalar_index)
+        scope = replayed(("triton", used), patch)
         _patched = set(used)
         restore = scope.restore
 

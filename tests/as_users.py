@@ -43,6 +43,16 @@ def run_as_users(lines: list[tuple[str, list[str], Path]], timeout: float = 300)
     return [Ran(*row) for row in json.loads(done.stdout)]
 
 
+def run_in_folders(tmp_path_factory, lines: list[tuple[str, list[str]]]) -> dict[tuple, tuple[Ran, Path]]:
+    """Each ``(module, argv)`` run as :func:`run_as_users` runs it, from a new folder holding only ``afile`` (a file
+    where a user might name a folder): ``{(module, *argv): (what it did, its folder)}``."""
+    folders = [tmp_path_factory.mktemp("user") for _ in lines]
+    for folder in folders:
+        (folder / "afile").write_text("not a folder")
+    ran = run_as_users([(module, argv, folder) for (module, argv), folder in zip(lines, folders, strict=True)])
+    return {(module, *argv): (done, folder) for (module, argv), done, folder in zip(lines, ran, folders, strict=True)}
+
+
 def _run_one(module: str, argv: list[str]) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     sys.argv = [module, *argv]
@@ -54,9 +64,11 @@ def _run_one(module: str, argv: list[str]) -> tuple[int, str, str]:
             runpy.run_module(module, run_name="__main__", alter_sys=True)
             code = 0
         except SystemExit as e:  # as the interpreter reads an exit: None is 0, a message is printed and is 1
-            code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
-            if not isinstance(e.code, int) and e.code is not None:
+            if e.code is None or isinstance(e.code, int):
+                code = e.code or 0
+            else:
                 print(e.code, file=sys.stderr)
+                code = 1
         except BaseException:  # noqa: BLE001 (an escaped exception is what the user would see: its traceback)
             traceback.print_exc()
             code = 1

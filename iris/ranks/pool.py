@@ -381,7 +381,7 @@ class RankPool:
 
     def _spawn(self) -> None:
         exit_if_rerunning_main()
-        ctx = rank_context(self._executable, {**os.environ, **self._env}.get("TRITON_INTERPRET", ""))
+        ctx = rank_context(self._executable, self._env.get("TRITON_INTERPRET", os.environ.get("TRITON_INTERPRET", "")))
         forked = ctx.get_start_method() == "forkserver"
         port = free_port()
         self._generation += 1

@@ -21,7 +21,7 @@ from benchmarks import bench_compare, bench_tracing_host, stress_traced_loops
 from conformance.kit.scenario import known_scenarios
 from conformance.kit.scenario import names as scenario_names
 from examples import run as examples_run
-from tests.as_users import run_as_users
+from tests.as_users import run_in_folders
 
 pytestmark = pytest.mark.cpu_unit
 
@@ -472,19 +472,14 @@ HELP = [*STARTS, *(f"examples.{name}" for name in EXAMPLES)]
 
 @pytest.fixture(scope="module")
 def as_users(tmp_path_factory) -> dict:
-    """Every ``USER`` line and every script's ``--help``, run once in one child process, each from a folder of its
-    own holding ``afile``: ``{line: (what it did, its folder)}``."""
-    lines = [(module, argv, tmp_path_factory.mktemp("user")) for module, argv, _ in USER]
-    lines += [(module, ["--help"], tmp_path_factory.mktemp("help")) for module in HELP]
-    for _, _, folder in lines:
-        (folder / "afile").write_text("not a folder")
-    ran = run_as_users(lines)
-    return {(module, tuple(argv)): (done, folder) for (module, argv, folder), done in zip(lines, ran, strict=True)}
+    """Every ``USER`` line and every script's ``--help``, run once in one child process (``run_in_folders``)."""
+    return run_in_folders(tmp_path_factory, [(module, argv) for module, argv, _ in USER] +
+                          [(module, ["--help"]) for module in HELP])
 
 
 @pytest.mark.parametrize(("module", "argv", "expected"), USER)
 def test_a_user_sees_one_line_and_no_traceback(as_users, module, argv, expected):
-    done, folder = as_users[module, tuple(argv)]
+    done, folder = as_users[(module, *argv)]
     assert done.returncode == 2, f"exit code={done.returncode}, but should be 2: {done.stderr}"
     assert done.stderr.startswith(f"python -m {module}: {expected}"), done.stderr
     assert done.stderr.count("\n") == 1 and not done.stdout, (done.stdout, done.stderr)
@@ -493,7 +488,7 @@ def test_a_user_sees_one_line_and_no_traceback(as_users, module, argv, expected)
 
 @pytest.mark.parametrize("module", HELP)
 def test_help_names_the_script_and_says_what_it_does(as_users, module):
-    done, folder = as_users[module, ("--help",)]
+    done, folder = as_users[module, "--help"]
     first_line = importlib.import_module(module).__doc__.splitlines()[0]
     assert done.returncode == 0 and not done.stderr, (done.returncode, done.stderr)
     assert done.stdout.startswith(f"usage: python -m {module} [-h]"), done.stdout
@@ -506,5 +501,5 @@ def test_help_in_a_process_of_its_own_is_what_the_batch_saw(tmp_path, as_users):
     (tmp_path / "afile").write_text("not a folder")
     module = "benchmarks.bench_collectives"
     done = _as_a_user(tmp_path, module, "--help")
-    seen, _ = as_users[module, ("--help",)]
+    seen, _ = as_users[module, "--help"]
     assert (done.returncode, done.stdout, done.stderr) == (seen.returncode, seen.stdout, seen.stderr)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
-from tests.as_users import run_as_users
+from tests.as_users import run_in_folders
 
 pytestmark = pytest.mark.cpu_unit
 
@@ -426,17 +426,13 @@ USER = [
 
 @pytest.fixture(scope="module")
 def as_users(tmp_path_factory) -> dict:
-    """Every ``USER`` line run once, in one child process, each from a folder of its own holding ``afile``:
-    ``{args: (what it did, its folder)}``."""
-    lines = [("conformance", args, tmp_path_factory.mktemp("user")) for args, _ in USER]
-    for _, _, folder in lines:
-        (folder / "afile").write_text("not a folder")
-    return {tuple(args): (ran, folder) for (_, args, folder), ran in zip(lines, run_as_users(lines), strict=True)}
+    """Every ``USER`` line run once, in one child process (``run_in_folders``)."""
+    return run_in_folders(tmp_path_factory, [("conformance", args) for args, _ in USER])
 
 
 @pytest.mark.parametrize(("args", "expected"), USER)
 def test_a_user_sees_one_line_and_no_traceback(as_users, args, expected):
-    result, folder = as_users[tuple(args)]
+    result, folder = as_users[("conformance", *args)]
     assert result.returncode == 2, f"exit code={result.returncode}, but should be 2: {result.stderr}"
     assert result.stderr.startswith(expected), result.stderr
     assert result.stderr.count("\n") == 1 and not result.stdout, (result.stdout, result.stderr)

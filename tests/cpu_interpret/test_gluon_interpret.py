@@ -252,23 +252,34 @@ def _patched_state(modules: list) -> list[dict]:
     return [dict(vars(module)) for module in modules]
 
 
-def check_every_launch_patches_as_the_first_did_and_restores_the_modules():
-    """From the second launch on, a Gluon launch's patches are the values the first launch's set
-    (``iris.interpreter.replayed``), no more and no fewer, and every patched module is as it was after each."""
-    from triton.experimental.gluon._runtime import GluonJITFunction
-    from triton.runtime import interpreter as ti
-
+def _each_launch_patches_as_the_first(modules: list, patch) -> None:
+    """Two launches' patches (``patch()`` applies them and returns what restores them), the second replayed
+    (``iris.interpreter.replayed``): the same values on ``modules``, no more and no fewer, and every module as it was
+    after each."""
     from iris import interpreter
 
     interpreter._made.clear()
-    modules = [tl, tl.core, tl.math, tl.core.tensor, tl.core.block_type, ti, GluonJITFunction,
-               *(sys.modules[name] for name in gi._gluon_modules())]
     before, during = _patched_state(modules), []
     for _ in range(2):
-        with gi._lang_patched(4):
-            during.append(_patched_state(modules))
+        restore = patch()
+        during.append(_patched_state(modules))
+        restore()
         assert _patched_state(modules) == before
     assert during[0] == during[1] and during[0] != before
+
+
+def check_every_launch_patches_as_the_first_did_and_restores_the_modules():
+    """From the second launch on, a Gluon launch's patches are the values the first launch's set."""
+    from triton.experimental.gluon._runtime import GluonJITFunction
+    from triton.runtime import interpreter as ti
+
+    def patch():
+        launch = gi._lang_patched(4)
+        launch.__enter__()
+        return lambda: launch.__exit__(None, None, None)
+
+    _each_launch_patches_as_the_first([tl, tl.core, tl.math, tl.core.tensor, tl.core.block_type, ti, GluonJITFunction,
+                                       *(sys.modules[name] for name in gi._gluon_modules())], patch)
 
 
 def check_every_triton_launch_patches_as_the_first_did_and_restores_the_modules():
@@ -278,15 +289,8 @@ def check_every_triton_launch_patches_as_the_first_did_and_restores_the_modules(
     from iris import interpreter
 
     interpreter.install()
-    interpreter._made.clear()
-    modules = [tl, tl.core, tl.math, tl.core.tensor, tl.core.tensor_descriptor_base]
-    before, during = _patched_state(modules), []
-    for _ in range(2):
-        scope = ti._patch_lang(_plain_triton_kernel.fn)
-        during.append(_patched_state(modules))
-        scope.restore()
-        assert _patched_state(modules) == before
-    assert during[0] == during[1] and during[0] != before
+    _each_launch_patches_as_the_first([tl, tl.core, tl.math, tl.core.tensor, tl.core.tensor_descriptor_base],
+                                      lambda: ti._patch_lang(_plain_triton_kernel.fn).restore)
     check_plain_triton_kernel_after_gluon_kernel()
 
 
