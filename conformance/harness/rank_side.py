@@ -214,13 +214,10 @@ def _host_counters(tracing) -> HostCounters:
 
 def _exported(shmem) -> exported.ExportedTrace:
     """This rank's events as ``shmem.tracing.export`` writes them (JSON), read back (``conformance.check.exported``)."""
-    from iris.ranks import rank_state
-
-    state = rank_state()
-    if "export_dir" not in state:  # removed when the rank process exits
-        state["export_dir"] = tempfile.TemporaryDirectory(prefix="iris-conformance-export-")
-    path = shmem.tracing.export(os.path.join(state["export_dir"].name, "trace.json"))  # this rank's file
-    return exported.read(path)
+    # A folder per call, removed before returning: a rank process ends without running exit handlers, so a folder
+    # kept for the process's life would be left behind.
+    with tempfile.TemporaryDirectory(prefix="iris-conformance-export-") as folder:
+        return exported.read(shmem.tracing.export(os.path.join(folder, "trace.json")))  # this rank's file
 
 
 class PhaseClock:
