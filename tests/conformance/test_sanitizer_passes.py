@@ -7,6 +7,10 @@ program as its child (as the tool does) and, under racecheck, has written a race
 
 from __future__ import annotations
 
+import os
+import re
+import tempfile
+
 import pytest
 from hypothesis import settings
 
@@ -36,7 +40,17 @@ def _fake_tool(tmp_path, monkeypatch):
     monkeypatch.setattr(sanitizer, "find_tool", lambda: str(tool))
 
 
-def test_each_tool_runs_the_selection_and_its_finding_fails_the_case_with_a_replay_under_it():
+def test_each_tool_runs_the_selection_and_its_finding_fails_the_case_with_a_replay_under_it(tmp_path, monkeypatch):
+    log_folders: list[str] = []  # every pool's, as it makes it
+    made = tempfile.mkdtemp
+
+    def mkdtemp(*args, **kwargs) -> str:
+        path = made(*args, **kwargs)
+        if os.path.basename(path).startswith("iris-sanitize-"):
+            log_folders.append(path)
+        return path
+
+    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)
     cases, _ = plan([HEALTHY], (1,))
     said: list[str] = []
     done = run_cases(cases, RunSettings("cpu", settings(max_examples=1, deadline=None, database=None), seed=3,
@@ -57,6 +71,10 @@ def test_each_tool_runs_the_selection_and_its_finding_fails_the_case_with_a_repl
     assert f"    FAIL (0 examples, {raced.seconds:.1f} s, replayed: reproduced; without racecheck: pass)" in said, said
     assert records[0].replay == "" and records[0].not_ours == [] == raced.not_ours
     assert records[0].control_outcome == "", "a case that passed is not replayed"
+    # Each pass's pool removed its log folder when it closed, but for the log a finding names.
+    (log,) = re.findall(r"\(rank log (\S+)\)", raced.error)
+    assert [os.path.basename(p).split("-")[2] for p in log_folders] == ["memcheck", "racecheck"]
+    assert [p for p in log_folders if os.path.exists(p)] == [os.path.dirname(log)] and os.path.isfile(log)
 
 
 @pytest.mark.parametrize("name, control", [("hangs_under_a_tool", "pass"), ("hangs", "hang")])
