@@ -230,7 +230,8 @@ class RankPool:
 
     @property
     def log_dir(self) -> str | None:
-        """The folder of the ranks' sanitizer logs (one per rank process), None when not sanitized."""
+        """The folder of the ranks' sanitizer logs (one per rank process), None when not sanitized; removed when the
+        pool closes, unless a rank reported a finding (its error names its log)."""
         return self._log_dir
 
     def take_not_ours(self) -> list[dict]:
