@@ -14,6 +14,7 @@ layout, launch window, and the hashes of the compiled kernel variants it launche
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -214,10 +215,23 @@ def _host_counters(tracing) -> HostCounters:
 
 def _exported(shmem) -> exported.ExportedTrace:
     """This rank's events as ``shmem.tracing.export`` writes them (JSON), read back (``conformance.check.exported``)."""
-    # A folder per call, removed before returning: a rank process ends without running exit handlers, so a folder
-    # kept for the process's life would be left behind.
-    with tempfile.TemporaryDirectory(prefix="iris-conformance-export-") as folder:
-        return exported.read(shmem.tracing.export(os.path.join(folder, "trace.json")))  # this rank's file
+    from iris.ranks import rank_state
+
+    folder = rank_state().get("export_folder")
+    if folder is None:
+        folder = rank_state()["export_folder"] = ExportFolder()
+    return exported.read(shmem.tracing.export(os.path.join(folder.path, "trace.json")))  # this rank's file
+
+
+class ExportFolder:
+    """The folder a rank exports its trace to, one per rank process: removed when the pool stops its ranks (a rank
+    closes what its state holds, ``iris.ranks.rank_state``; it ends without running exit handlers)."""
+
+    def __init__(self) -> None:
+        self.path = tempfile.mkdtemp(prefix="iris-conformance-export-")
+
+    def close(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
 
 
 class PhaseClock:

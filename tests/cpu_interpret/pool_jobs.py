@@ -30,6 +30,14 @@ def count() -> int:
     return state["count"]
 
 
+def export_folder() -> str:
+    """Keep a conformance export folder in this rank's state, as a rank's first export does; its path."""
+    from conformance.harness.rank_side import ExportFolder
+
+    folder = rank_state().setdefault("export_folder", ExportFolder())
+    return folder.path
+
+
 def all_reduce_rank() -> int:
     t = torch.tensor([dist.get_rank() + 1], dtype=torch.int64)
     dist.all_reduce(t)

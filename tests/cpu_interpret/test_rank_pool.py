@@ -265,6 +265,16 @@ def test_the_ranks_stack_files_are_removed_with_the_pool_closed_or_dropped():
         assert not os.path.exists(folder), (drop, folder)
 
 
+def test_what_a_rank_s_state_holds_is_closed_when_the_pool_stops_its_ranks():
+    """A rank closes what its state holds when the pool stops it (the conformance export folder: a rank process
+    ends without running exit handlers)."""
+    p = RankPool(2, "cpu")
+    folders = p.run(jobs.export_folder)
+    assert p.run(jobs.export_folder) == folders and all(os.path.isdir(f) for f in folders), folders
+    p.close()
+    assert [f for f in folders if os.path.exists(f)] == []
+
+
 def test_ranks_have_the_environment_of_their_start_not_the_fork_servers(monkeypatch):
     """Ranks are forked from a server that may have started under other variables: each rank still sees exactly
     the pool's environment at its start, and imports Triton under its own TRITON_INTERPRET."""

@@ -1,5 +1,5 @@
-"""cpu-unit tier: a rank reads its export back from a folder it removes before the example returns (a rank process
-ends without running exit handlers, so nothing kept for the process's life would be removed)."""
+"""cpu-unit tier: a rank exports its trace to one folder of its own, read back after each export, and removes the
+folder when it closes its state (a rank process ends without running exit handlers)."""
 
 from __future__ import annotations
 
@@ -8,35 +8,32 @@ from types import SimpleNamespace
 
 import pytest
 
+import iris.ranks
 from conformance.harness import rank_side
 
 pytestmark = pytest.mark.cpu_unit
 
 
-def _shmem(written: list[str], fail: bool = False):
+def shmem_writing(written: list[str], text: str):
+    """A stand-in ``shmem`` whose ``tracing.export`` writes ``text`` and notes the path."""
     def export(path: str) -> str:
         with open(path, "w") as f:
-            f.write('{"rank": 3}')
+            f.write(text)
         written.append(path)
-        if fail:
-            raise RuntimeError("export failed")
         return path
 
     return SimpleNamespace(tracing=SimpleNamespace(export=export))
 
 
-def test_the_export_is_read_and_its_folder_removed(monkeypatch):
+def test_each_export_is_read_back_from_the_rank_s_folder_removed_when_its_state_closes(monkeypatch):
     monkeypatch.setattr(rank_side.exported, "read", lambda path: open(path).read())
+    state: dict = {}
+    monkeypatch.setattr(iris.ranks, "rank_state", lambda: state)  # the rank's state, as a rank process holds it
     written: list[str] = []
-    assert rank_side._exported(_shmem(written)) == '{"rank": 3}'
-    assert rank_side._exported(_shmem(written)) == '{"rank": 3}'
-    (first, second) = written
-    assert os.path.dirname(first) != os.path.dirname(second)  # no folder shared between calls
-    assert not os.path.exists(os.path.dirname(first)) and not os.path.exists(os.path.dirname(second))
-
-
-def test_a_failed_export_leaves_no_folder():
-    written: list[str] = []
-    with pytest.raises(RuntimeError, match="export failed"):
-        rank_side._exported(_shmem(written, fail=True))
-    assert not os.path.exists(os.path.dirname(written[0]))
+    assert rank_side._exported(shmem_writing(written, '{"rank": 3}')) == '{"rank": 3}'
+    assert rank_side._exported(shmem_writing(written, '{"rank": 4}')) == '{"rank": 4}'
+    folder = state["export_folder"]
+    assert [os.path.dirname(p) for p in written] == [folder.path] * 2, "one folder for the rank's exports"
+    assert os.path.basename(folder.path).startswith("iris-conformance-export-")
+    folder.close()
+    assert not os.path.exists(folder.path)
