@@ -4,8 +4,8 @@ gfx950 through both device APIs, with checks on the machine code (no GPU needed)
 Checks: every kernel compiles for every target, the run-time forms of the Triton context's rank and world size
 included; traced kernels read the backend's clock and chip ids;
 kernels compiled with tracing off carry no tracing code (same machine code as the untraced twin, no
-clock/id reads, no atomics beyond the op's own), every layout of the call-shape family at every num_warps
-included; the trace slot claim is a relaxed atomic; an unknown backend is refused by name.
+clock/id reads, no atomics beyond the op's own), every layout of the call-shape family included (at every
+num_warps on one target per backend); the trace slot claim is a relaxed atomic; an unknown backend is refused by name.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from tests.cpu_compile.compile_helpers import (
     normalize,
     sass_tool,
 )
-from tests.ops.op_jobs import ATOMIC_OPS, DATA_OPS
+from tests.ops.op_jobs import ATOMIC_OPS, DATA_OPS, NUM_WARPS
 
 pytestmark = pytest.mark.cpu_compile
 
@@ -269,13 +269,18 @@ def test_untraced_kernel_has_no_tracing_code(api, kernel, constexprs, target):
     assert atomics == [], f"{kernel} on {target}: tracing is off, yet the {kind} has atomics {atomics}"
 
 
-@pytest.mark.parametrize("target", ALL_TARGETS)
-@pytest.mark.parametrize("num_warps", NUM_WARPS_SET)
+# The layouts of the call-shape family follow the warp size and num_warps, which iris chooses by backend alone
+# (iris/tracing/hw.py): every num_warps on the first target of each backend, the default on the second.
+FIRST_OF_BACKEND = ("sm_90", "gfx942")
+SHAPE_WARPS = [(nw, t) for t in ALL_TARGETS for nw in NUM_WARPS_SET if t in FIRST_OF_BACKEND or nw == NUM_WARPS]
+
+
+@pytest.mark.parametrize("num_warps, target", SHAPE_WARPS, ids=[f"{nw}-{t}" for nw, t in SHAPE_WARPS])
 @pytest.mark.parametrize("api", API_PARAMS)
 def test_every_call_shape_layout_compiles_traced_and_off(api, num_warps, target):
     """Every layout of the call-shape family's sets (each num_warps, both warp sizes) compiles traced, reading
     the clock and ids; compiled with tracing off it is the untraced kernel's machine code, with no clock and no
-    atomics."""
+    atomics. Each num_warps on sm_90 and gfx942, the default on sm_100 and gfx950 (``FIRST_OF_BACKEND``)."""
     kind = _kind(target)
     where = f"trace_shapes_kernel ({api}, num_warps={num_warps}) on {target}"
     on = compile_kernel(api, "trace_shapes_kernel", target, _cx(TRACING=True), num_warps=num_warps)
