@@ -8,6 +8,8 @@ import stat
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from iris.tracing import chrome_json, chunks, export, lanes
 from iris.tracing.timeline import RankTrace
@@ -161,11 +163,21 @@ def test_garbage_program_ids_still_export(tmp_path):
 
 @pytest.mark.parametrize("values", [[0, 7, -7, 10_000, -10_000, 2**63 - 1, -(2**63)], [5], [], [0, 0, 0],
                                     [9999, 10**15, -(10**15)]])
-def test_int_column_is_the_decimal_text(values):
-    text = chrome_json.int_column(np.array(values, dtype=np.int64))
+@pytest.mark.parametrize("column", [chrome_json._few_ints, chrome_json._many_ints], ids=["few", "many"])
+def test_int_column_is_the_decimal_text(values, column):
+    text = column(np.array(values, dtype=np.int64))
     got = [row.tobytes().decode() for row in text]
     width = max((len(str(v)) for v in values), default=1)
     check("text", got, [str(v).rjust(width) for v in values])
+
+
+@given(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=40), st.integers(1, 3))
+@settings(max_examples=60, deadline=None)
+def test_few_and_many_rows_format_alike(values, copies):
+    """The Python path (``int_column`` of at most ``FEW_ROWS`` rows) and the table path write the same bytes."""
+    v = np.array(values * copies, dtype=np.int64)
+    few, many = chrome_json._few_ints(v), chrome_json._many_ints(v)
+    assert (few.shape, few.tobytes()) == (many.shape, many.tobytes())
 
 
 def test_us_column_has_three_exact_decimals():
