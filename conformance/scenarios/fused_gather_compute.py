@@ -183,6 +183,7 @@ def model(p, world_size):
         return block_event(name, "range", pid=pid, rank=r, target=target, buffer=buffer, heap_rank=r, lanes=lanes,
                            dtype=elem, payload=payload)
 
+    tiles = [_tile(s, p) for s in range(world_size)]
     events, memory = {}, {}
     for r in range(world_size):
         events[r] = []
@@ -208,8 +209,8 @@ def model(p, world_size):
                                           lanes=lanes), len(program) - 1)
             events[r] += program
         active = set(active_lanes(0, length, n, p["bits"][r]))
-        out = [sum(_tile(s, p)[j] for s in range(world_size)) if j in active else OUT_FILL for j in range(length)]
-        memory[r] = {"tile": cast(_tile(r, p), dtype), "out": cast(out, dtype),
+        out = [sum(tile[j] for tile in tiles) if j in active else OUT_FILL for j in range(length)]
+        memory[r] = {"tile": cast(tiles[r], dtype), "out": cast(out, dtype),
                      "ready": [1] * (world_size * programs)}
     return Model(events, memory)
 
