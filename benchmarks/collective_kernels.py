@@ -24,8 +24,8 @@ same event (the benchmark checks that):
   every peer; a block that moves by a scalar per peer, ``gather_matmul``'s output, is shifted);
 - ``offsets``: a span made once from the block's 32-bit offsets from ``base`` (one int32 min-reduction instead of an
   int64 one over every element's address) and the active count summed from the mask as int32;
-- ``bounds``: a span made from the bounds the mask was made of (no reduction: first offset and active count in
-  scalars; exact for the masks here, ``offs < n`` and ``rows < M``).
+- ``bounds``: ``ctx.tracing.contiguous_span`` of the bounds the mask was made of (no reduction: first offset and
+  active count in scalars; exact for the masks here, ``offs < n`` and ``rows < M``).
 
 The matmul: Triton's ``tl.dot`` (the compiler picks the target's matrix instruction: wgmma on sm_90, mfma on gfx942).
 Gluon in Triton 3.6 has no portable matrix instruction: ``warpgroup_mma`` (Hopper) takes shared-memory operands and
@@ -73,8 +73,7 @@ def triton_span_of(ctx, base, offs, mask, first, active, RECORD: tl.constexpr):
         span = TraceSpan(tl.where(count > 0, address, 0), count * element_bytes(base.dtype))
     else:
         tl.static_assert(RECORD == 3, "a span is made for RECORD 1 to 3")
-        address = (base + first).to(tl.int64, bitcast=False)
-        span = TraceSpan(tl.where(active > 0, address, 0), active * element_bytes(base.dtype))
+        span = ctx.tracing.contiguous_span(base, first, active)
     return span
 
 
@@ -302,8 +301,7 @@ def gluon_span_of(ctx, base, offs, mask, first, active, RECORD: gl.constexpr):
         span = TraceSpan(gl.where(count > 0, address, 0), count * element_bytes(base.dtype))
     else:
         gl.static_assert(RECORD == 3, "a span is made for RECORD 1 to 3")
-        address = (base + first).to(gl.int64, bitcast=False)
-        span = TraceSpan(gl.where(active > 0, address, 0), active * element_bytes(base.dtype))
+        span = ctx.tracing.contiguous_span(base, first, active)
     return span
 
 

@@ -247,6 +247,20 @@ class DeviceTracing:
         return TraceSpan(lowest, nbytes)
 
     @triton.jit
+    def contiguous_span(self, base, first, count):
+        """The record fields of ``count`` elements in a row from ``base + first``, from these scalars alone (no
+        reduction): exact where the active lanes are those elements, as under a mask ``offs < n`` (``first`` the
+        block's first offset, ``count`` ``min(max(n - first, 0), BLOCK)``); no element, no address. Pass the span
+        as a record's ``address`` (with no ``mask``)."""
+        if self.compiled:
+            lowest = tl.where(count > 0, (base + first).to(tl.int64, bitcast=False), 0)
+            nbytes = count * element_bytes(base.dtype)
+        else:  # tracing compiled off: records write nothing
+            lowest = tl.program_id(0).to(tl.int64) * 0
+            nbytes = tl.program_id(0) * 0
+        return TraceSpan(lowest, nbytes)
+
+    @triton.jit
     def _counters(self):
         """The counters, read from the context where the rare refill and drop count need them (each call a load: a
         full buffer's record loads them twice, but bound once in ``_claim`` they cost the Triton all-scatter 11

@@ -166,7 +166,7 @@ def test_the_two_apis_use_two_tracing_implementations():
     assert context.DeviceTracing is device.DeviceTracing
     assert not hasattr(iris_gluon, "DeviceTracing"), "iris_gluon still imports the Triton DeviceTracing"
     names = [name for name, _ in methods(tracing.GluonDeviceTracing)]
-    assert names == ["initialize", "span", "_counters", "_claim", "_record", "record_event_start",
+    assert names == ["initialize", "span", "contiguous_span", "_counters", "_claim", "_record", "record_event_start",
                      "record_event_end", "_end_on", "_close", "record_event"], names
     triton_names = [name for name, _ in methods(device.DeviceTracing)]
     assert triton_names == names, f"DeviceTracing methods {triton_names}, GluonDeviceTracing {names}: same order"
