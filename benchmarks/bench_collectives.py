@@ -22,7 +22,7 @@ the compiles; the others load them). Variants, each timed against ``untraced`` i
   both       auto and bracketed together
   span       bracketed, each range given its tile's span (``ctx.tracing.span``) made once before the peer loop
   offsets    bracketed, given a span made once from 32-bit offsets (an int32 min) and the mask's count
-  bounds     bracketed, given a span made from the bounds the mask was made of (no reduction)
+  bounds     bracketed, given ``ctx.tracing.contiguous_span`` of the bounds the mask was made of (no reduction)
   proton     the same phases as Proton intra-kernel scopes (instrumentation mode, ``--proton-buffer`` buffer),
              tracing compiled off; GPU only; a sample holds at most 10 launches (``xN`` beside its cell), and
              Proton's launch hooks are on Triton's hook chains only around its samples
