@@ -22,6 +22,7 @@ A mutant with a ``scale`` runs its cases at that scale, and has a baseline at th
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conformance.mutation.catalogue import CATALOGUE, Mutant
+from conformance.mutation.probe_starter import ProbeStarter
 from conformance.mutation.report import Outcome
 
 SEED = 20_240_917  # the fixed Hypothesis seed of every mutation run
@@ -45,6 +47,7 @@ WORLD_ORDER = (2, 1, 4)  # 2 ranks first: they reach a peer, and cost less than 
 MUTANT_TIMEOUT_S = 1800.0
 JOB_TIMEOUT_S = 120.0  # the cap of every example's budget (``conformance.harness.budget``): a hang costs the budget
 ROOT = Path(__file__).resolve().parents[2]
+PROBE = "conformance.mutation.probe"  # the module a probe runs
 
 Case = tuple[str, int]
 
@@ -164,36 +167,65 @@ class ProbeRun:
     log_tail: str
 
 
+def probe_env(tree: Path | None) -> dict[str, str]:
+    """The environment of a probe on the copy at ``tree`` (None: of the process that forks them, no ``PYTHONPATH``)."""
+    env = dict(os.environ, IRIS_HYPOTHESIS_DB="none")
+    env.pop("TRITON_INTERPRET", None)  # the pool sets it for the rank processes
+    env.pop("PYTHONPATH", None)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    return env
+
+
 def run_probe(tree: Path, cases: list[Case], *, stop_at_first: bool, profile: str, timeout: float,
-              job_timeout: float, echo: Callable[[str], None], backend: str = "cpu", scale: str = "small") -> ProbeRun:
+              job_timeout: float, echo: Callable[[str], None], backend: str = "cpu", scale: str = "small",
+              starter: ProbeStarter | None = None) -> ProbeRun:
     """Run ``cases`` in a child process on the copy at ``tree``, their examples drawn at ``scale`` (a name of
-    ``conformance.kit.scale``: a mutant's own ``Mutant.scale``, else the run's); kills the child's process group on
-    timeout."""
+    ``conformance.kit.scale``: a mutant's own ``Mutant.scale``, else the run's), forked by ``starter`` (a new Python
+    process without one); kills the child's process group on timeout."""
     spec = {"root": str(tree), "cases": cases, "stop_at_first": stop_at_first, "seed": SEED, "profile": profile,
             "job_timeout": job_timeout, "backend": backend, "scale": scale}
     spec_path, result_path, log_path = tree / "probe-spec.json", tree / "probe-result.json", tree / "probe.log"
     spec_path.write_text(json.dumps(spec))
-    env = dict(os.environ, PYTHONPATH=str(tree), IRIS_HYPOTHESIS_DB="none")
-    env.pop("TRITON_INTERPRET", None)  # the pool sets it for the rank processes
+    argv = [str(spec_path), str(result_path)]
     with open(log_path, "w") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "conformance.mutation.probe", str(spec_path), str(result_path)],
-                                cwd=tree, env=env, stdout=subprocess.PIPE, stderr=log, text=True,
-                                start_new_session=True)
-        reader = threading.Thread(target=lambda: [echo(line.rstrip()) for line in proc.stdout], daemon=True)
+        if starter is None:
+            proc = subprocess.Popen([sys.executable, "-m", PROBE, *argv], cwd=tree, env=probe_env(tree),
+                                    stdout=subprocess.PIPE, stderr=log, start_new_session=True)
+            pid, out = proc.pid, proc.stdout
+            wait = proc.wait
+        else:
+            read, write = os.pipe()
+            try:
+                pid = starter.start(PROBE, argv, str(tree), probe_env(tree), write, log.fileno())
+            finally:
+                os.close(write)
+            out = os.fdopen(read, "rb")
+
+            def wait(timeout=None) -> int:
+                code = starter.wait(pid, timeout)
+                if code is None:
+                    raise subprocess.TimeoutExpired(PROBE, timeout)
+                return code
+        reader = threading.Thread(target=lambda: [echo(line.decode(errors="replace").rstrip()) for line in out],
+                                  daemon=True)
         reader.start()
-        timed_out = False
+        timed_out, code = False, None
         try:
-            proc.wait(timeout=timeout)
+            code = wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-        finally:  # timeout or interruption: end the child and its rank processes (one session, started here)
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        finally:  # timeout or interruption: end the child and its rank processes (a session of their own)
+            if code is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pid, signal.SIGKILL)
+                code = wait()
         reader.join(timeout=10)
+        if not reader.is_alive():
+            out.close()
     records = json.loads(result_path.read_text()) if result_path.exists() else []
     tail = "\n".join(log_path.read_text().splitlines()[-15:])
-    return ProbeRun(records, timed_out, proc.returncode, tail)
+    return ProbeRun(records, timed_out, code, tail)
 
 
 class Baseline:
@@ -279,13 +311,14 @@ def run_mutants(mutants: list[Mutant], *, root: Path = ROOT, scenarios: list[str
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="iris-mutate-", dir=keep))
+    starter = ProbeStarter(probe_env(None))  # every probe forked from it: torch and the rest imported once
 
     def probe(tree, todo, *, stop_at_first, scale, label=""):
         def tagged(line: str) -> None:
             echo(f"  ({label}) {line.strip()}" if label else line)
 
         return run_probe(tree, todo, stop_at_first=stop_at_first, profile=profile, timeout=timeout,
-                         job_timeout=job_timeout, backend=backend, scale=scale, echo=tagged)
+                         job_timeout=job_timeout, backend=backend, scale=scale, echo=tagged, starter=starter)
 
     at = {m.name: m.scale or scale for m, _ in live}  # the scale each mutant's cases run at
     try:
@@ -312,6 +345,7 @@ def run_mutants(mutants: list[Mutant], *, root: Path = ROOT, scenarios: list[str
             if keep is None:
                 shutil.rmtree(tree, ignore_errors=True)
     finally:
+        starter.close()
         if keep is None:
             shutil.rmtree(workdir, ignore_errors=True)
     return outcomes

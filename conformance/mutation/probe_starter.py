@@ -1,0 +1,195 @@
+"""Start mutation probes by forking them from one process that imported their third-party packages once.
+
+A probe (``conformance.mutation.probe``) is a Python process on a copy of the packages; started afresh, each one
+spends about 2 CPU-seconds importing torch, Triton, numpy and Hypothesis before it runs a case. ``ProbeStarter``
+starts this file as a process of its own (run by path, so it never imports ``iris`` or ``conformance``), which imports
+those packages, then forks one child per probe: the child moves into the copy (working folder, environment,
+``sys.path`` first entry), runs the probe module as ``python -m`` would, and imports the copy's packages fresh.
+
+Protocol over a Unix socket pair: the runner sends one JSON request (module, argv, cwd, env) with the probe's stdout
+and stderr descriptors; this process answers ``{"started": pid}``, and ``{"exited": pid, "code": c}`` once it reaped
+the child (``c`` as ``subprocess`` reports it: negative for a signal). A child leads a session of its own, so the
+runner ends it and its rank processes with ``os.killpg``; this process exits when the runner closes the socket.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PRELOAD = ("numpy", "torch", "torch.distributed", "triton", "triton.language", "hypothesis")
+_MESSAGE_BYTES = 1 << 20
+
+
+class ProbeStarter:
+    """The forking process of one mutation run (``with ProbeStarter(env) as starter: starter.start(...)``), started
+    at the first probe.
+
+    ``env`` is the probes' environment without ``PYTHONPATH`` (each request names its own): the packages imported
+    there read it as the probes would."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self._env = {k: v for k, v in env.items() if k != "PYTHONPATH"}
+        self._sock: socket.socket | None = None
+        self._proc: subprocess.Popen | None = None
+        self._exited: dict[int, int] = {}
+        self._buffer = b""
+
+    def _started(self) -> socket.socket:
+        """The socket to the forking process, started at the first probe."""
+        if self._sock is None:
+            self._sock, theirs = socket.socketpair()
+            self._proc = subprocess.Popen([sys.executable, str(Path(__file__)), str(theirs.fileno())],
+                                          pass_fds=(theirs.fileno(),), env=self._env, stdin=subprocess.DEVNULL)
+            theirs.close()
+        return self._sock
+
+    def __enter__(self) -> ProbeStarter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def start(self, module: str, argv: list[str], cwd: str, env: dict[str, str], stdout: int, stderr: int) -> int:
+        """Fork a child that runs ``python -m module *argv`` in ``cwd`` with ``env`` (``PYTHONPATH`` its first
+        ``sys.path`` entries) and the descriptors ``stdout`` and ``stderr``; its pid (the leader of its session)."""
+        request = json.dumps({"module": module, "argv": argv, "cwd": cwd, "env": env}).encode()
+        socket.send_fds(self._started(), [request], [stdout, stderr])
+        reply = self._receive(None)
+        if reply is None or "started" not in reply:
+            raise RuntimeError(f"the probe starter did not start {module}: {reply!r} (exit code {self._proc.poll()})")
+        return reply["started"]
+
+    def wait(self, pid: int, timeout: float | None) -> int | None:
+        """The exit code of child ``pid`` once it ended, None if it runs after ``timeout`` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while pid not in self._exited:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return None
+            reply = self._receive(left)
+            if reply is None:
+                if self._proc.poll() is not None:
+                    raise RuntimeError(f"the probe starter exited with {self._proc.returncode} while probe {pid} ran")
+                continue
+            if "exited" in reply:
+                self._exited[reply["exited"]] = reply["code"]
+        return self._exited.pop(pid)
+
+    def _receive(self, timeout: float | None) -> dict | None:
+        """The next reply (one JSON object a line), None if none came within ``timeout`` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([self._sock], [], [], left)
+            if not ready:
+                return None
+            data = self._sock.recv(_MESSAGE_BYTES)
+            if not data:
+                raise RuntimeError(f"the probe starter closed its socket (exit code {self._proc.wait()})")
+            self._buffer += data
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return json.loads(line)
+
+    def close(self) -> None:
+        """Stop the forking process (its children, if any still run, see it gone and exit)."""
+        if self._sock is None:
+            return
+        self._sock.close()
+        self._sock = None
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+
+
+# ------------------------------------------------------------------------------------------------ the process
+
+
+def _run_child(sock: socket.socket, request: dict, fds: list[int]) -> None:
+    """In the forked child: become the probe ``request`` names, then exit with its exit code."""
+    code = 1
+    try:
+        os.setsid()
+        sock.close()
+        os.dup2(fds[0], 1)
+        os.dup2(fds[1], 2)
+        for fd in fds:
+            os.close(fd)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        first = [p for p in request["env"].get("PYTHONPATH", "").split(os.pathsep) if p]
+        here = str(Path(__file__).parent)
+        sys.path[:] = [request["cwd"], *first, *(p for p in sys.path if p != here)]
+        sys.argv = [request["module"], *request["argv"]]
+        import runpy
+
+        runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if not isinstance(e.code, int | None):
+            print(e.code, file=sys.stderr)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+        os._exit(code)
+
+
+def _send(sock: socket.socket, reply: dict) -> None:
+    sock.sendall(json.dumps(reply).encode() + b"\n")
+
+
+def _reap(sock: socket.socket, children: set[int]) -> None:
+    for pid in list(children):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            children.discard(pid)
+            _send(sock, {"exited": pid, "code": os.waitstatus_to_exitcode(status)})
+
+
+def main(fd: int) -> int:
+    import importlib
+
+    for name in PRELOAD:
+        importlib.import_module(name)
+    ours = sorted(m for m in sys.modules if m.partition(".")[0] in ("iris", "conformance"))
+    if ours:  # a probe must import the copy's packages, not these
+        raise RuntimeError(f"importing {PRELOAD} imported {ours}")
+    sock = socket.socket(fileno=fd)
+    children: set[int] = set()
+    while True:
+        ready, _, _ = select.select([sock], [], [], 0.05 if children else None)
+        _reap(sock, children)
+        if not ready:
+            continue
+        data, fds, _, _ = socket.recv_fds(sock, _MESSAGE_BYTES, 2)
+        if not data:  # the runner is gone: its probes see this process exit and stop
+            return 0
+        request = json.loads(data)
+        pid = os.fork()
+        if pid == 0:
+            _run_child(sock, request, fds)
+        for f in fds:
+            os.close(f)
+        children.add(pid)
+        _send(sock, {"started": pid})
+
+
+if __name__ == "__main__":
+    sys.exit(main(int(sys.argv[1])))
