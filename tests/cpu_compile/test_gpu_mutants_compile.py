@@ -4,9 +4,9 @@ of its first killer's kernels.
 Such a mutant only ever runs on a GPU: one that did not compile there would be killed for the wrong reason (an
 error, not its bug), and one that left the machine code as it was could not be killed at all. Each is applied to a
 copy of the packages (``conformance.mutation.runner``) and compiled in a child process that imports the copy
-(``tests.cpu_compile.mutant_machine_code``), for sm_90, or gfx942 for a mutant of the hip path only; the unmutated
-kernels compile here. A harmless mutant (a docstring) leaves the machine code as it was: "changed" is the mutant's
-doing, not the copy's paths.
+(``tests.cpu_compile.mutant_machine_code``, forked as the mutation probes are), for sm_90, or gfx942 for a mutant of
+the hip path only; the unmutated kernels compile here. A harmless mutant (a docstring) leaves the machine code as it
+was: "changed" is the mutant's doing, not the copy's paths.
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
+import signal
 from pathlib import Path
 
 import pytest
 
 from conformance.kit.scenario import APIS, load
 from conformance.mutation.catalogue import CATALOGUE, GLUON_TRACING, TRITON_TRACING, Mutant
-from conformance.mutation.runner import ROOT, apply, copy_tree
+from conformance.mutation.probe_starter import ProbeStarter
+from conformance.mutation.runner import ROOT, apply, copy_tree, probe_env
 from tests.cpu_compile.compile_helpers import compile_scenario, first_difference, sass_tool
 from tests.cpu_compile.mutant_machine_code import machine_code
 
@@ -44,17 +44,30 @@ def killer(mutant: Mutant) -> str:
     return mutant.killers[0].partition("@")[0]
 
 
-def _mutated_code(mutant: Mutant, tmp_path: Path, apis: tuple[str, ...]) -> dict[str, list[str]]:
-    """The machine code of ``mutant``'s first killer's ``apis`` kernels, compiled from a mutated copy."""
+@pytest.fixture(scope="module")
+def starter():
+    """Forks the compile children as ``conformance mutate`` forks its probes (torch and Triton imported once)."""
+    with ProbeStarter(probe_env(None)) as s:
+        yield s
+
+
+def _mutated_code(mutant: Mutant, tmp_path: Path, apis: tuple[str, ...], starter) -> dict[str, list[str]]:
+    """The machine code of ``mutant``'s first killer's ``apis`` kernels, compiled from a mutated copy in a child that
+    imports the copy (and this repository's ``tests``)."""
     tree = copy_tree(tmp_path / "copy")
     apply(mutant, tree)
-    out = tmp_path / "code.json"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), str(ROOT)]))
-    env.pop("TRITON_INTERPRET", None)
-    proc = subprocess.run([sys.executable, "-m", "tests.cpu_compile.mutant_machine_code", killer(mutant),
-                           mutant_target(mutant), str(out), *apis], cwd=tree, env=env, capture_output=True, text=True,
-                          timeout=CHILD_TIMEOUT_S)
-    assert proc.returncode == 0, f"{mutant.name} does not compile for {mutant_target(mutant)}:\n{proc.stderr[-4000:]}"
+    out, log_path = tmp_path / "code.json", tmp_path / "child.log"
+    env = dict(probe_env(None), PYTHONPATH=os.pathsep.join([str(tree), str(ROOT)]))
+    with open(log_path, "w") as log:
+        pid = starter.start("tests.cpu_compile.mutant_machine_code",
+                            [killer(mutant), mutant_target(mutant), str(out), *apis], str(tree), env, log.fileno(),
+                            log.fileno())
+    code = starter.wait(pid, CHILD_TIMEOUT_S)
+    if code is None:
+        os.killpg(pid, signal.SIGKILL)
+        starter.wait(pid, None)
+    assert code == 0, (f"{mutant.name} does not compile for {mutant_target(mutant)} (exit code {code}):\n"
+                       f"{log_path.read_text()[-4000:]}")
     data = json.loads(out.read_text())
     assert Path(data["iris"]) == tree / "iris", f"the child compiled {data['iris']}, not the mutated copy"
     return data["code"]
@@ -68,17 +81,17 @@ def test_the_catalogue_has_gpu_only_device_mutants():
 
 
 @pytest.mark.parametrize("mutant", GPU_MUTANTS, ids=lambda m: m.name)
-def test_a_gpu_only_mutant_compiles_and_changes_the_machine_code(mutant, tmp_path):
+def test_a_gpu_only_mutant_compiles_and_changes_the_machine_code(mutant, tmp_path, starter):
     apis = DEVICE_FILES[mutant.file]
-    mutated = _mutated_code(mutant, tmp_path, apis)
+    mutated = _mutated_code(mutant, tmp_path, apis, starter)
     for api in apis:
         here = machine_code(killer(mutant), api, mutant_target(mutant))
         assert mutated[api] != here, (f"{mutant.name}: {killer(mutant)}'s {api} kernel compiles to the same "
                                       f"{mutant_target(mutant)} machine code as without it (an equivalent mutant)")
 
 
-def test_a_harmless_mutant_leaves_the_machine_code_as_it_was(tmp_path):
-    mutated = _mutated_code(HARMLESS, tmp_path, ("triton",))
+def test_a_harmless_mutant_leaves_the_machine_code_as_it_was(tmp_path, starter):
+    mutated = _mutated_code(HARMLESS, tmp_path, ("triton",), starter)
     here = machine_code("chunked_claims", "triton", "sm_90")
     assert mutated["triton"] == here, first_difference(here, mutated["triton"], ("here", "mutated copy"))
 
