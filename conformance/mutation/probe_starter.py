@@ -1,7 +1,7 @@
 """Start mutation probes by forking them from one process that imported their third-party packages once.
 
 A probe (``conformance.mutation.probe``) is a Python process on a copy of the packages; started afresh, each one
-spends about 2 CPU-seconds importing torch, Triton, numpy and Hypothesis before it runs a case. ``ProbeStarter``
+would import torch, Triton, numpy and Hypothesis again before it runs a case. ``ProbeStarter``
 starts this file as a process of its own (run by path, so it never imports ``iris`` or ``conformance``), which imports
 those packages, then forks one child per probe: the child moves into the copy (working folder, environment,
 ``sys.path`` first entry), runs the probe module as ``python -m`` would, and imports the copy's packages fresh.
@@ -61,9 +61,8 @@ class ProbeStarter:
         ``sys.path`` entries) and the descriptors ``stdout`` and ``stderr``; its pid (the leader of its session)."""
         request = json.dumps({"module": module, "argv": argv, "cwd": cwd, "env": env}).encode()
         socket.send_fds(self._started(), [request], [stdout, stderr])
-        reply = self._receive(None)
-        if reply is None or "started" not in reply:
-            raise RuntimeError(f"the probe starter did not start {module}: {reply!r} (exit code {self._proc.poll()})")
+        while "started" not in (reply := self._receive(None)):
+            self._exited[reply["exited"]] = reply["code"]  # an earlier child's end, read before this one's start
         return reply["started"]
 
     def wait(self, pid: int, timeout: float | None) -> int | None:

@@ -28,8 +28,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -179,47 +177,34 @@ def probe_env(tree: Path | None) -> dict[str, str]:
 
 def run_probe(tree: Path, cases: list[Case], *, stop_at_first: bool, profile: str, timeout: float,
               job_timeout: float, echo: Callable[[str], None], backend: str = "cpu", scale: str = "small",
-              starter: ProbeStarter | None = None) -> ProbeRun:
-    """Run ``cases`` in a child process on the copy at ``tree``, their examples drawn at ``scale`` (a name of
-    ``conformance.kit.scale``: a mutant's own ``Mutant.scale``, else the run's), forked by ``starter`` (a new Python
-    process without one); kills the child's process group on timeout."""
+              starter: ProbeStarter) -> ProbeRun:
+    """Run ``cases`` in a child process on the copy at ``tree`` forked by ``starter``, their examples drawn at
+    ``scale`` (a name of ``conformance.kit.scale``: a mutant's own ``Mutant.scale``, else the run's); kills the
+    child's session (it and its rank processes) on timeout."""
     spec = {"root": str(tree), "cases": cases, "stop_at_first": stop_at_first, "seed": SEED, "profile": profile,
             "job_timeout": job_timeout, "backend": backend, "scale": scale}
     spec_path, result_path, log_path = tree / "probe-spec.json", tree / "probe-result.json", tree / "probe.log"
     spec_path.write_text(json.dumps(spec))
     argv = [str(spec_path), str(result_path)]
     with open(log_path, "w") as log:
-        if starter is None:
-            proc = subprocess.Popen([sys.executable, "-m", PROBE, *argv], cwd=tree, env=probe_env(tree),
-                                    stdout=subprocess.PIPE, stderr=log, start_new_session=True)
-            pid, out = proc.pid, proc.stdout
-            wait = proc.wait
-        else:
-            read, write = os.pipe()
-            try:
-                pid = starter.start(PROBE, argv, str(tree), probe_env(tree), write, log.fileno())
-            finally:
-                os.close(write)
-            out = os.fdopen(read, "rb")
-
-            def wait(timeout=None) -> int:
-                code = starter.wait(pid, timeout)
-                if code is None:
-                    raise subprocess.TimeoutExpired(PROBE, timeout)
-                return code
+        read, write = os.pipe()
+        try:
+            pid = starter.start(PROBE, argv, str(tree), probe_env(tree), write, log.fileno())
+        finally:
+            os.close(write)
+        out = os.fdopen(read, "rb")
         reader = threading.Thread(target=lambda: [echo(line.decode(errors="replace").rstrip()) for line in out],
                                   daemon=True)
         reader.start()
-        timed_out, code = False, None
+        code = None
         try:
-            code = wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            code = starter.wait(pid, timeout)
         finally:  # timeout or interruption: end the child and its rank processes (a session of their own)
+            timed_out = code is None
             if code is None:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(pid, signal.SIGKILL)
-                code = wait()
+                code = starter.wait(pid, None)
         reader.join(timeout=10)
         if not reader.is_alive():
             out.close()
