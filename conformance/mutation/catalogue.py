@@ -626,4 +626,8 @@ CATALOGUE: tuple[Mutant, ...] = (
        'row.text("}}")',
        "JSON export: an unfinished range loses its unfinished argument (reads as a finished range)",
        "unfinished_ranges@1"),
+    _m("export-few-rows-off-by-one", CHROME_JSON,
+       'text = [b"%d" % x for x in v.tolist()]', 'text = [b"%d" % (x + (x > 1 << 20)) for x in v.tolist()]',
+       "JSON export: a column of few rows (Python's formatting, what a small trace takes) writes every number past "
+       "2**20 (addresses) one too high", "store@1"),
 )
