@@ -217,9 +217,10 @@ def _exported(shmem) -> exported.ExportedTrace:
     """This rank's events as ``shmem.tracing.export`` writes them (JSON), read back (``conformance.check.exported``)."""
     from iris.ranks import rank_state
 
-    folder = rank_state().get("export_folder")
+    state = rank_state()
+    folder = state.get("export_folder")
     if folder is None:
-        folder = rank_state()["export_folder"] = ExportFolder()
+        folder = state["export_folder"] = ExportFolder()
     return exported.read(shmem.tracing.export(os.path.join(folder.path, "trace.json")))  # this rank's file
 
 

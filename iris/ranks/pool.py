@@ -176,11 +176,10 @@ class RankPool:
         self._executable: str | None = None
         self._log_dir: str | None = None
         self._not_ours_read: dict[str, int] = {}  # a not-ours file beside a rank log -> bytes taken
-        self._drop_log_dir: Callable[[], Any] = lambda: None
-        self._keep_log_dir = False  # a rank reported a finding: its error names its log, kept for the user
+        self._drop_log_dir: weakref.finalize | None = None
         if self._sanitizer:
             self._log_dir = tempfile.mkdtemp(prefix=f"iris-sanitize-{self._sanitizer}-")
-            # removed at close (unless a finding names a log in it), when the pool is dropped, or at exit
+            # removed at close, when the pool is dropped, or at exit; detached when a finding names a log in it
             self._drop_log_dir = weakref.finalize(self, shutil.rmtree, self._log_dir, True)
             self._executable = compute_sanitizer.wrapper(sys.executable, self._log_dir, self._sanitizer)
         self._world_size = world_size
@@ -326,10 +325,8 @@ class RankPool:
             self._kill()
             self._stack_dir = None
             self._drop_stack_dir()
-            if self._keep_log_dir:
-                self._drop_log_dir.detach()
-            else:
-                self._drop_log_dir()
+            if self._drop_log_dir is not None:
+                self._drop_log_dir()  # nothing where a finding detached it
 
     def _kill(self) -> None:
         """Kill every rank process (if alive), reap it and forget it."""
@@ -501,7 +498,8 @@ class RankPool:
                     errors[i] = value if status in ("error", "fatal") else f"unexpected reply {status!r}: {value!r}"
                     if status == "fatal":  # the rank leaves after this reply: replace the ranks before the next job
                         self._broken = True
-                        self._keep_log_dir = True
+                        if self._drop_log_dir is not None:  # its error names its log: kept for the user
+                            self._drop_log_dir.detach()
                     stop = min(stop, time.monotonic() + grace)
         if died or waiting:
             self._broken = True

@@ -63,7 +63,7 @@ def int_column(values: np.ndarray) -> np.ndarray:
 
 
 def _few_ints(v: np.ndarray) -> np.ndarray:
-    """``int_column`` by Python's formatting: a few microseconds a column where the digit tables cost some 60."""
+    """``int_column`` by Python's formatting: for few rows, cheaper than the digit tables' fixed cost."""
     text = [b"%d" % x for x in v.tolist()]
     width = max(map(len, text), default=1)
     return np.frombuffer(b"".join(t.rjust(width) for t in text), dtype=np.uint8).reshape(len(v), width)
