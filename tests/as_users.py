@@ -13,12 +13,12 @@ import contextlib
 import io
 import json
 import os
-import runpy
 import subprocess
 import sys
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
+
+from conformance.mutation.probe_starter import run_module_as_main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,18 +60,7 @@ def _run_one(module: str, argv: list[str]) -> tuple[int, str, str]:
         sys.modules.pop(module, None)  # imported this one (a package stays: ``-m`` imports it, then its __main__)
     sys.modules.pop(f"{module}.__main__", None)
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            runpy.run_module(module, run_name="__main__", alter_sys=True)
-            code = 0
-        except SystemExit as e:  # as the interpreter reads an exit: None is 0, a message is printed and is 1
-            if e.code is None or isinstance(e.code, int):
-                code = e.code or 0
-            else:
-                print(e.code, file=sys.stderr)
-                code = 1
-        except BaseException:  # noqa: BLE001 (an escaped exception is what the user would see: its traceback)
-            traceback.print_exc()
-            code = 1
+        code = run_module_as_main(module)
     return code, out.getvalue(), err.getvalue()
 
 

@@ -14,13 +14,17 @@ runner ends it and its rank processes with ``os.killpg``; this process exits whe
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import runpy
 import select
+import signal
 import socket
 import subprocess
 import sys
 import time
+import traceback
 from pathlib import Path
 
 PRELOAD = ("numpy", "torch", "torch.distributed", "triton", "triton.language", "hypothesis")
@@ -81,6 +85,12 @@ class ProbeStarter:
                 self._exited[reply["exited"]] = reply["code"]
         return self._exited.pop(pid)
 
+    def stop(self, pid: int) -> int:
+        """End child ``pid`` and its session (its rank processes) and reap it; its exit code."""
+        with contextlib.suppress(ProcessLookupError):  # it ended on its own meanwhile
+            os.killpg(pid, signal.SIGKILL)
+        return self.wait(pid, None)
+
     def _receive(self, timeout: float | None) -> dict | None:
         """The next reply (one JSON object a line), None if none came within ``timeout`` seconds."""
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -112,6 +122,22 @@ class ProbeStarter:
 # ------------------------------------------------------------------------------------------------ the process
 
 
+def run_module_as_main(module: str) -> int:
+    """Run ``module`` as ``python -m`` runs it (``sys.argv`` already set); its exit code as the interpreter reads it:
+    an exit with None is 0, with a message the message on stderr and 1, an escaped exception its traceback and 1."""
+    try:
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    except SystemExit as e:
+        if e.code is None or isinstance(e.code, int):
+            return e.code or 0
+        print(e.code, file=sys.stderr)
+        return 1
+    except BaseException:  # noqa: BLE001 (an escaped exception is what the user would see: its traceback)
+        traceback.print_exc()
+        return 1
+    return 0
+
+
 def _run_child(sock: socket.socket, request: dict, fds: list[int]) -> None:
     """In the forked child: become the probe ``request`` names, then exit with its exit code."""
     code = 1
@@ -129,17 +155,8 @@ def _run_child(sock: socket.socket, request: dict, fds: list[int]) -> None:
         here = str(Path(__file__).parent)
         sys.path[:] = [request["cwd"], *first, *(p for p in sys.path if p != here)]
         sys.argv = [request["module"], *request["argv"]]
-        import runpy
-
-        runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-        if not isinstance(e.code, int | None):
-            print(e.code, file=sys.stderr)
+        code = run_module_as_main(request["module"])
     except BaseException:
-        import traceback
-
         traceback.print_exc()
     finally:
         for stream in (sys.stdout, sys.stderr):

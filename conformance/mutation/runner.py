@@ -22,12 +22,10 @@ A mutant with a ``scale`` runs its cases at that scale, and has a baseline at th
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import os
 import shutil
-import signal
 import tempfile
 import threading
 import time
@@ -199,12 +197,10 @@ def run_probe(tree: Path, cases: list[Case], *, stop_at_first: bool, profile: st
         code = None
         try:
             code = starter.wait(pid, timeout)
-        finally:  # timeout or interruption: end the child and its rank processes (a session of their own)
+        finally:  # timeout or interruption: end the child and its rank processes
             timed_out = code is None
             if code is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(pid, signal.SIGKILL)
-                code = starter.wait(pid, None)
+                code = starter.stop(pid)
         reader.join(timeout=10)
         if not reader.is_alive():
             out.close()

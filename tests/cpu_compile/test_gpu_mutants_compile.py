@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 from pathlib import Path
 
 import pytest
@@ -64,8 +63,7 @@ def _mutated_code(mutant: Mutant, tmp_path: Path, apis: tuple[str, ...], starter
                             log.fileno())
     code = starter.wait(pid, CHILD_TIMEOUT_S)
     if code is None:
-        os.killpg(pid, signal.SIGKILL)
-        starter.wait(pid, None)
+        starter.stop(pid)
     assert code == 0, (f"{mutant.name} does not compile for {mutant_target(mutant)} (exit code {code}):\n"
                        f"{log_path.read_text()[-4000:]}")
     data = json.loads(out.read_text())
