@@ -215,13 +215,17 @@ def _host_counters(tracing) -> HostCounters:
 
 def _exported(shmem) -> exported.ExportedTrace:
     """This rank's events as ``shmem.tracing.export`` writes them (JSON), read back (``conformance.check.exported``)."""
+    return exported.read(shmem.tracing.export(os.path.join(export_folder().path, "trace.json")))  # this rank's file
+
+
+def export_folder() -> ExportFolder:
+    """This rank's :class:`ExportFolder`, made at its first export and kept in its state."""
     from iris.ranks import rank_state
 
     state = rank_state()
-    folder = state.get("export_folder")
-    if folder is None:
-        folder = state["export_folder"] = ExportFolder()
-    return exported.read(shmem.tracing.export(os.path.join(folder.path, "trace.json")))  # this rank's file
+    if "export_folder" not in state:
+        state["export_folder"] = ExportFolder()
+    return state["export_folder"]
 
 
 class ExportFolder:

@@ -31,11 +31,10 @@ def count() -> int:
 
 
 def export_folder() -> str:
-    """Keep a conformance export folder in this rank's state, as a rank's first export does; its path."""
-    from conformance.harness.rank_side import ExportFolder
+    """This rank's conformance export folder (``rank_side.export_folder``, made at the first call); its path."""
+    from conformance.harness.rank_side import export_folder
 
-    folder = rank_state().setdefault("export_folder", ExportFolder())
-    return folder.path
+    return export_folder().path
 
 
 def all_reduce_rank() -> int:
