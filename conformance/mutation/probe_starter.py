@@ -85,6 +85,18 @@ class ProbeStarter:
                 self._exited[reply["exited"]] = reply["code"]
         return self._exited.pop(pid)
 
+    def finish(self, pid: int, timeout: float | None) -> tuple[int, bool]:
+        """Child ``pid``'s exit code, and whether it ran past ``timeout`` seconds: then, or if the wait is
+        interrupted, it and its session are ended (``stop``)."""
+        code = None
+        try:
+            code = self.wait(pid, timeout)
+        finally:
+            timed_out = code is None
+            if timed_out:
+                code = self.stop(pid)
+        return code, timed_out
+
     def stop(self, pid: int) -> int:
         """End child ``pid`` and its session (its rank processes) and reap it; its exit code."""
         with contextlib.suppress(ProcessLookupError):  # it ended on its own meanwhile

@@ -194,13 +194,7 @@ def run_probe(tree: Path, cases: list[Case], *, stop_at_first: bool, profile: st
         reader = threading.Thread(target=lambda: [echo(line.decode(errors="replace").rstrip()) for line in out],
                                   daemon=True)
         reader.start()
-        code = None
-        try:
-            code = starter.wait(pid, timeout)
-        finally:  # timeout or interruption: end the child and its rank processes
-            timed_out = code is None
-            if code is None:
-                code = starter.stop(pid)
+        code, timed_out = starter.finish(pid, timeout)  # past it, or interrupted: the child and its ranks ended
         reader.join(timeout=10)
         if not reader.is_alive():
             out.close()

@@ -61,11 +61,10 @@ def _mutated_code(mutant: Mutant, tmp_path: Path, apis: tuple[str, ...], starter
         pid = starter.start("tests.cpu_compile.mutant_machine_code",
                             [killer(mutant), mutant_target(mutant), str(out), *apis], str(tree), env, log.fileno(),
                             log.fileno())
-    code = starter.wait(pid, CHILD_TIMEOUT_S)
-    if code is None:
-        starter.stop(pid)
-    assert code == 0, (f"{mutant.name} does not compile for {mutant_target(mutant)} (exit code {code}):\n"
-                       f"{log_path.read_text()[-4000:]}")
+    code, timed_out = starter.finish(pid, CHILD_TIMEOUT_S)
+    assert code == 0 and not timed_out, (f"{mutant.name} does not compile for {mutant_target(mutant)} (exit code "
+                                         f"{code}{', ended past its time limit' if timed_out else ''}):\n"
+                                         f"{log_path.read_text()[-4000:]}")
     data = json.loads(out.read_text())
     assert Path(data["iris"]) == tree / "iris", f"the child compiled {data['iris']}, not the mutated copy"
     return data["code"]

@@ -72,6 +72,17 @@ def test_a_probe_killed_with_its_session_reports_the_signal_and_the_next_one_sta
     out.close()
 
 
+def test_finish_ends_a_probe_past_its_time_limit_and_says_so(starter, tmp_path):
+    pid, out = _start(starter, tmp_path, "sleep")
+    assert json.loads(out.readline())["argv"] == ["sleep"]
+    assert starter.finish(pid, 0.3) == (-signal.SIGKILL, True)
+    out.close()
+    (again := tmp_path / "again").mkdir()
+    pid, out = _start(starter, again, "5")
+    assert starter.finish(pid, 60) == (5, False)
+    out.close()
+
+
 def test_a_probe_that_cannot_import_its_module_exits_1_with_the_traceback(starter, tmp_path):
     read, write = os.pipe()
     with open(tmp_path / "err.log", "w") as err:
