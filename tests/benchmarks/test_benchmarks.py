@@ -190,9 +190,12 @@ def test_bench_gate_compiles_counts_the_variants_compiling_ahead_would_compile_a
     assert all(frame.fullmatch(line) for line in frames), frames
 
 
-def test_bench_tile_resources_prints_what_the_cross_compile_reads():
-    """A row per kernel and API, each figure the one ``resources`` reads from the same compile (no GPU needed)."""
-    out = run("bench_tile_resources")
+def test_bench_tile_resources_prints_what_the_cross_compile_reads(capsys):
+    """A row per kernel and API, each figure the one ``resources`` reads from the same compile (no GPU needed). Run
+    through ``main`` here, not a child: a child would compile and disassemble again what ``rows`` reads below
+    (``tests/benchmarks/test_bad_input.py`` runs the script as a user does)."""
+    resources_bench.main(CPU_RUNS["bench_tile_resources"])
+    out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("cross-compiled, 64x64 tiles, num_warps 4, triton ") and out[1] == resources_bench.HEADER
     expected = [resources_bench.line(r) for r in resources_bench.rows(("all_scatter", "tile_load"), ("sm_90",))]
     assert out[2:] == expected and len(expected) == 4, out

@@ -5,9 +5,12 @@ lowers the ceiling it passes under (the failure message prints the new figure)."
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from benchmarks import bench_tile_resources as B
+from benchmarks.cross_compile import compile_jit, cuobjdump, sass_instructions
 
 pytestmark = pytest.mark.cpu_compile
 
@@ -53,3 +56,22 @@ def test_programs_an_sm_or_cu_holds(target, registers, shared, programs):
 def test_the_goal_compares_the_programs_a_launch_puts_on_an_sm(kernel, traced, untraced, met):
     row = B.Row(kernel, "triton", "sm_90", B.Resources(*traced, 1), B.Resources(*untraced, 1))
     assert row.goal_met is met
+
+
+@pytest.mark.parametrize("target", ["sm_90", "sm_100"])
+def test_sass_instructions_are_the_lines_cuobjdump_lists(target):
+    """The instruction count read from the cubin's code bytes is the count of instruction lines ``cuobjdump -sass``
+    prints (what the table's instructions were read from before), for a traced kernel and its untraced twin."""
+    for traced in (True, False):
+        kernel = B.COMPILED["tile_load"]
+        constexprs = dict(kernel.traced if traced else kernel.untraced)
+        pointers = tuple(k for k, v in kernel.signature.items() if v.startswith("*"))
+        cubin = compile_jit("triton", kernel.triton, target, constexprs, dict(kernel.signature),
+                            divisible_by_16=pointers, num_warps=B.NUM_WARPS).asm["cubin"]
+        listed = re.findall(r"^\s+/\*[0-9a-f]{4,}\*/\s+\S", cuobjdump(cubin, "-sass"), re.M)
+        assert sass_instructions(cubin) == len(listed) > 0, (target, traced)
+
+
+def test_sass_instructions_refuses_what_is_not_a_cubin():
+    with pytest.raises(ValueError, match=r"not a 64-bit ELF cubin \(it starts b'\\x7fELF\\x01'\)"):
+        sass_instructions(b"\x7fELF\x01" + bytes(64))
