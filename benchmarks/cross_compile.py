@@ -76,6 +76,22 @@ def cuobjdump(cubin: bytes, *options: str) -> str:
                               check=True).stdout
 
 
+def disassembled(cubin: bytes) -> str:
+    """``triton.tools.disasm.get_sass`` of ``cubin``, kept in ``cache_dir()`` by the cubin's digest: a disassembly
+    takes cuobjdump about 0.4 s a kernel, and a cubin is the same from run to run where its compile is."""
+    from triton.tools.disasm import get_sass
+
+    path = Path(cache_dir()) / "sass" / f"{triton.__version__}-{hashlib.sha256(cubin).hexdigest()}.sass"
+    if path.is_file():
+        return path.read_text()
+    text = get_sass(cubin)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".part", delete=False) as f:
+        f.write(text)
+    os.replace(f.name, path)  # whole or absent, whichever process writes it
+    return text
+
+
 def cubin_resources(cubin: bytes) -> dict[str, int]:
     """What a cubin's kernel needs per thread and block, as ``cuobjdump --dump-resource-usage`` prints it: ``REG``,
     ``STACK`` (bytes of local memory a thread: its frame and spills), ``SHARED``, ``LOCAL`` and the rest, by name."""

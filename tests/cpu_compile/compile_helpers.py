@@ -27,7 +27,7 @@ import torch
 import triton
 from hypothesis import Phase, find, settings
 
-from benchmarks.cross_compile import TARGETS, compile_jit
+from benchmarks.cross_compile import TARGETS, compile_jit, disassembled
 from conformance.harness.stand_in import captured_launches
 from tests.ops.op_jobs import NUM_WARPS
 
@@ -168,9 +168,7 @@ def compile_function(api: str, fn, target_name: str, constexprs: dict, signature
             _CUBINS[key] = compiled.asm["cubin"]
     asm = _CACHE[key]
     if sass and target.backend == "cuda" and "sass" not in asm:
-        from triton.tools.disasm import get_sass
-
-        asm["sass"] = get_sass(_CUBINS[key])
+        asm["sass"] = disassembled(_CUBINS[key])
     return dict(asm)
 
 

@@ -8,8 +8,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from triton.tools import disasm
+from triton.tools.disasm import get_sass
 
 from benchmarks import bench_tile_resources as B
+from benchmarks import cross_compile
 from benchmarks.cross_compile import compile_jit, cuobjdump, sass_instructions
 
 pytestmark = pytest.mark.cpu_compile
@@ -70,6 +73,20 @@ def test_sass_instructions_are_the_lines_cuobjdump_lists(target):
                             divisible_by_16=pointers, num_warps=B.NUM_WARPS).asm["cubin"]
         listed = re.findall(r"^\s+/\*[0-9a-f]{4,}\*/\s+\S", cuobjdump(cubin, "-sass"), re.M)
         assert sass_instructions(cubin) == len(listed) > 0, (target, traced)
+
+
+def test_a_disassembly_is_kept_and_read_back_as_cuobjdump_printed_it(tmp_path, monkeypatch):
+    """``disassembled`` keeps a cubin's SASS in the cross-compile cache by the cubin's digest: the first call writes
+    what Triton's ``get_sass`` prints, the second reads it back without running cuobjdump."""
+    monkeypatch.setattr(cross_compile, "cache_dir", lambda: str(tmp_path))
+    cubin = compile_jit("triton", B.COMPILED["tile_load"].triton, "sm_90", dict(B.COMPILED["tile_load"].untraced),
+                        dict(B.COMPILED["tile_load"].signature), num_warps=B.NUM_WARPS).asm["cubin"]
+    first = cross_compile.disassembled(cubin)
+    assert first == get_sass(cubin) and "EXIT" in first
+    (kept,) = (tmp_path / "sass").iterdir()
+    assert kept.read_text() == first and not list((tmp_path / "sass").glob("*.part"))
+    monkeypatch.setattr(disasm, "extract", lambda *args: pytest.fail("disassembled again"))
+    assert cross_compile.disassembled(cubin) == first
 
 
 def test_sass_instructions_refuses_what_is_not_a_cubin():
