@@ -169,6 +169,16 @@ def _hip_figures(amdgcn: str) -> tuple[int, int]:
 
 def resources(name: str, api: str, target: str, traced: bool) -> Resources:
     """Compile kernel ``name`` of ``api`` for ``target``, traced or not, and read what it needs."""
+    return _read(api, target, *_inputs(name, api, traced))
+
+
+def compiled(name: str, api: str, target: str, traced: bool):
+    """The compile of kernel ``name`` of ``api`` for ``target`` that ``resources`` reads (``triton.compile``'s)."""
+    return _compile(api, target, *_inputs(name, api, traced))
+
+
+def _inputs(name: str, api: str, traced: bool) -> tuple:
+    """(jit function, constexprs, signature) of kernel ``name`` for ``api``, the last two as tuples of items."""
     kernel = COMPILED[name]
     constexprs = dict(kernel.traced if traced else kernel.untraced)
     signature = dict(kernel.signature)
@@ -176,17 +186,20 @@ def resources(name: str, api: str, target: str, traced: bool) -> Resources:
         for key in ("rank", "world"):
             signature.pop(key, None)
             constexprs.pop(key, None)
-    return _read(api, getattr(kernel, api), target, tuple(constexprs.items()), tuple(signature.items()))
+    return getattr(kernel, api), tuple(constexprs.items()), tuple(signature.items())
+
+
+def _compile(api: str, target: str, fn, constexprs: tuple, signature: tuple):
+    signature = dict(signature)
+    pointers = tuple(k for k, v in signature.items() if v.startswith("*"))
+    return compile_jit(api, fn, target, dict(constexprs), signature, divisible_by_16=pointers, num_warps=NUM_WARPS)
 
 
 @functools.cache
-def _read(api: str, fn, target: str, constexprs: tuple, signature: tuple) -> Resources:
+def _read(api: str, target: str, fn, constexprs: tuple, signature: tuple) -> Resources:
     """What one compile needs, read once per process: kernels that compile alike (every part's untraced all-scatter)
     share it."""
-    signature = dict(signature)
-    pointers = tuple(k for k, v in signature.items() if v.startswith("*"))
-    compiled = compile_jit(api, fn, target, dict(constexprs), signature, divisible_by_16=pointers,
-                           num_warps=NUM_WARPS)
+    compiled = _compile(api, target, fn, constexprs, signature)
     if TARGETS[target].backend == "cuda":
         registers, instructions = _cuda_figures(compiled.asm["cubin"])
     else:

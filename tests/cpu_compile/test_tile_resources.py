@@ -13,7 +13,7 @@ from triton.tools.disasm import get_sass
 
 from benchmarks import bench_tile_resources as B
 from benchmarks import cross_compile
-from benchmarks.cross_compile import compile_jit, cuobjdump, sass_instructions
+from benchmarks.cross_compile import cuobjdump, sass_instructions
 
 pytestmark = pytest.mark.cpu_compile
 
@@ -66,11 +66,7 @@ def test_sass_instructions_are_the_lines_cuobjdump_lists(target):
     """The instruction count read from the cubin's code bytes is the count of instruction lines ``cuobjdump -sass``
     prints (what the table's instructions were read from before), for a traced kernel and its untraced twin."""
     for traced in (True, False):
-        kernel = B.COMPILED["tile_load"]
-        constexprs = dict(kernel.traced if traced else kernel.untraced)
-        pointers = tuple(k for k, v in kernel.signature.items() if v.startswith("*"))
-        cubin = compile_jit("triton", kernel.triton, target, constexprs, dict(kernel.signature),
-                            divisible_by_16=pointers, num_warps=B.NUM_WARPS).asm["cubin"]
+        cubin = B.compiled("tile_load", "triton", target, traced).asm["cubin"]
         listed = re.findall(r"^\s+/\*[0-9a-f]{4,}\*/\s+\S", cuobjdump(cubin, "-sass"), re.M)
         assert sass_instructions(cubin) == len(listed) > 0, (target, traced)
 
@@ -78,9 +74,8 @@ def test_sass_instructions_are_the_lines_cuobjdump_lists(target):
 def test_a_disassembly_is_kept_and_read_back_as_cuobjdump_printed_it(tmp_path, monkeypatch):
     """``disassembled`` keeps a cubin's SASS in the cross-compile cache by the cubin's digest: the first call writes
     what Triton's ``get_sass`` prints, the second reads it back without running cuobjdump."""
+    cubin = B.compiled("tile_load", "triton", "sm_90", False).asm["cubin"]
     monkeypatch.setattr(cross_compile, "cache_dir", lambda: str(tmp_path))
-    cubin = compile_jit("triton", B.COMPILED["tile_load"].triton, "sm_90", dict(B.COMPILED["tile_load"].untraced),
-                        dict(B.COMPILED["tile_load"].signature), num_warps=B.NUM_WARPS).asm["cubin"]
     first = cross_compile.disassembled(cubin)
     assert first == get_sass(cubin) and "EXIT" in first
     (kept,) = (tmp_path / "sass").iterdir()
