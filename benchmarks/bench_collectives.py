@@ -23,6 +23,7 @@ the compiles; the others load them). Variants, each timed against ``untraced`` i
   span       bracketed, each range given its tile's span (``ctx.tracing.span``) made once before the peer loop
   offsets    bracketed, given a span made once from 32-bit offsets (an int32 min) and the mask's count
   bounds     bracketed, given ``ctx.tracing.contiguous_span`` of the bounds the mask was made of (no reduction)
+  claimed    tracing compiled in and on, nothing recorded: each program's chunk claim alone (the floor of any record)
   proton     the same phases as Proton intra-kernel scopes (instrumentation mode, ``--proton-buffer`` buffer),
              tracing compiled off; GPU only; a sample holds at most 10 launches (``xN`` beside its cell), and
              Proton's launch hooks are on Triton's hook chains only around its samples
@@ -87,6 +88,7 @@ VARIANTS = {
     "span": (True, False, True, C.RECORDS["span"], False),
     "offsets": (True, False, True, C.RECORDS["offsets"], False),
     "bounds": (True, False, True, C.RECORDS["bounds"], False),
+    "claimed": (True, False, False, 0, False),
     "proton": (False, False, False, 0, True),
 }
 SPANS = ("span", "offsets", "bounds")  # bracketed records given a span: each must record what bracketed records

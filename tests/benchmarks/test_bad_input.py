@@ -67,7 +67,7 @@ CAPACITY = "expected a comma list of integers from 1 to 100 (percent of the even
 SIZES = "expected a comma list of distinct byte counts, plain digits, each a multiple of 1024, such as 65536,1048576"
 RANKS = "expected a comma list of integers from 2 to 8 (ranks sharing one GPU), such as 2,4,8"
 COLLECTIVE_KERNELS = "all_gather, reduce_scatter, all_to_all, gather_matmul"
-COLLECTIVE_VARIANTS = "untraced, auto, bracketed, both, span, offsets, bounds, proton"
+COLLECTIVE_VARIANTS = "untraced, auto, bracketed, both, span, offsets, bounds, claimed, proton"
 CASES = [
     *[("benchmarks.bench_collectives", ["--sizes", value], f"argument --sizes: --sizes '{value}': {SIZES}")
       for value in ("1e6", "+65536", "65_536", "65536,", "", "65536,65536", "1000", "0", "-1024", " 65536")],
