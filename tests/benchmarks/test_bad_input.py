@@ -31,7 +31,8 @@ EXAMPLES = ("trace_store_triton", "trace_store_gluon", "message_passing_triton",
 # where each script would start running: replaced by a function that fails the test (the examples that start ranks
 # run through examples.run, whose launch is replaced)
 STARTS = {"benchmarks.bench_collectives": "launch",
-          "benchmarks.bench_compare": "bench", "benchmarks.bench_conformance": "rows",
+          "benchmarks.bench_compare": "bench", "benchmarks.bench_compile_time": "rows",
+          "benchmarks.bench_conformance": "rows",
           "benchmarks.bench_gate_compiles": "variants",
           "benchmarks.bench_scatter_parts": "launch",
           "benchmarks.bench_tile_resources": "rows", "benchmarks.bench_tracing_device": "launch",
@@ -101,6 +102,13 @@ CASES = [
                                       "1048576"],
      "--sizes 256 MB, --ranks 8, --chunk 1048576: one launch would trace into 34361311232 slots, more than tracing "
      "holds (2146435072); expected smaller values"),
+    *[("benchmarks.bench_compile_time", ["--ops", value], f"argument --ops: --ops '{value}': expected a comma list "
+       "of integers from 1 to 256, such as 4,8,16,32") for value in ("0", "257", "4,", "x")],
+    ("benchmarks.bench_compile_time", ["--ops", "4,8,4"],
+     "argument --ops: --ops '4,8,4': op count 4 is repeated; expected each op count once, such as 4,8,16,32"),
+    ("benchmarks.bench_compile_time", ["--targets", "sm_80"],
+     "argument --targets: --targets 'sm_80': expected a comma list of sm_90, sm_100, gfx942, gfx950"),
+    ("benchmarks.bench_compile_time", ["--reps", "0"], _at_least("--reps", "0")),
     ("benchmarks.bench_gate_compiles", ["--ranks", "0"],
      "argument --ranks: --ranks '0': expected a comma list of integers from 1 to 64 (world sizes), such as 1,2,4"),
     ("benchmarks.bench_gate_compiles", ["--scale", "huge"],
@@ -448,6 +456,8 @@ USER = [
      "argument --kernels: --kernels 'all_scatter,all_scatter': all_scatter is repeated"),
     ("benchmarks.bench_compare", ["--capacity", "100,100"], "argument --capacity: --capacity '100,100': capacity 100 "
                                                             "is repeated"),
+    ("benchmarks.bench_compile_time", ["--ops", "0"], "argument --ops: --ops '0': expected a comma list of integers "
+                                                      "from 1 to 256"),
     ("examples.message_passing_triton", ["--ranks", "0"], _world_size("0")),
     ("examples.all_gather_triton", ["--out", "afile/t.json"], "--out 'afile/t.json': cannot write trace to "
                                                               "'afile/t.json': 'afile' is not a folder; "),

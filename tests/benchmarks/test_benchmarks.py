@@ -18,9 +18,11 @@ import sys
 from pathlib import Path
 
 import pytest
+import triton
 
 from benchmarks import bench_collectives as collectives_bench
 from benchmarks import bench_compare as compare_bench
+from benchmarks import bench_compile_time as compile_time_bench
 from benchmarks import bench_gate_compiles as gate_bench
 from benchmarks import bench_scatter_parts as parts_bench
 from benchmarks import bench_tile_resources as resources_bench
@@ -41,6 +43,7 @@ COMPARED = ("--events", "2000", "--ranks", "2", "--programs", "10", "--repeat", 
 CPU_RUNS: dict[str, list[str] | str] = {
     "bench_collectives": ["--backend", "cpu", "--chunk", str(CHUNK)],
     "bench_compare": list(COMPARED),
+    "bench_compile_time": ["--ops", "1,2", "--targets", "sm_90"],
     "bench_conformance": "tests/conformance/test_bench_conformance.py",  # bench_conformance.main, 1 cpu rank
     "bench_gate_compiles": ["--scale", "small", "--ranks", "1", "--scenario", "load,store"],
     "bench_scatter_parts": ["--backend", "cpu", "--chunk", str(CHUNK)],
@@ -188,6 +191,40 @@ def test_bench_gate_compiles_counts_the_variants_compiling_ahead_would_compile_a
     assert len(frames) == gate_bench.LARGEST, out
     frame = re.compile(r"\s+0 B\s+0\.00 GiB  (load|store)@1 (triton|gluon), num_warps \d+, \d+ registers")
     assert all(frame.fullmatch(line) for line in frames), frames
+
+
+def test_bench_compile_time_compiles_each_kernel_untraced_then_traced_in_an_empty_cache(capsys, monkeypatch):
+    """A row per API and op count, each from two compiles of that kernel (tracing off, then on: the constexprs each
+    compile got), each in a cache of its own, empty when the compile starts. Run through ``main`` here (the script as
+    a user runs it: ``tests/benchmarks/test_bad_input.py``'s child rows)."""
+    compile_ = triton.compile
+    compiles: list[tuple] = []
+
+    def recorded(src, target=None, options=None):
+        cache = triton.knobs.cache.dir
+        fields = {src.fn.arg_names[k[0]]: v for k, v in src.constants.items()}
+        compiles.append((src.fn.__name__, target.arch, fields["OPS"], fields["TRACING"], cache, os.listdir(cache)))
+        return compile_(src, target=target, options=options)
+
+    monkeypatch.setattr(triton, "compile", recorded)
+    rows = compile_time_bench.main(CPU_RUNS["bench_compile_time"])
+    out = capsys.readouterr().out.splitlines()
+    heading = (f"one compile each in an empty cache, 256-element blocks, num_warps 4, triton {triton.__version__}; "
+               "least of 1")
+    assert out[:2] == [heading, compile_time_bench.HEADER], out
+    order = [(api, ops) for api in ("triton", "gluon") for ops in (1, 2)]
+    assert [(r["target"], r["api"], r["ops"]) for r in rows] == [("sm_90", api, ops) for api, ops in order], rows
+    assert out[2:] == [compile_time_bench.line(r) for r in rows], out
+    for row, text in zip(rows, out[2:], strict=True):
+        cells = text.split()
+        assert all(finite(c) > 0 for c in cells[3:]), text
+        assert math.isclose(float(cells[5]), row["auto"] / row["untraced"], abs_tol=0.006), text
+    assert compiles[0][:4] == ("triton_op_pairs", 90, 1, False), compiles[0]  # the untimed first compile
+    timed = [(name, arch, ops, traced) for name, arch, ops, traced, _, _ in compiles[1:]]
+    assert timed == [(f"{api}_op_pairs", 90, ops, traced) for api, ops in order for traced in (False, True)], timed
+    caches = [cache for *_, cache, _ in compiles]
+    assert len(set(caches)) == len(caches) and all(listed == [] for *_, listed in compiles), compiles
+    assert not any(os.path.exists(c) for c in caches), "each compile's cache is removed after it"
 
 
 def test_bench_tile_resources_prints_what_the_cross_compile_reads(capsys):
