@@ -15,7 +15,6 @@ of a traced kernel (and every autotuning candidate) waits. Not a test: it prints
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -25,7 +24,7 @@ import triton.language as tl
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-from benchmarks.cross_compile import TARGETS
+from benchmarks.cross_compile import TARGETS, run_script
 from iris import DeviceContext
 from iris.cli_args import OneLineParser, choice_list, int_at_least, int_list
 from iris.experimental.iris_gluon import IrisDeviceCtx
@@ -118,14 +117,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
     args = p.parse_args(argv)
     found = rows(args.ops, args.targets, args.reps,
                  progress=lambda text: print(f"bench_compile_time: {text}", file=sys.stderr, flush=True))
-    print(f"one compile each in an empty cache, {BLOCK.value}-element blocks, num_warps {NUM_WARPS}, "
-          f"triton {triton.__version__}; least of {args.reps}")
-    print(HEADER)
-    for r in found:
-        print(line(r))
+    heading = (f"one compile each in an empty cache, {BLOCK.value}-element blocks, num_warps {NUM_WARPS}, "
+               f"triton {triton.__version__}; least of {args.reps}")
+    print("\n".join([heading, HEADER, *map(line, found)]))
     return found
 
 
 if __name__ == "__main__":
-    os.environ.pop("TRITON_INTERPRET", None)  # cross-compiling needs the compiler, not the interpreter
-    main()
+    run_script(main, __spec__.name)

@@ -16,7 +16,6 @@ thread the GPU can hold, and keeps it: a rank process that launches such a varia
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 
 import triton
 
-from benchmarks.cross_compile import TARGETS, cubin_resources
+from benchmarks.cross_compile import TARGETS, cubin_resources, run_script
 from conformance.kit.scale import SMS
 from iris.cli_args import ExtendOnce, OneLineParser, choice_list, int_at_least, int_list
 from iris.ranks.pool import MAX_WORLD_SIZE
@@ -158,5 +157,4 @@ def main(argv: list[str] | None = None) -> list[Compiled]:
 
 
 if __name__ == "__main__":
-    os.environ.pop("TRITON_INTERPRET", None)  # cross-compiling needs the compiler, not the interpreter
-    main()
+    run_script(main, __spec__.name)

@@ -33,14 +33,13 @@ import argparse
 import dataclasses
 import functools
 import math
-import os
 import re
 import sys
 
 import triton
 
 from benchmarks import tile_kernels as K
-from benchmarks.cross_compile import TARGETS, compile_jit, cubin_resources, sass_instructions
+from benchmarks.cross_compile import TARGETS, compile_jit, cubin_resources, run_script, sass_instructions
 from conformance.scenarios import all_scatter
 from iris.cli_args import OneLineParser, choice_list
 
@@ -282,5 +281,4 @@ def main(argv: list[str] | None = None) -> list[Row]:
 
 
 if __name__ == "__main__":
-    os.environ.pop("TRITON_INTERPRET", None)  # cross-compiling needs the compiler, not the interpreter
-    main()
+    run_script(main, __spec__.name)

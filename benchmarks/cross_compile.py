@@ -16,6 +16,7 @@ import os
 import re
 import struct
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -65,6 +66,16 @@ def compile_jit(api: str, fn, target_name: str, constexprs: dict, signature: dic
         triton.knobs.cache.dir = cache_dir()
         triton.knobs.cache.manager_class = SharedCompileCache
         return triton.compile(src, target=TARGETS[target_name], options={"num_warps": num_warps})
+
+
+def run_script(main, module: str) -> None:
+    """Run the cross-compiling script ``module``'s ``main`` (``python -m module``) with Triton's compiler. Its kernels
+    were made by ``triton.jit`` when it was imported, as interpreted functions if ``TRITON_INTERPRET`` was on, which
+    cannot be compiled: then the script starts again, in this process, without it."""
+    if os.environ.get("TRITON_INTERPRET", "") not in ("", "0"):
+        env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+        os.execve(sys.executable, [sys.executable, "-m", module, *sys.argv[1:]], env)
+    main()
 
 
 def cuobjdump(cubin: bytes, *options: str) -> str:

@@ -27,6 +27,7 @@ from benchmarks import bench_gate_compiles as gate_bench
 from benchmarks import bench_scatter_parts as parts_bench
 from benchmarks import bench_tile_resources as resources_bench
 from benchmarks import bench_tracing_device as device_bench
+from benchmarks import cross_compile
 from benchmarks import stress_traced_loops as stress
 from benchmarks import tile_kernels as K
 from conformance.harness.drawing import drawn_examples
@@ -225,6 +226,47 @@ def test_bench_compile_time_compiles_each_kernel_untraced_then_traced_in_an_empt
     caches = [cache for *_, cache, _ in compiles]
     assert len(set(caches)) == len(caches) and all(listed == [] for *_, listed in compiles), compiles
     assert not any(os.path.exists(c) for c in caches), "each compile's cache is removed after it"
+
+
+CROSS_COMPILING = ("bench_compile_time", "bench_gate_compiles", "bench_tile_resources")  # no kernel run, any backend
+
+
+class Restarted(Exception):
+    """``os.execve`` called: in a real run it does not return."""
+
+
+@pytest.mark.parametrize(("interpret", "restarted"), [("1", True), ("0", False), ("", False), (None, False)])
+def test_a_cross_compiling_script_started_under_the_interpreter_starts_again_without_it(monkeypatch, interpret,
+                                                                                        restarted):
+    """``TRITON_INTERPRET`` on when a script that cross-compiles starts: its kernels were made interpreted when it was
+    imported, so it starts again as ``python -m`` with the same arguments and the interpreter off; off or unset, its
+    ``main`` runs. Every script that only cross-compiles starts through it (``bench_collectives`` runs its kernels
+    under the interpreter on the CPU)."""
+    started: list[tuple] = []
+
+    def execve(path, argv, env):
+        started.append((path, argv, env))
+        raise Restarted
+
+    monkeypatch.setattr(os, "execve", execve)
+    monkeypatch.setattr(sys, "argv", ["bench_compile_time.py", "--ops", "1,2"])
+    if interpret is None:
+        monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    else:
+        monkeypatch.setenv("TRITON_INTERPRET", interpret)
+    ran: list[bool] = []
+    if restarted:
+        with pytest.raises(Restarted):
+            cross_compile.run_script(lambda: ran.append(True), "benchmarks.bench_compile_time")
+        ((path, argv, env),) = started
+        assert (path, argv) == (sys.executable, [sys.executable, "-m", "benchmarks.bench_compile_time", "--ops", "1,2"])
+        assert "TRITON_INTERPRET" not in env and env == {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    else:
+        cross_compile.run_script(lambda: ran.append(True), "benchmarks.bench_compile_time")
+    assert ran == ([] if restarted else [True]) and len(started) == int(restarted)
+    for name in CROSS_COMPILING:
+        text = (ROOT / f"benchmarks/{name}.py").read_text()
+        assert text.endswith('if __name__ == "__main__":\n    run_script(main, __spec__.name)\n'), name
 
 
 def test_bench_tile_resources_prints_what_the_cross_compile_reads(capsys):
