@@ -24,7 +24,7 @@ import triton.language as tl
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-from benchmarks.cross_compile import TARGETS, run_script
+from benchmarks.cross_compile import TARGETS, compile_jit, run_script
 from iris import DeviceContext
 from iris.cli_args import OneLineParser, choice_list, int_at_least, int_list
 from iris.experimental.iris_gluon import IrisDeviceCtx
@@ -65,17 +65,10 @@ def gluon_op_pairs(ctx_t, src, dst, n, OPS: gl.constexpr, TRACING: gl.constexpr)
 
 def compile_seconds(api: str, target: str, ops: int, traced: bool) -> float:
     """Seconds one compile of ``api``'s kernel of ``ops`` op pairs takes for ``target``, in an empty cache."""
-    if api == "gluon":
-        from triton.experimental.gluon._runtime import GluonASTSource as source_type
-        fn = gluon_op_pairs
-    else:
-        from triton.compiler import ASTSource as source_type
-        fn = triton_op_pairs
-    src = source_type(fn, signature=dict(SIGNATURE), constexprs={"OPS": ops, "TRACING": traced})
-    with tempfile.TemporaryDirectory(prefix="bench-compile-time-") as cache, triton.knobs.cache.scope():
-        triton.knobs.cache.dir = cache
+    fn = gluon_op_pairs if api == "gluon" else triton_op_pairs
+    with tempfile.TemporaryDirectory(prefix="bench-compile-time-") as cache:
         start = time.perf_counter()
-        triton.compile(src, target=TARGETS[target], options={"num_warps": NUM_WARPS})
+        compile_jit(api, fn, target, {"OPS": ops, "TRACING": traced}, SIGNATURE, num_warps=NUM_WARPS, cache=cache)
         return time.perf_counter() - start
 
 

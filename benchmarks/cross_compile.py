@@ -46,11 +46,12 @@ def cache_dir() -> str:
 
 
 def compile_jit(api: str, fn, target_name: str, constexprs: dict, signature: dict, *,
-                divisible_by_16: tuple[str, ...] = (), num_warps: int = 4):
+                divisible_by_16: tuple[str, ...] = (), num_warps: int = 4, cache: str | None = None):
     """The ``triton.compile`` result of the jit function ``fn`` (``api`` "triton" or "gluon") for
     ``TARGETS[target_name]``: ``signature`` types every parameter in order (``"constexpr"`` for those in
     ``constexprs``); ``divisible_by_16`` names arguments specialized as a launch specializes an int or a pointer that
-    is a multiple of 16; ``num_warps`` is the launch option."""
+    is a multiple of 16; ``num_warps`` is the launch option. ``cache``: a Triton cache folder of the caller's instead of
+    ``cache_dir()``, shared by the processes that compile at once."""
     if target_name not in TARGETS:
         raise ValueError(f"target {target_name!r} is not one of {sorted(TARGETS)}")
     if api == "gluon":
@@ -63,8 +64,11 @@ def compile_jit(api: str, fn, target_name: str, constexprs: dict, signature: dic
     attrs = {(names.index(a),): [["tt.divisibility", 16]] for a in divisible_by_16}
     src = source_type(fn, signature=dict(signature), constexprs=dict(constexprs), attrs=attrs)
     with triton.knobs.cache.scope():
-        triton.knobs.cache.dir = cache_dir()
-        triton.knobs.cache.manager_class = SharedCompileCache
+        if cache is None:
+            triton.knobs.cache.dir = cache_dir()
+            triton.knobs.cache.manager_class = SharedCompileCache
+        else:
+            triton.knobs.cache.dir = cache
         return triton.compile(src, target=TARGETS[target_name], options={"num_warps": num_warps})
 
 
