@@ -50,8 +50,8 @@ def compile_jit(api: str, fn, target_name: str, constexprs: dict, signature: dic
     """The ``triton.compile`` result of the jit function ``fn`` (``api`` "triton" or "gluon") for
     ``TARGETS[target_name]``: ``signature`` types every parameter in order (``"constexpr"`` for those in
     ``constexprs``); ``divisible_by_16`` names arguments specialized as a launch specializes an int or a pointer that
-    is a multiple of 16; ``num_warps`` is the launch option. ``cache``: a Triton cache folder of the caller's instead of
-    ``cache_dir()``, shared by the processes that compile at once."""
+    is a multiple of 16; ``num_warps`` is the launch option. ``cache``: a Triton cache folder of the caller's, in place
+    of ``cache_dir()`` (which the processes compiling at once share)."""
     if target_name not in TARGETS:
         raise ValueError(f"target {target_name!r} is not one of {sorted(TARGETS)}")
     if api == "gluon":
