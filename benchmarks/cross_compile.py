@@ -26,6 +26,7 @@ from triton.compiler import ASTSource
 
 import iris
 from iris.ranks.compile_once import SharedCompileCache
+from iris.world import is_interpreter
 
 TARGETS: dict[str, GPUTarget] = {
     "sm_90": GPUTarget("cuda", 90, 32),
@@ -75,8 +76,9 @@ def compile_jit(api: str, fn, target_name: str, constexprs: dict, signature: dic
 def run_script(main, module: str) -> None:
     """Run the cross-compiling script ``module``'s ``main`` (``python -m module``) with Triton's compiler. Its kernels
     were made by ``triton.jit`` when it was imported, as interpreted functions if ``TRITON_INTERPRET`` was on, which
-    cannot be compiled: then the script starts again, in this process, without it."""
-    if os.environ.get("TRITON_INTERPRET", "") not in ("", "0"):
+    cannot be compiled: then the script starts again, in this process, without it (read as ``triton.jit`` read it:
+    ``iris.world.is_interpreter``)."""
+    if is_interpreter():
         env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
         os.execve(sys.executable, [sys.executable, "-m", module, *sys.argv[1:]], env)
     main()

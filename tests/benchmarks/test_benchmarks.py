@@ -235,7 +235,8 @@ class Restarted(Exception):
     """``os.execve`` called: in a real run it does not return."""
 
 
-@pytest.mark.parametrize(("interpret", "restarted"), [("1", True), ("0", False), ("", False), (None, False)])
+@pytest.mark.parametrize(("interpret", "restarted"), [("1", True), ("true", True), ("0", False), ("", False),
+                                                   (None, False)])
 def test_a_cross_compiling_script_started_under_the_interpreter_starts_again_without_it(monkeypatch, interpret,
                                                                                         restarted):
     """``TRITON_INTERPRET`` on when a script that cross-compiles starts: its kernels were made interpreted when it was
