@@ -7,6 +7,9 @@
   test only once it holds the next one (pytest-xdist's workers need it for fixture teardown), so a worker given a
   long test is also given one more unit that waits behind it: the smallest one left, not a whole setup group.
 
+A worker that dies (a crash in a test) fails the test it was running and is replaced; its unfinished units go to
+the other workers.
+
 Groups are handed to the parent's scheduler through a file (the first worker writes the map of test id to group once
 it has collected), not by renaming test ids, which newer pytest versions no longer allow. Without pytest-xdist, or
 with a ``--dist`` mode other than its default ``load``, only the ordering applies.
@@ -92,6 +95,15 @@ def _setup_group_scheduling(config: pytest.Config, log, path: Path):
 
         def _split_scope(self, nodeid: str) -> str:
             return self.groups.get(nodeid, nodeid)
+
+        def remove_node(self, node) -> str | None:
+            """pytest-xdist puts a crashed worker's whole workload back in the queue, the units it finished too; a
+            unit with nothing left to run would later be handed to a worker as no tests, and that worker (which runs a
+            test only once it holds the next) would wait for ever: only the units with tests left go back."""
+            workload = self.assigned_work.get(node, {})
+            for scope in [scope for scope, unit in workload.items() if all(unit.values())]:
+                del workload[scope]
+            return super().remove_node(node)
 
         def _assign_work_unit(self, node) -> None:
             """The next unit in order, or the smallest one left where it would wait behind a long test."""

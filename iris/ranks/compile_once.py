@@ -75,8 +75,7 @@ class SharedCompileCache(FileCacheManager):
             _unlock(fd)
             return found
         self._held = fd  # this process builds it; writing it releases the lock, or the watch if the build raises
-        threading.Thread(target=self._watch, args=(sys._getframe(2), threading.get_ident()), daemon=True,
-                         name="iris-compile-once").start()
+        threading.Thread(target=self._watch, args=(sys._getframe(2),), daemon=True, name="iris-compile-once").start()
         return None
 
     def _release(self) -> None:
@@ -85,17 +84,19 @@ class SharedCompileCache(FileCacheManager):
         if fd is not None:
             _unlock(fd)
 
-    def _watch(self, caller, thread: int) -> None:
-        """Release the lock once ``caller`` (the frame that missed: Triton's ``compile``, or its launcher build) is off
-        ``thread``'s stack."""
+    def _watch(self, caller) -> None:
+        """Release the lock once ``caller`` (the frame that missed: Triton's ``compile``, or its launcher build) has
+        returned or raised. ``frame.clear()`` tells: it refuses a frame still running, and of one that has ended it
+        drops the locals (a failed compile's, which nothing reads after). It reads that frame alone: walking the
+        compiling thread's stack from here (``f_back``) while that thread ran crashed CPython 3.11."""
         while self._held is not None:
-            frame = sys._current_frames().get(thread)
-            while frame is not None and frame is not caller:
-                frame = frame.f_back
-            if frame is None:
-                self._release()
-                return
-            time.sleep(POLL_S)
+            try:
+                caller.clear()
+            except RuntimeError:  # still running
+                time.sleep(POLL_S)
+                continue
+            self._release()
+            return
 
 
 def _lock(fd: int, wait_s: float) -> bool:

@@ -87,3 +87,46 @@ def test_tests_of_one_world_share_a_worker_and_long_tests_start_first(tmp_path):
     assert after_long == "alone", (
         f"behind the long test its worker ran {after_long!r}, but should have run the smallest unit left ('alone', "
         f"collected last), not a world's group")
+
+
+CRASHING = RECORD + '''
+
+@pytest.mark.parametrize("case", range(24))
+def test_alone(case):
+    _record(f"alone-{{case}}")
+
+
+@pytest.mark.shares_setup
+@pytest.mark.parametrize("world_size", [1, 2])
+@pytest.mark.parametrize("case", range(4))
+def test_world(case, world_size):
+    crashed = OUT + "-crashed"  # beside the records
+    if (case, world_size) == (1, 2) and not os.path.exists(crashed):
+        open(crashed, "w").close()
+        os._exit(1)  # the worker dies, once
+    _record(f"world-{{world_size}}-{{case}}")
+'''
+
+
+def test_a_worker_that_dies_fails_its_test_and_the_run_ends_with_every_other_test_run(tmp_path):
+    """pytest-xdist gives a dead worker's finished units back with its unfinished ones; handed out, a finished unit
+    sent a worker no test and the run waited for ever (tests/xdist_sharing.py drops them)."""
+    out = tmp_path / "records"
+    out.mkdir()
+    (tmp_path / "test_crashing.py").write_text(CRASHING.format(out=str(out)))
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "conftest", "-n", "2", "-q", "-p", "no:cacheprovider",
+             "--rootdir", str(tmp_path), str(tmp_path / "test_crashing.py")],
+            cwd=ROOT, capture_output=True, text=True, timeout=60,
+        )
+    except subprocess.TimeoutExpired as hung:
+        said = hung.stdout.decode(errors="replace") if isinstance(hung.stdout, bytes) else hung.stdout
+        pytest.fail(f"the run did not end within 60 s of a worker's death:\n{said}")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert (tmp_path / "records-crashed").exists()
+    records = _records(out)
+    expected = {f"alone-{case}" for case in range(24)} | {f"world-{w}-{c}" for w in (1, 2) for c in range(4)}
+    assert set(records) == expected, sorted(set(records) ^ expected)
+    assert "crashed while running 'test_crashing.py::test_world[1-2]'" in run.stdout, run.stdout
+    assert "1 failed" in run.stdout.splitlines()[-1], run.stdout.splitlines()[-1]
