@@ -1,5 +1,5 @@
-"""Root pytest configuration: the test tiers as markers, the gpu tier's skip rule, and how pytest-xdist shares a run
-among its workers (``tests/xdist_sharing.py``).
+"""Root pytest configuration: the test tiers as markers, the gpu tier's skip rule, how pytest-xdist shares a run
+among its workers (``tests/xdist_sharing.py``) and the time a test may run (``tests/time_limit.py``).
 
 The tests' test-only scenarios are registered through ``IRIS_SCENARIO_PACKAGES`` (``TEST_SCENARIO_PACKAGES``).
 
@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-pytest_plugins = ["tests.xdist_sharing"]
+pytest_plugins = ["tests.xdist_sharing", "tests.time_limit"]
 
 os.environ.pop("TRITON_INTERPRET", None)
 

@@ -7,8 +7,8 @@
   test only once it holds the next one (pytest-xdist's workers need it for fixture teardown), so a worker given a
   long test is also given one more unit that waits behind it: the smallest one left, not a whole setup group.
 
-A worker that dies (a crash in a test) fails the test it was running and is replaced; its unfinished units go to
-the other workers.
+A worker that dies (a crash in a test, or a test past its time limit: ``tests/time_limit.py``) fails the test it
+was running, which is not run again, and is replaced; its unfinished tests go to the workers.
 
 Groups are handed to the parent's scheduler through a file (the first worker writes the map of test id to group once
 it has collected), not by renaming test ids, which newer pytest versions no longer allow. Without pytest-xdist, or
@@ -97,13 +97,19 @@ def _setup_group_scheduling(config: pytest.Config, log, path: Path):
             return self.groups.get(nodeid, nodeid)
 
         def remove_node(self, node) -> str | None:
-            """pytest-xdist puts a crashed worker's whole workload back in the queue, the units it finished too; a
-            unit with nothing left to run would later be handed to a worker as no tests, and that worker (which runs a
-            test only once it holds the next) would wait for ever: only the units with tests left go back."""
+            """A dead worker's test (the first it had not finished) fails as crashed and is not run again, as under
+            ``--dist load`` (run again, a test that hangs would end a worker at every turn); its other unfinished
+            tests go back in the queue. pytest-xdist's scope scheduling puts the whole workload back, the units it
+            finished too: handed out, such a unit gave a worker no tests, and that worker (which runs a test only
+            once it holds the next) waited for ever."""
             workload = self.assigned_work.get(node, {})
+            crashed = next((nodeid for unit in workload.values() for nodeid, done in unit.items() if not done), None)
+            if crashed is not None:
+                workload[self._split_scope(crashed)][crashed] = True
             for scope in [scope for scope, unit in workload.items() if all(unit.values())]:
                 del workload[scope]
-            return super().remove_node(node)
+            super().remove_node(node)
+            return crashed
 
         def _assign_work_unit(self, node) -> None:
             """The next unit in order, or the smallest one left where it would wait behind a long test."""

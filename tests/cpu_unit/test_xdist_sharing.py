@@ -109,8 +109,8 @@ def test_world(case, world_size):
 
 
 def test_a_worker_that_dies_fails_its_test_and_the_run_ends_with_every_other_test_run(tmp_path):
-    """pytest-xdist gives a dead worker's finished units back with its unfinished ones; handed out, a finished unit
-    sent a worker no test and the run waited for ever (tests/xdist_sharing.py drops them)."""
+    """The dead worker's test fails as crashed, once; pytest-xdist gave a dead worker's finished units back with its
+    unfinished ones, and a finished unit handed out sent a worker no test: the run waited for ever."""
     out = tmp_path / "records"
     out.mkdir()
     (tmp_path / "test_crashing.py").write_text(CRASHING.format(out=str(out)))
@@ -127,6 +127,6 @@ def test_a_worker_that_dies_fails_its_test_and_the_run_ends_with_every_other_tes
     assert (tmp_path / "records-crashed").exists()
     records = _records(out)
     expected = {f"alone-{case}" for case in range(24)} | {f"world-{w}-{c}" for w in (1, 2) for c in range(4)}
-    assert set(records) == expected, sorted(set(records) ^ expected)
+    assert set(records) == expected - {"world-2-1"}, sorted(set(records) ^ expected)
     assert "crashed while running 'test_crashing.py::test_world[1-2]'" in run.stdout, run.stdout
-    assert "1 failed" in run.stdout.splitlines()[-1], run.stdout.splitlines()[-1]
+    assert run.stdout.splitlines()[-1].startswith("1 failed, 31 passed in "), run.stdout.splitlines()[-1]

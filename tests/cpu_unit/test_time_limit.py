@@ -1,0 +1,69 @@
+"""tests/time_limit.py: a test past ``IRIS_TEST_LIMIT_S`` ends its worker with every thread's stack, fails as crashed,
+and the run goes on; a limit that is not a whole number is refused in one line.
+
+A small test module in a temporary folder runs with the repository's conftest loaded as a plugin.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.cpu_unit
+
+ROOT = Path(__file__).resolve().parents[2]
+LIMITED = '''
+import os
+import time
+
+import pytest
+
+
+def test_hangs():
+    time.sleep(120)
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_quick(case):
+    open(os.path.join({out!r}, f"quick-{{case}}"), "w").close()
+'''
+
+
+def _run(tmp_path: Path, limit: str, *args: str) -> subprocess.CompletedProcess:
+    out = tmp_path / "records"
+    out.mkdir(exist_ok=True)
+    (tmp_path / "test_limited.py").write_text(LIMITED.format(out=str(out)))
+    env = {**os.environ, "IRIS_TEST_LIMIT_S": limit}
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "conftest", "-q", "-p", "no:cacheprovider", *args,
+             "--rootdir", str(tmp_path), str(tmp_path / "test_limited.py")],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=90,
+        )
+    except subprocess.TimeoutExpired as hung:
+        said = hung.stdout.decode(errors="replace") if isinstance(hung.stdout, bytes) else hung.stdout
+        pytest.fail(f"the run did not end within 90 s with a limit of {limit} s a test:\n{said}")
+
+
+def test_a_test_past_its_limit_fails_with_every_threads_stack_and_the_run_goes_on(tmp_path):
+    run = _run(tmp_path, "3", "-n", "2")
+    said = run.stdout + run.stderr
+    assert run.returncode == 1, said
+    assert "crashed while running 'test_limited.py::test_hangs'" in run.stdout, said
+    assert "Timeout (0:00:03)!" in said and 'in test_hangs' in said, said
+    assert run.stdout.splitlines()[-1].startswith("1 failed, 6 passed in "), run.stdout.splitlines()[-1]
+    assert sorted(p.name for p in (tmp_path / "records").iterdir()) == [f"quick-{case}" for case in range(6)]
+
+
+@pytest.mark.parametrize("limit", ["ten", "-1", "1.5"])
+def test_a_limit_that_is_not_whole_seconds_is_refused_in_one_line(tmp_path, limit):
+    run = _run(tmp_path, limit)
+    assert run.returncode == pytest.ExitCode.USAGE_ERROR, run.stdout + run.stderr
+    assert run.stderr.strip() == (f"ERROR: IRIS_TEST_LIMIT_S={limit!r}: not a whole number in plain digits; expected "
+                                  "the whole seconds a test "
+                                  "may run, or 0 for no limit"), run.stderr
+    assert not any((tmp_path / "records").iterdir()), "no test ran"
