@@ -1,10 +1,14 @@
 """A test that runs past its time limit ends its process, with every thread's stack (a plugin of the root conftest).
 
 ``IRIS_TEST_LIMIT_S``: the seconds a test's setup, call and teardown may take together (default 600, 0 for no
-limit). Past them, ``faulthandler`` writes the stack of every thread of the test's process to its stderr and ends
-that process: under pytest-xdist the worker dies, the test fails as crashed and is not run again, and a new worker
-runs the rest (``tests/xdist_sharing.py``); without it, the run ends there. A test that hangs then costs a run its
-limit, with the place it hung, instead of the CI job's time.
+limit). Past them, a timer thread writes a line naming the test and the stack of every thread of its process to that
+process's stderr, and ends the process: under pytest-xdist the worker dies, the test fails as crashed and is not run
+again, and a new worker runs the rest (``tests/xdist_sharing.py``); without it, the run ends there. A test that hangs
+then costs a run its limit, with the place it hung, instead of the CI job's time.
+
+The timer is a Python thread, not ``faulthandler.dump_traceback_later``: a process forked while that one is armed
+hangs when it exits (CPython waits for a watchdog thread the child does not have). A test stuck in native code that
+holds the GIL is not ended.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import faulthandler
 import os
 import sys
+import threading
 
 import pytest
 
@@ -39,17 +44,26 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     fd = config.stash.get(_STDERR, None)
     if fd is not None:
-        faulthandler.cancel_dump_traceback_later()
         os.close(fd)
+
+
+def _expire(fd: int, nodeid: str, limit: int) -> None:
+    os.write(fd, f"\n{nodeid} ran past its limit of {limit} s ({LIMIT_ENV}); the stack of every thread:\n".encode())
+    faulthandler.dump_traceback(file=fd, all_threads=True)
+    os._exit(1)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     limit = item.config.stash[_LIMIT]
+    timer = None
     if limit:
-        faulthandler.dump_traceback_later(limit, exit=True, file=item.config.stash[_STDERR])
+        timer = threading.Timer(limit, _expire, (item.config.stash[_STDERR], item.nodeid, limit))
+        timer.daemon = True
+        timer.name = "iris-test-limit"
+        timer.start()
     try:
         yield
     finally:
-        if limit:
-            faulthandler.cancel_dump_traceback_later()
+        if timer is not None:
+            timer.cancel()
