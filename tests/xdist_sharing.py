@@ -103,9 +103,10 @@ def _setup_group_scheduling(config: pytest.Config, log, path: Path):
             finished too: handed out, such a unit gave a worker no tests, and that worker (which runs a test only
             once it holds the next) waited for ever."""
             workload = self.assigned_work.get(node, {})
-            crashed = next((nodeid for unit in workload.values() for nodeid, done in unit.items() if not done), None)
+            scope, crashed = next(((scope, nodeid) for scope, unit in workload.items()
+                                   for nodeid, done in unit.items() if not done), (None, None))
             if crashed is not None:
-                workload[self._split_scope(crashed)][crashed] = True
+                workload[scope][crashed] = True
             for scope in [scope for scope, unit in workload.items() if all(unit.values())]:
                 del workload[scope]
             super().remove_node(node)

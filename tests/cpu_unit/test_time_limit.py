@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.pytest_runs import run_pytest
+
 pytestmark = pytest.mark.cpu_unit
 
-ROOT = Path(__file__).resolve().parents[2]
 LIMITED = '''
 import ctypes
 import os
@@ -45,16 +45,7 @@ def _run(tmp_path: Path, limit: str, *args: str) -> subprocess.CompletedProcess:
     out = tmp_path / "records"
     out.mkdir(exist_ok=True)
     (tmp_path / "test_limited.py").write_text(LIMITED.format(out=str(out)))
-    env = {**os.environ, "IRIS_TEST_LIMIT_S": limit}
-    try:
-        return subprocess.run(
-            [sys.executable, "-m", "pytest", "-p", "conftest", "-q", "-p", "no:cacheprovider", *args,
-             "--rootdir", str(tmp_path), str(tmp_path / "test_limited.py")],
-            cwd=ROOT, env=env, capture_output=True, text=True, timeout=90,
-        )
-    except subprocess.TimeoutExpired as hung:
-        said = hung.stdout.decode(errors="replace") if isinstance(hung.stdout, bytes) else hung.stdout
-        pytest.fail(f"the run did not end within 90 s with a limit of {limit} s a test:\n{said}")
+    return run_pytest(tmp_path, ["test_limited.py"], *args, timeout=90, env={**os.environ, "IRIS_TEST_LIMIT_S": limit})
 
 
 def test_a_test_past_its_limit_fails_with_every_threads_stack_and_the_run_goes_on(tmp_path):
@@ -74,6 +65,5 @@ def test_a_limit_that_is_not_whole_seconds_is_refused_in_one_line(tmp_path, limi
     run = _run(tmp_path, limit)
     assert run.returncode == pytest.ExitCode.USAGE_ERROR, run.stdout + run.stderr
     assert run.stderr.strip() == (f"ERROR: IRIS_TEST_LIMIT_S={limit!r}: not a whole number in plain digits; expected "
-                                  "the whole seconds a test "
-                                  "may run, or 0 for no limit"), run.stderr
+                                  "the whole seconds a test may run, or 0 for no limit"), run.stderr
     assert not any((tmp_path / "records").iterdir()), "no test ran"

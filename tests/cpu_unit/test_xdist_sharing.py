@@ -7,15 +7,14 @@ test writes which worker ran it and when, and the checks read those records back
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.pytest_runs import run_pytest
+
 pytestmark = pytest.mark.cpu_unit
 
-ROOT = Path(__file__).resolve().parents[2]
 RECORD = '''
 import os
 import time
@@ -67,11 +66,7 @@ def test_tests_of_one_world_share_a_worker_and_long_tests_start_first(tmp_path):
     out.mkdir()
     (tmp_path / "test_sample.py").write_text(SAMPLE.format(out=str(out)))
     (tmp_path / "test_single.py").write_text(SINGLE.format(out=str(out)))
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "conftest", "-n", "2", "-q", "-p", "no:cacheprovider",
-         "--rootdir", str(tmp_path), str(tmp_path / "test_sample.py"), str(tmp_path / "test_single.py")],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
-    )
+    run = run_pytest(tmp_path, ["test_sample.py", "test_single.py"], "-n", "2", timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
     records = _records(out)
     assert len(records) == 18, sorted(records)
@@ -114,15 +109,7 @@ def test_a_worker_that_dies_fails_its_test_and_the_run_ends_with_every_other_tes
     out = tmp_path / "records"
     out.mkdir()
     (tmp_path / "test_crashing.py").write_text(CRASHING.format(out=str(out)))
-    try:
-        run = subprocess.run(
-            [sys.executable, "-m", "pytest", "-p", "conftest", "-n", "2", "-q", "-p", "no:cacheprovider",
-             "--rootdir", str(tmp_path), str(tmp_path / "test_crashing.py")],
-            cwd=ROOT, capture_output=True, text=True, timeout=60,
-        )
-    except subprocess.TimeoutExpired as hung:
-        said = hung.stdout.decode(errors="replace") if isinstance(hung.stdout, bytes) else hung.stdout
-        pytest.fail(f"the run did not end within 60 s of a worker's death:\n{said}")
+    run = run_pytest(tmp_path, ["test_crashing.py"], "-n", "2", timeout=60)
     assert run.returncode == 1, run.stdout + run.stderr
     assert (tmp_path / "records-crashed").exists()
     records = _records(out)
